@@ -1,0 +1,95 @@
+/* Shared basics of the core: errors, checked allocation, interned strings, growable arrays. */
+#ifndef LS_COMMON_H
+#define LS_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LS_VERSION "0.1.0"
+
+#if defined(__GNUC__)
+#define LS_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define LS_UNUSED __attribute__((unused))
+#else
+#define LS_PRINTF(f, a)
+#define LS_UNUSED
+#endif
+
+/* Every fallible core function fills one of these and returns -1 (or NULL).
+ * Messages read "FILE: PLACE: what is wrong" so the CLI can print them as they are. */
+#define LS_ERR_MAX 1024
+typedef struct ls_error {
+    char msg[LS_ERR_MAX];
+} ls_error;
+
+/* Sets err->msg (err may be NULL) and returns -1. */
+int ls_fail(ls_error *err, const char *fmt, ...) LS_PRINTF(2, 3);
+int ls_vfail(ls_error *err, const char *fmt, va_list ap);
+/* Prepends "prefix: " to an error already set, keeping it within LS_ERR_MAX. */
+int ls_fail_prefix(ls_error *err, const char *fmt, ...) LS_PRINTF(2, 3);
+
+/* Allocation that never returns NULL: out of memory prints a message and exits 3. */
+void *ls_malloc(size_t n);
+void *ls_calloc(size_t count, size_t size);
+void *ls_realloc(void *p, size_t n);
+char *ls_strdup(const char *s);
+char *ls_strndup(const char *s, size_t n);
+/* Allocation for tensor data: 64-byte aligned (vector loads), free with ls_free_aligned.
+ * Returns NULL (does not exit) when n is absurd, so loaders can report the file. */
+void *ls_alloc_aligned(size_t n);
+void ls_free_aligned(void *p);
+
+/* Interned strings: equal contents give the same pointer, so names compare with ==.
+ * The pool lives until ls_intern_release_all() (called once at exit). NULL in, NULL out. */
+const char *ls_intern(const char *s);
+const char *ls_intern_n(const char *s, size_t n);
+const char *ls_internf(const char *fmt, ...) LS_PRINTF(1, 2);
+void ls_intern_release_all(void);
+
+/* A growable array of T: LS_VEC(int) v = {0}; ls_vec_push(&v, 3); free(v.v); */
+#define LS_VEC(T)      \
+    struct {           \
+        T *v;          \
+        uint32_t n;    \
+        uint32_t cap;  \
+    }
+#define ls_vec_reserve(vec, want)                                                        \
+    do {                                                                                 \
+        if ((want) > (vec)->cap) {                                                       \
+            uint32_t ls_nc_ = (vec)->cap ? (vec)->cap : 8;                               \
+            while (ls_nc_ < (want)) ls_nc_ *= 2;                                         \
+            (vec)->v = ls_realloc((vec)->v, (size_t)ls_nc_ * sizeof(*(vec)->v));         \
+            (vec)->cap = ls_nc_;                                                         \
+        }                                                                                \
+    } while (0)
+#define ls_vec_push(vec, x)                  \
+    do {                                     \
+        ls_vec_reserve((vec), (vec)->n + 1); \
+        (vec)->v[(vec)->n++] = (x);          \
+    } while (0)
+
+/* A growable string buffer for building messages, JSON and reports. */
+typedef struct ls_buf {
+    char *s;
+    size_t len, cap;
+} ls_buf;
+void ls_buf_putc(ls_buf *b, char c);
+void ls_buf_puts(ls_buf *b, const char *s);
+void ls_buf_putn(ls_buf *b, const char *s, size_t n);
+void ls_buf_printf(ls_buf *b, const char *fmt, ...) LS_PRINTF(2, 3);
+void ls_buf_json_str(ls_buf *b, const char *s); /* quoted, escaped JSON string; NULL → null */
+char *ls_buf_take(ls_buf *b);                   /* returns the string (never NULL), resets b */
+void ls_buf_free(ls_buf *b);
+
+/* Reads a whole file. Fails with "PATH: reason" on error; limit bounds the size read. */
+int ls_read_file(const char *path, size_t limit, uint8_t **data, size_t *size, ls_error *err);
+/* Writes bytes to PATH through a temporary file in the same folder and a rename, so a failure
+ * never leaves a half-written file where the user's file was. */
+int ls_write_file_atomic(const char *path, const void *data, size_t size, ls_error *err);
+
+/* Monotonic clock in seconds, for the times the run command and benchmarks print. */
+double ls_now(void);
+
+#endif

@@ -1,0 +1,57 @@
+/* Command dispatch, --help and --version. */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "common.h"
+
+static const ls_command commands[] = {
+    {"help", NULL, "help", "show this help"},
+};
+
+const ls_command *ls_cli_commands(int *count)
+{
+    *count = (int)(sizeof commands / sizeof commands[0]);
+    return commands;
+}
+
+void ls_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("lowerscope: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void print_help(FILE *f)
+{
+    fprintf(f, "lowerscope %s — see what ExecuTorch lowering does to a program, one pass at a time\n\n", LS_VERSION);
+    fprintf(f, "usage: lowerscope FILE              open the terminal UI on a .pt2, its JSON or a .pte\n");
+    fprintf(f, "       lowerscope COMMAND ARGS...\n\ncommands:\n");
+    int n;
+    const ls_command *c = ls_cli_commands(&n);
+    for (int i = 0; i < n; i++) fprintf(f, "  %-44s %s\n", c[i].usage, c[i].summary);
+    fprintf(f, "\nexit codes: 0 ok, 1 findings (verifier errors, failed comparison), 2 bad input or usage\n");
+    fprintf(f, "docs/cli.md documents every command, option and JSON format.\n");
+}
+
+int ls_cli_main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        print_help(stdout);
+        return argc < 2 ? LS_EXIT_INPUT : LS_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("lowerscope %s\n", LS_VERSION);
+        return LS_EXIT_OK;
+    }
+    int n;
+    const ls_command *c = ls_cli_commands(&n);
+    for (int i = 0; i < n; i++)
+        if (c[i].run && strcmp(argv[1], c[i].name) == 0) return c[i].run(argc - 1, argv + 1);
+    ls_cli_error("unknown command '%s' (lowerscope --help lists them)", argv[1]);
+    return LS_EXIT_INPUT;
+}

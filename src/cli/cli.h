@@ -1,0 +1,29 @@
+/* The command line: one table of commands (cli.c), one file per command (cmd_*.c). */
+#ifndef LS_CLI_H
+#define LS_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Exit codes shared by every command (docs/cli.md). */
+enum {
+    LS_EXIT_OK = 0,
+    LS_EXIT_FINDINGS = 1, /* verifier errors, failed comparison */
+    LS_EXIT_INPUT = 2,    /* unreadable or invalid input, bad usage */
+};
+
+int ls_cli_main(int argc, char **argv);
+
+typedef struct ls_command {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+    const char *usage;                 /* "info FILE [--json]" */
+    const char *summary;               /* one line for --help */
+} ls_command;
+
+const ls_command *ls_cli_commands(int *count);
+
+/* Prints "lowerscope: msg" to stderr. */
+void ls_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,114 @@
+/* Tests of the shared basics: interning, buffers, dtype tables, atomic writes. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "dtype.h"
+#include "testutil.h"
+
+START_TEST(intern_gives_one_pointer_per_content)
+{
+    char a[] = "add_1", b[] = "add_1";
+    ck_assert_ptr_eq(ls_intern(a), ls_intern(b));
+    ck_assert_ptr_ne(ls_intern("add"), ls_intern("add_1"));
+    ck_assert_ptr_eq(ls_internf("%s_%d", "add", 1), ls_intern("add_1"));
+    ck_assert_ptr_null(ls_intern(NULL));
+    /* survive growth: many distinct strings keep their identity */
+    const char *first = ls_intern("node_0");
+    for (int i = 0; i < 20000; i++) ls_internf("node_%d", i);
+    ck_assert_ptr_eq(first, ls_intern("node_0"));
+}
+END_TEST
+
+START_TEST(buf_escapes_json)
+{
+    ls_buf b = {0};
+    ls_buf_json_str(&b, "a\"b\\c\n\x01");
+    char *s = ls_buf_take(&b);
+    ck_assert_str_eq(s, "\"a\\\"b\\\\c\\n\\u0001\"");
+    free(s);
+}
+END_TEST
+
+START_TEST(dtype_numberings_round_trip)
+{
+    ck_assert_int_eq(ls_dtype_from_export(7), LS_DT_F32);
+    ck_assert_int_eq(ls_dtype_from_export(5), LS_DT_I64);
+    ck_assert_int_eq(ls_dtype_from_export(12), LS_DT_BOOL);
+    ck_assert_int_eq(ls_dtype_from_export(13), LS_DT_BF16);
+    ck_assert_int_eq(ls_dtype_from_et(6), LS_DT_F32);
+    ck_assert_int_eq(ls_dtype_from_et(11), LS_DT_BOOL);
+    ck_assert_int_eq(ls_dtype_from_et(15), LS_DT_BF16);
+    for (int t = 1; t < LS_DT_COUNT; t++) {
+        ck_assert_int_eq(ls_dtype_from_et(ls_dtype_to_et((ls_dtype)t)), t);
+        if (ls_dtype_to_export((ls_dtype)t) > 0) ck_assert_int_eq(ls_dtype_from_export(ls_dtype_to_export((ls_dtype)t)), t);
+        ck_assert_int_eq(ls_dtype_parse(ls_dtype_name((ls_dtype)t)), t);
+    }
+    ck_assert_int_eq(ls_dtype_from_export(0), LS_DT_UNKNOWN);
+    ck_assert_int_eq(ls_dtype_from_export(99), LS_DT_UNKNOWN);
+}
+END_TEST
+
+START_TEST(dtype_promotion_follows_torch)
+{
+    ck_assert_int_eq(ls_dtype_promote(LS_DT_I64, LS_DT_F32), LS_DT_F32);
+    ck_assert_int_eq(ls_dtype_promote(LS_DT_BOOL, LS_DT_I32), LS_DT_I32);
+    ck_assert_int_eq(ls_dtype_promote(LS_DT_U8, LS_DT_I8), LS_DT_I16);
+    ck_assert_int_eq(ls_dtype_promote(LS_DT_F16, LS_DT_BF16), LS_DT_F32);
+    ck_assert_int_eq(ls_dtype_promote(LS_DT_F32, LS_DT_F64), LS_DT_F64);
+    ck_assert_int_eq(ls_dtype_promote(LS_DT_I32, LS_DT_I64), LS_DT_I64);
+}
+END_TEST
+
+START_TEST(half_precision_conversions)
+{
+    const float vals[] = {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+        ck_assert_float_eq(ls_f16_to_f32(ls_f32_to_f16(vals[i])), vals[i]);
+    ck_assert(isinf(ls_f16_to_f32(ls_f32_to_f16(1e6f))));
+    ck_assert(isnan(ls_f16_to_f32(ls_f32_to_f16(NAN))));
+    ck_assert_float_eq(ls_bf16_to_f32(ls_f32_to_bf16(1.5f)), 1.5f);
+    ck_assert_float_eq(ls_bf16_to_f32(ls_f32_to_bf16(3.140625f)), 3.140625f);
+    ck_assert(isnan(ls_bf16_to_f32(ls_f32_to_bf16(NAN))));
+}
+END_TEST
+
+START_TEST(atomic_write_replaces_only_on_success)
+{
+    const char *dir = tu_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/out.bin", dir);
+    ls_error err;
+    ck_assert_int_eq(ls_write_file_atomic(path, "hello", 5, &err), 0);
+    uint8_t *data;
+    size_t n;
+    ck_assert_int_eq(ls_read_file(path, 1 << 20, &data, &n, &err), 0);
+    ck_assert_uint_eq(n, 5);
+    ck_assert(memcmp(data, "hello", 5) == 0);
+    free(data);
+    /* a folder that does not exist: error names the path, nothing created */
+    ck_assert_int_eq(ls_write_file_atomic("/nonexistent-dir/x.bin", "x", 1, &err), -1);
+    ck_assert(tu_contains(err.msg, "/nonexistent-dir/x.bin"));
+    ck_assert_int_eq(ls_read_file("/nonexistent-file", 10, &data, &n, &err), -1);
+    ck_assert(tu_contains(err.msg, "/nonexistent-file: cannot open"));
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+Suite *common_suite(void)
+{
+    Suite *s = suite_create("common");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, intern_gives_one_pointer_per_content);
+    tcase_add_test(tc, buf_escapes_json);
+    tcase_add_test(tc, dtype_numberings_round_trip);
+    tcase_add_test(tc, dtype_promotion_follows_torch);
+    tcase_add_test(tc, half_precision_conversions);
+    tcase_add_test(tc, atomic_write_replaces_only_on_success);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,99 @@
+#include "testutil.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static const char *joined(const char *base, const char *rel)
+{
+    static char slots[8][4096];
+    static int next;
+    char *s = slots[next++ % 8];
+    snprintf(s, sizeof slots[0], "%s/%s", base, rel);
+    return s;
+}
+
+const char *tu_root(const char *rel)
+{
+    const char *r = getenv("LS_ROOT");
+    return joined(r ? r : ".", rel);
+}
+
+const char *tu_shared(const char *rel)
+{
+    const char *s = getenv("LS_SHARED");
+    if (!s) s = "../shared";
+    const char *p = joined(s, rel);
+    struct stat st;
+    return stat(p, &st) == 0 ? p : NULL;
+}
+
+const char *tu_tmpdir(void)
+{
+    static char slots[4][256];
+    static int next;
+    char *s = slots[next++ % 4];
+    snprintf(s, sizeof slots[0], "/tmp/lowerscope-test-XXXXXX");
+    if (!mkdtemp(s)) return "/tmp";
+    return s;
+}
+
+int tu_run(char **out, const char *const argv[])
+{
+    const char *bin = getenv("LS_BIN");
+    if (!bin) bin = "build/lowerscope";
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        int n = 0;
+        while (argv[n]) n++;
+        char **av = calloc((size_t)n + 2, sizeof *av);
+        av[0] = (char *)bin;
+        for (int i = 0; i < n; i++) av[i + 1] = (char *)argv[i];
+        execv(bin, av);
+        perror("exec lowerscope");
+        _exit(127);
+    }
+    close(fds[1]);
+    ls_buf b = {0};
+    char chunk[4096];
+    ssize_t r;
+    while ((r = read(fds[0], chunk, sizeof chunk)) > 0) ls_buf_putn(&b, chunk, (size_t)r);
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (out) *out = ls_buf_take(&b);
+    else ls_buf_free(&b);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int tu_runf(char **out, const char *fmt, ...)
+{
+    char line[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    /* split on spaces; tests pass paths without spaces */
+    const char *argv[128];
+    int n = 0;
+    for (char *tok = strtok(line, " "); tok && n < 127; tok = strtok(NULL, " ")) argv[n++] = tok;
+    argv[n] = NULL;
+    return tu_run(out, argv);
+}
+
+bool tu_contains(const char *haystack, const char *needle)
+{
+    return haystack && needle && strstr(haystack, needle) != NULL;
+}

@@ -1,0 +1,24 @@
+/* Helpers shared by the Check suites: where the samples and shared data are, and running the
+ * lowerscope binary as a user would. */
+#ifndef LS_TESTUTIL_H
+#define LS_TESTUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* $LS_ROOT/rel (the repository), $LS_SHARED/rel (../shared), in a static buffer per call slot. */
+const char *tu_root(const char *rel);
+/* NULL when the shared data folder is absent: the caller skips (tests must pass without it). */
+const char *tu_shared(const char *rel);
+/* A fresh temporary folder for one test (removed by the OS's tmp cleaning; tests keep it small). */
+const char *tu_tmpdir(void);
+
+/* Runs the lowerscope binary ($LS_BIN) with the arguments, captures stdout+stderr (malloc'd,
+ * NUL-terminated) and returns the exit code (-1 if it died from a signal). */
+int tu_run(char **out, const char *const argv[]);
+/* Same with a shell-style command line appended to the binary: tu_runf(&out, "info %s", path). */
+int tu_runf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+bool tu_contains(const char *haystack, const char *needle);
+
+#endif
