@@ -1,6 +1,7 @@
 /* Tests of the shared basics: interning, buffers, dtype tables, atomic writes. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -1,0 +1,29 @@
+/* The backend interface, like ExecuTorch's: at lowering, preprocess turns a lowered submodule
+ * into a processed blob plus compile specs; at load, init builds the backend's handle from the
+ * blob; per call, execute; at the end, destroy. Backends are found by id in a registry. */
+#ifndef LS_BACKEND_H
+#define LS_BACKEND_H
+
+#include "program.h"
+#include "runtime.h"
+
+typedef struct ls_backend {
+    const char *id; /* "BundledBackend" */
+    int (*preprocess)(const ls_program *sub, ls_blob **processed, ls_compile_spec **specs, uint32_t *nspecs,
+                      ls_error *err);
+    int (*init)(const ls_blob *processed, const ls_compile_spec *specs, uint32_t nspecs, void **handle,
+                ls_error *err);
+    /* inputs: the delegate's user inputs in order; outputs: its user outputs (caller frees). */
+    int (*execute)(void *handle, const ls_value *inputs, uint32_t n_inputs, ls_value **outputs, uint32_t *n_outputs,
+                   ls_error *err);
+    /* State the delegate keeps across calls (its consumed mutable buffers). */
+    uint32_t (*state_count)(void *handle);
+    const char *(*state_name)(void *handle, uint32_t i);
+    ls_tensor *(*state_get)(void *handle, uint32_t i); /* borrowed */
+    void (*destroy)(void *handle);
+} ls_backend;
+
+const ls_backend *ls_backend_find(const char *id);
+void ls_backend_register(const ls_backend *b); /* the bundled backend registers itself on first lookup */
+
+#endif

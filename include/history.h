@@ -1,0 +1,61 @@
+/* The lowering history: the loaded program, then one step per pass, each keeping its program
+ * (sharing unchanged nodes and tensors with the step before), what it changed (node ids stable
+ * across steps), one sentence per change and the verifier's findings. Everything the UI and the
+ * passes/diff/partitions commands show comes from here. */
+#ifndef LS_HISTORY_H
+#define LS_HISTORY_H
+
+#include <stdint.h>
+
+#include "program.h"
+#include "verify.h"
+
+typedef enum ls_change_kind { LS_CHANGE_ADDED, LS_CHANGE_REMOVED, LS_CHANGE_CHANGED } ls_change_kind;
+
+typedef struct ls_change {
+    uint8_t kind;        /* ls_change_kind */
+    const char *program; /* NULL: top level; else the submodule name ("lowered_module_0") */
+    uint32_t node_id;    /* id in that program (in the step before for REMOVED) */
+    const char *node;    /* node name (interned) */
+} ls_change;
+
+/* One sentence of a step's report, e.g. "`c` is read by tag0 (add, mul) and by the CPU (sin):
+ * the CPU keeps `c`, tag0 gets `c_copy_0`". It names at most one node, which the UI can jump to. */
+typedef struct ls_sentence {
+    char *text;          /* owned */
+    const char *program; /* where the named node lives (NULL: top level) */
+    const char *node;    /* the node it names, or NULL */
+} ls_sentence;
+
+typedef struct ls_report {
+    ls_sentence *v;
+    uint32_t n;
+} ls_report;
+
+void ls_report_add(ls_report *r, const char *program, const char *node, const char *fmt, ...) LS_PRINTF(4, 5);
+void ls_report_free(ls_report *r);
+
+typedef struct ls_step {
+    const char *pass;    /* "load", "to_edge", "constant_prop", "partition", ... (interned) */
+    const char *detail;  /* e.g. the backend of a partition round, or NULL */
+    ls_program *program; /* the program after this step */
+    ls_report report;
+    ls_change *changes;  /* against the step before (all programs); empty for the first step */
+    uint32_t n_changes;
+    ls_verify_result verify;
+    char *error;         /* the pass failed: its message; program is the step before's */
+    double seconds;
+} ls_step;
+
+typedef struct ls_history {
+    const char *path; /* the file loaded */
+    ls_step *steps;
+    uint32_t n;
+} ls_history;
+
+void ls_history_free(ls_history *h);
+/* Computes what changed from a to b (both programs and their submodules, matched by name),
+ * as used for ls_step.changes. */
+void ls_diff_programs(const ls_program *a, const ls_program *b, ls_change **changes, uint32_t *n);
+
+#endif

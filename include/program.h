@@ -1,0 +1,334 @@
+/* The program model: what torch.export's ExportedProgram holds, as the passes need it.
+ *
+ * A program is an ordered array of node pointers plus the graph signature, the state dict,
+ * the constants and the lowered submodules. Nodes are reference-counted and shared between
+ * program versions: copying a program copies the pointer array (O(n) pointers, no node data),
+ * and a pass that changes a node takes a private copy first (ls_program_edit). So a history of
+ * steps shares every unchanged node and tensor, and node ids stay stable across steps.
+ *
+ * Arguments refer to other nodes by id (not pointer, not position), so inserting and removing
+ * nodes never invalidates them. Positions, name lookup and users come from an index built on
+ * demand and dropped whenever the node array changes. */
+#ifndef LS_PROGRAM_H
+#define LS_PROGRAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "tensor.h"
+
+struct ls_op;
+
+typedef enum ls_dialect {
+    LS_DIALECT_NONE = 0, /* getitem, call_delegate, placeholders: belong to no dialect */
+    LS_DIALECT_ATEN,     /* torch.ops.aten.* — torch.export output (verifier ATEN or TRAINING) */
+    LS_DIALECT_EDGE,     /* executorch.exir.dialects.edge.ops.* — after to_edge */
+} ls_dialect;
+const char *ls_dialect_name(ls_dialect d); /* "ATen", "Edge", "-" */
+
+typedef enum ls_node_kind {
+    LS_NODE_PLACEHOLDER,
+    LS_NODE_CALL,     /* call_function */
+    LS_NODE_GET_ATTR, /* a lowered submodule: target names program->subs[i].name */
+    LS_NODE_OUTPUT,   /* the last node; args[i] is the i-th output value */
+} ls_node_kind;
+const char *ls_node_kind_name(ls_node_kind k);
+
+typedef enum ls_arg_kind {
+    LS_ARG_NONE,
+    LS_ARG_NODE,      /* a tensor (or SymInt) produced by a node: v.node */
+    LS_ARG_NODES,     /* Tensor[]: v.nodes[n] */
+    LS_ARG_OPT_NODES, /* Tensor?[]: v.nodes[n], 0 = None */
+    LS_ARG_INT,
+    LS_ARG_INTS,
+    LS_ARG_FLOAT,
+    LS_ARG_FLOATS,
+    LS_ARG_BOOL,
+    LS_ARG_BOOLS,
+    LS_ARG_STRING,
+    LS_ARG_STRINGS,
+    LS_ARG_SYMINTS,   /* SymInt[] mixing ints and nodes: v.symints[n] */
+    LS_ARG_DTYPE,     /* v.i = ls_dtype */
+    LS_ARG_LAYOUT,    /* v.i = torch.export Layout code */
+    LS_ARG_MEMFMT,    /* v.i = torch.export MemoryFormat code */
+    LS_ARG_DEVICE,    /* v.s = "cpu", "cuda:0" */
+    LS_ARG_RAW,       /* a JSON argument we keep but do not interpret: v.s = its JSON text */
+} ls_arg_kind;
+const char *ls_arg_kind_name(ls_arg_kind k);
+
+typedef struct ls_symint {
+    bool is_node;
+    union {
+        int64_t i;
+        uint32_t node;
+    };
+} ls_symint;
+
+enum {
+    LS_ARGF_KEYWORD = 1, /* passed by keyword */
+    LS_ARGF_DEFAULT = 2, /* not in the file: filled from the operator schema's default */
+};
+
+typedef struct ls_arg {
+    uint8_t kind;  /* ls_arg_kind */
+    uint8_t flags; /* LS_ARGF_* */
+    uint32_t n;    /* list length */
+    const char *name; /* schema argument name (interned), NULL when unknown */
+    union {
+        uint32_t node;
+        int64_t i;
+        double f;
+        bool b;
+        const char *s; /* interned */
+        uint32_t *nodes;
+        int64_t *ints;
+        double *floats;
+        bool *bools;
+        const char **strs;
+        ls_symint *symints;
+    } v;
+} ls_arg;
+
+/* Why a node stays on the CPU after partitioning (the partition pass sets it). */
+typedef enum ls_cpu_reason {
+    LS_WHY_NONE = 0,
+    LS_WHY_OP_UNSUPPORTED,
+    LS_WHY_DTYPE,
+    LS_WHY_CYCLE,
+    LS_WHY_MASK_COMPUTED,
+    LS_WHY_MASK_INPUT,
+    LS_WHY_MASK_PARAMETER,
+    LS_WHY_MASK_MUTATED,
+    LS_WHY_MASK_OTHER_INDEX,
+    LS_WHY_MASK_ALL_FALSE,
+    LS_WHY_UNKNOWN_OP,
+    LS_WHY_NOT_COMPUTE, /* placeholders, outputs, getitems follow their producer */
+    LS_WHY_COUNT
+} ls_cpu_reason;
+const char *ls_cpu_reason_text(ls_cpu_reason r); /* "op not supported", "mask is computed", ... */
+
+/* What a node produces. */
+typedef enum ls_val_kind {
+    LS_VAL_NONE,    /* output node, or nothing known */
+    LS_VAL_TENSOR,  /* one tensor: vals[0] */
+    LS_VAL_TENSORS, /* a Tensor[] (split) or a tuple (native_layer_norm, call_delegate): vals[nvals] */
+    LS_VAL_SYMINT,  /* sym_size and friends */
+    LS_VAL_OTHER,   /* custom objects, tokens */
+} ls_val_kind;
+
+typedef struct ls_node {
+    uint32_t refs; /* shared between program versions; edit through ls_program_edit */
+    uint32_t id;   /* stable across steps; 0 is never a node */
+    uint8_t kind;  /* ls_node_kind */
+    uint8_t dialect;
+    uint8_t val_kind;
+    uint8_t reason; /* ls_cpu_reason */
+    uint16_t nargs;
+    uint16_t nvals;
+    const char *name;   /* interned, unique in its program */
+    const char *target; /* interned: "torch.ops.aten.add.Tensor", submodule name, NULL */
+    const struct ls_op *op; /* NULL for unknown targets (shown, never run or delegated) */
+    ls_arg *args;       /* schema order for known ops, file order otherwise */
+    ls_tmeta *vals;
+    /* metadata, all interned strings or NULL */
+    const char *tag;          /* delegation tag */
+    const char *reason_detail; /* more about `reason` ("float64 not supported") */
+    const char *stack_trace;
+    const char *module_stack; /* nn_module_stack as torch serializes it: "key,path,type;..." */
+    const char *source_fn;
+    const char *torch_fn;
+    const char *custom;       /* custom metadata JSON without delegation_tag, kept for writing */
+    bool no_copy;             /* meta["no_copy"]: this constant must not be duplicated */
+    int64_t debug_handle;     /* 0 when none */
+} ls_node;
+
+typedef enum ls_input_kind {
+    LS_IN_USER_INPUT,
+    LS_IN_PARAMETER,
+    LS_IN_BUFFER,
+    LS_IN_CONSTANT_TENSOR,
+    LS_IN_CUSTOM_OBJ,
+    LS_IN_TOKEN,
+    LS_IN_CONSTANT_INPUT,
+} ls_input_kind;
+const char *ls_input_kind_name(ls_input_kind k); /* torch's spelling: "user_input", "parameter", ... */
+
+typedef struct ls_input_spec {
+    uint8_t kind;
+    bool persistent;    /* buffers */
+    const char *name;   /* the placeholder's name */
+    const char *target; /* FQN of the parameter / buffer / constant; NULL for user inputs */
+    const char *class_fqn; /* custom objects */
+    ls_arg value;       /* constant_input: the value */
+} ls_input_spec;
+
+typedef enum ls_output_kind {
+    LS_OUT_USER_OUTPUT,
+    LS_OUT_LOSS_OUTPUT,
+    LS_OUT_BUFFER_MUTATION,
+    LS_OUT_PARAMETER_MUTATION,
+    LS_OUT_GRADIENT_TO_PARAMETER,
+    LS_OUT_GRADIENT_TO_USER_INPUT,
+    LS_OUT_USER_INPUT_MUTATION,
+    LS_OUT_TOKEN,
+} ls_output_kind;
+const char *ls_output_kind_name(ls_output_kind k);
+
+typedef struct ls_output_spec {
+    uint8_t kind;
+    const char *name;   /* the output value's node name; NULL for a constant output */
+    const char *target; /* mutated buffer / parameter / user input, gradient target */
+} ls_output_spec;
+
+/* A named tensor of the state dict or the constants table. t is NULL when the file held no
+ * weight data (metadata-only programs); meta is always set. */
+typedef struct ls_named_tensor {
+    const char *name;
+    ls_tensor *t;
+    ls_tmeta meta;
+} ls_named_tensor;
+
+typedef struct ls_compile_spec {
+    const char *key;
+    ls_blob *value;
+} ls_compile_spec;
+
+/* A lowered submodule: a program inside a program, called through executorch_call_delegate. */
+typedef struct ls_submodule {
+    const char *name;       /* "lowered_module_0" (the get_attr target) */
+    const char *backend_id; /* "BundledBackend", "XnnpackBackend" */
+    struct ls_program *program;
+    ls_compile_spec *specs;
+    uint32_t nspecs;
+    ls_blob *processed; /* backend blob from preprocess; NULL until then */
+} ls_submodule;
+
+/* A delegation tag handed out by a partitioner, with the backend it stands for
+ * (PartitionResult.partition_tags). */
+typedef struct ls_tag_info {
+    const char *tag;
+    const char *backend_id;
+} ls_tag_info;
+
+typedef struct ls_index ls_index;
+
+typedef struct ls_program {
+    uint32_t refs;
+    const char *name;     /* model name ("model") or submodule name */
+    const char *path;     /* file it came from (for messages), interned */
+    uint8_t dialect;      /* ls_dialect of the program */
+    const char *verifier; /* as in the file: "ATEN", "TRAINING", "EDGE" */
+    ls_node **nodes;
+    uint32_t n_nodes, cap_nodes;
+    ls_input_spec *inputs;
+    uint32_t n_inputs;
+    ls_output_spec *outputs;
+    uint32_t n_outputs;
+    ls_named_tensor *state_dict;
+    uint32_t n_state;
+    ls_named_tensor *constants;
+    uint32_t n_constants;
+    ls_submodule *subs;
+    uint32_t n_subs;
+    ls_tag_info *tags; /* partition_tags of the partitioning rounds so far */
+    uint32_t n_tags;
+    uint32_t next_id;   /* next free node id (ids are never reused within a lineage) */
+    bool has_weights;   /* false: loaded as metadata only */
+    /* kept from the file so a written .pt2 carries them back */
+    const char *torch_version;
+    int schema_major, schema_minor;
+    char *extra_json; /* module_call_graph, range_constraints, opset_version... (owned) */
+    ls_index *index;  /* built on demand, dropped on change */
+} ls_program;
+
+/* ---- lifetime */
+ls_program *ls_program_new(const char *name, ls_dialect dialect);
+/* A new version sharing every node, tensor and submodule with p (each by reference). */
+ls_program *ls_program_copy(const ls_program *p);
+ls_program *ls_program_ref(ls_program *p);
+void ls_program_unref(ls_program *p);
+
+/* ---- nodes */
+/* A new node with the next id (not yet in the graph). */
+ls_node *ls_node_new(ls_program *p, ls_node_kind kind, const char *name, const char *target);
+/* A private copy of a node (same id), refs = 1. */
+ls_node *ls_node_clone(const ls_node *n);
+ls_node *ls_node_ref(ls_node *n);
+void ls_node_unref(ls_node *n);
+/* The node at pos, made private to p (copied if shared) so it may be modified. */
+ls_node *ls_program_edit(ls_program *p, uint32_t pos);
+/* Inserts n at pos (taking the caller's reference); shifts later nodes. */
+void ls_program_insert(ls_program *p, uint32_t pos, ls_node *n);
+void ls_program_append(ls_program *p, ls_node *n);
+/* Removes and releases the node at pos. */
+void ls_program_remove(ls_program *p, uint32_t pos);
+/* Replaces the whole node array (takes the references in nodes; the array is copied). */
+void ls_program_set_nodes(ls_program *p, ls_node **nodes, uint32_t n);
+/* Call after changing a node's args or name in place (after ls_program_edit). */
+void ls_program_touch(ls_program *p);
+
+/* ---- lookups (O(1) after the index is built; the index is rebuilt lazily after changes) */
+int32_t ls_program_find(const ls_program *p, const char *name); /* position or -1 */
+int32_t ls_program_pos(const ls_program *p, uint32_t id);        /* position or -1 */
+ls_node *ls_program_node(const ls_program *p, uint32_t id);       /* NULL if absent */
+ls_node *ls_program_output(const ls_program *p);                  /* the output node or NULL */
+/* Positions of the nodes that use the node at pos, in graph order. */
+const uint32_t *ls_program_users(const ls_program *p, uint32_t pos, uint32_t *count);
+/* A name not used in p: base, base_1, base_2, ... (FX's rule). Interned. */
+const char *ls_program_unique_name(const ls_program *p, const char *base);
+
+/* Calls fn for every node id an argument refers to (including inside lists). */
+void ls_arg_each_node(const ls_arg *a, void (*fn)(uint32_t id, void *ctx), void *ctx);
+/* Rewrites every reference to old_id in the node's args to new_id (node must be private). */
+bool ls_node_replace_input(ls_node *n, uint32_t old_id, uint32_t new_id);
+/* Rewrites uses of old_id to new_id in every node of p (output node included). */
+void ls_program_replace_uses(ls_program *p, uint32_t old_id, uint32_t new_id);
+
+/* ---- arguments */
+void ls_arg_copy(ls_arg *dst, const ls_arg *src); /* deep copy of lists */
+void ls_arg_free(ls_arg *a);
+bool ls_arg_equal(const ls_arg *a, const ls_arg *b);
+ls_arg ls_arg_node(uint32_t id);
+ls_arg ls_arg_int(int64_t v);
+ls_arg ls_arg_float(double v);
+ls_arg ls_arg_bool(bool v);
+ls_arg ls_arg_none(void);
+ls_arg ls_arg_ints(const int64_t *v, uint32_t n);
+ls_arg ls_arg_nodes(const uint32_t *ids, uint32_t n, bool optional);
+/* Sets a node's args (takes ownership of the array and its lists). */
+void ls_node_set_args(ls_node *n, ls_arg *args, uint16_t nargs);
+/* The argument named `name` (schema name) or NULL. */
+const ls_arg *ls_node_arg(const ls_node *n, const char *name);
+/* Sets the node's value to one tensor. */
+void ls_node_set_val(ls_node *n, const ls_tmeta *m);
+void ls_node_set_vals(ls_node *n, ls_val_kind kind, const ls_tmeta *ms, uint16_t count);
+
+/* ---- signature and data */
+int32_t ls_program_input_spec(const ls_program *p, const char *placeholder); /* index or -1 */
+int32_t ls_program_output_spec(const ls_program *p, const char *name);      /* first index or -1 */
+void ls_program_set_inputs(ls_program *p, const ls_input_spec *specs, uint32_t n);   /* copies */
+void ls_program_set_outputs(ls_program *p, const ls_output_spec *specs, uint32_t n); /* copies */
+/* The state dict / constants entry with this target, or NULL. */
+ls_named_tensor *ls_program_state(const ls_program *p, const char *target);
+ls_named_tensor *ls_program_constant(const ls_program *p, const char *target);
+/* Where a spec's data lives: the state dict for parameters and persistent buffers, the
+ * constants table for tensor constants and non-persistent buffers. NULL if absent. */
+ls_named_tensor *ls_program_spec_data(const ls_program *p, const ls_input_spec *s);
+/* Adds or replaces an entry (takes a new reference to t; t may be NULL with meta given). */
+void ls_program_put_state(ls_program *p, const char *target, ls_tensor *t, const ls_tmeta *meta);
+void ls_program_put_constant(ls_program *p, const char *target, ls_tensor *t, const ls_tmeta *meta);
+bool ls_program_drop_state(ls_program *p, const char *target);
+bool ls_program_drop_constant(ls_program *p, const char *target);
+/* The lowered submodule with this name, or NULL. */
+ls_submodule *ls_program_sub(const ls_program *p, const char *name);
+void ls_program_add_sub(ls_program *p, const ls_submodule *sub); /* copies, refs the program */
+
+/* The backend of a tag (NULL if the tag is not in p->tags). */
+const char *ls_program_tag_backend(const ls_program *p, const char *tag);
+void ls_program_add_tag(ls_program *p, const char *tag, const char *backend_id);
+
+/* Bytes of all tensors a program holds (state dict + constants). */
+uint64_t ls_program_weight_bytes(const ls_program *p);
+
+#endif

@@ -1,0 +1,101 @@
+/* The bundled CPU runtime: values, the kernel table and the interpreter.
+ * One set of kernels serves everything that computes: the interpreter, constant propagation
+ * (which evaluates folded subgraphs), the bundled delegate and the .pte runtime. */
+#ifndef LS_RUNTIME_H
+#define LS_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "ops.h"
+#include "program.h"
+#include "tensor.h"
+
+/* A runtime value: what a node argument or result is at run time. */
+typedef enum ls_value_kind {
+    LS_V_NONE,
+    LS_V_TENSOR,
+    LS_V_INT,
+    LS_V_FLOAT,
+    LS_V_BOOL,
+    LS_V_STRING,
+    LS_V_LIST, /* items: tensors (Tensor[], Tensor?[] with NONE holes), ints, floats, bools */
+} ls_value_kind;
+
+typedef struct ls_value {
+    uint8_t kind;
+    uint32_t n; /* list length */
+    union {
+        ls_tensor *t; /* owned reference */
+        int64_t i;
+        double f;
+        bool b;
+        const char *s; /* interned */
+        struct ls_value *items;
+    };
+} ls_value;
+
+ls_value ls_value_tensor(ls_tensor *t); /* takes the reference */
+ls_value ls_value_int(int64_t v);
+ls_value ls_value_float(double v);
+ls_value ls_value_bool(bool v);
+ls_value ls_value_none(void);
+ls_value ls_value_list(uint32_t n); /* n NONE items */
+ls_value ls_value_copy(const ls_value *v); /* shares tensors by reference */
+void ls_value_release(ls_value *v);
+double ls_value_as_f64(const ls_value *v); /* INT, FLOAT, BOOL or a one-element tensor */
+int64_t ls_value_as_i64(const ls_value *v);
+
+/* ---- kernels */
+typedef struct ls_kctx {
+    const ls_node *node; /* for messages: "node add_3 (aten.add.Tensor): ..." */
+    ls_error *err;
+} ls_kctx;
+
+/* args are the node's arguments evaluated, in schema order; out receives the result (a tensor,
+ * or a LIST for ops returning several tensors). Returns 0 or -1 with ctx->err set. */
+typedef int (*ls_kernel_fn)(ls_kctx *ctx, const ls_value *args, uint32_t nargs, ls_value *out);
+
+ls_kernel_fn ls_kernel_for(const ls_op *op); /* NULL when there is no kernel */
+/* Fails like the kernels do: "node NAME (OP): message". */
+int ls_kfail(ls_kctx *ctx, const char *fmt, ...) LS_PRINTF(2, 3);
+
+/* Evaluates one call node whose inputs are known: `lookup(id)` gives the value of a node id
+ * (borrowed). Used by constant propagation and the interpreter. */
+typedef const ls_value *(*ls_value_lookup)(uint32_t id, void *ctx);
+int ls_eval_node(const ls_node *n, ls_value_lookup lookup, void *lookup_ctx, ls_value *out, ls_error *err);
+
+/* ---- the interpreter */
+typedef struct ls_runner ls_runner;
+
+typedef struct ls_run_stats {
+    double cpu_seconds;      /* kernels run by the interpreter itself */
+    uint32_t n_delegates;
+    const char **delegate_names; /* submodule names */
+    const char **delegate_backends;
+    double *delegate_seconds;
+} ls_run_stats;
+
+/* Prepares a program for running: checks every op has a kernel (or is a delegate call whose
+ * backend is registered) and that weights are present; initialises delegates. Buffers start
+ * from their loaded values; state carries from one run to the next. */
+ls_runner *ls_runner_new(const ls_program *p, ls_error *err);
+/* Inputs are the user inputs in signature order. Outputs are the user outputs in order
+ * (caller releases each value and frees the array). */
+int ls_runner_run(ls_runner *r, const ls_value *inputs, uint32_t n_inputs, ls_value **outputs, uint32_t *n_outputs,
+                  ls_error *err);
+const ls_run_stats *ls_runner_stats(const ls_runner *r); /* accumulated over runs */
+/* Mutable state after the runs so far: top-level mutated buffers, then each delegate's state. */
+uint32_t ls_runner_state_count(const ls_runner *r);
+const char *ls_runner_state_name(const ls_runner *r, uint32_t i); /* "cache" or "lowered_module_0/cache" */
+ls_tensor *ls_runner_state(const ls_runner *r, uint32_t i);       /* borrowed */
+void ls_runner_free(ls_runner *r);
+
+/* The user inputs of a program in signature order (borrowed placeholder nodes). */
+uint32_t ls_program_user_inputs(const ls_program *p, const ls_node **nodes, uint32_t max);
+/* Seeded inputs for every user input: floats from a normal distribution, integers = step
+ * (so positions and token ids advance with --steps), bools alternating. */
+int ls_make_inputs(const ls_program *p, uint64_t seed, int64_t step, ls_value **inputs, uint32_t *n, ls_error *err);
+
+#endif

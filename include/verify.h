@@ -1,0 +1,30 @@
+/* The verifier: the checks torch.export's signature verifier makes (ExecuTorch's wording where
+ * it has one), plus the ones unlifting and the dialect checker would fail on later: a constant or
+ * buffer target listed twice in one program, an op of the other dialect. Runs on a program and
+ * each of its lowered submodules. */
+#ifndef LS_VERIFY_H
+#define LS_VERIFY_H
+
+#include <stdint.h>
+
+#include "program.h"
+
+typedef enum ls_severity { LS_SEV_ERROR, LS_SEV_WARNING } ls_severity;
+
+typedef struct ls_finding {
+    uint8_t severity;
+    const char *program; /* NULL for the top level, else the submodule name */
+    const char *node;    /* the node it is about (interned) or NULL */
+    char *msg;           /* owned */
+} ls_finding;
+
+typedef struct ls_verify_result {
+    ls_finding *v;
+    uint32_t n;
+    uint32_t n_errors;
+} ls_verify_result;
+
+void ls_verify(const ls_program *p, ls_verify_result *out);
+void ls_verify_result_free(ls_verify_result *r);
+
+#endif

@@ -1,0 +1,806 @@
+/* The program model: nodes shared between versions, lazy index, signature and data tables. */
+#include "program.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "namer.h"
+
+struct ls_index {
+    int32_t *pos_of_id; /* size id_cap */
+    uint32_t id_cap;
+    int32_t *name_slots; /* open addressing over positions, -1 empty */
+    uint32_t name_cap;
+    uint32_t *user_off; /* CSR of users, built on first ls_program_users call */
+    uint32_t *users;
+};
+
+static const char *const kind_names[] = {"placeholder", "call_function", "get_attr", "output"};
+const char *ls_node_kind_name(ls_node_kind k)
+{
+    return (unsigned)k < 4 ? kind_names[k] : "?";
+}
+
+const char *ls_dialect_name(ls_dialect d)
+{
+    return d == LS_DIALECT_ATEN ? "ATen" : d == LS_DIALECT_EDGE ? "Edge" : "-";
+}
+
+const char *ls_arg_kind_name(ls_arg_kind k)
+{
+    static const char *const names[] = {"none",   "node",    "nodes", "opt_nodes", "int",   "ints",
+                                        "float",  "floats",  "bool",  "bools",     "string", "strings",
+                                        "symints", "dtype", "layout", "memory_format", "device", "raw"};
+    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+const char *ls_cpu_reason_text(ls_cpu_reason r)
+{
+    static const char *const texts[LS_WHY_COUNT] = {
+        [LS_WHY_NONE] = "",
+        [LS_WHY_OP_UNSUPPORTED] = "op not supported",
+        [LS_WHY_DTYPE] = "dtype not supported",
+        [LS_WHY_CYCLE] = "would form a cycle",
+        [LS_WHY_MASK_COMPUTED] = "mask refused: computed in the graph",
+        [LS_WHY_MASK_INPUT] = "mask refused: a user input",
+        [LS_WHY_MASK_PARAMETER] = "mask refused: a parameter or persistent buffer",
+        [LS_WHY_MASK_MUTATED] = "mask refused: a mutated buffer",
+        [LS_WHY_MASK_OTHER_INDEX] = "mask refused: used with another index",
+        [LS_WHY_MASK_ALL_FALSE] = "mask refused: all false",
+        [LS_WHY_UNKNOWN_OP] = "unknown op",
+        [LS_WHY_NOT_COMPUTE] = "not a compute node",
+    };
+    return (unsigned)r < LS_WHY_COUNT && texts[r] ? texts[r] : "";
+}
+
+const char *ls_input_kind_name(ls_input_kind k)
+{
+    static const char *const names[] = {"user_input", "parameter", "buffer",        "tensor_constant",
+                                        "custom_obj", "token",     "constant_input"};
+    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+const char *ls_output_kind_name(ls_output_kind k)
+{
+    static const char *const names[] = {"user_output",           "loss_output",           "buffer_mutation",
+                                        "parameter_mutation",    "gradient_to_parameter", "gradient_to_user_input",
+                                        "user_input_mutation",   "token"};
+    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+/* ---- arguments */
+
+static size_t list_elem_size(ls_arg_kind k)
+{
+    switch (k) {
+    case LS_ARG_NODES:
+    case LS_ARG_OPT_NODES: return sizeof(uint32_t);
+    case LS_ARG_INTS: return sizeof(int64_t);
+    case LS_ARG_FLOATS: return sizeof(double);
+    case LS_ARG_BOOLS: return sizeof(bool);
+    case LS_ARG_STRINGS: return sizeof(const char *);
+    case LS_ARG_SYMINTS: return sizeof(ls_symint);
+    default: return 0;
+    }
+}
+
+void ls_arg_copy(ls_arg *dst, const ls_arg *src)
+{
+    *dst = *src;
+    size_t es = list_elem_size((ls_arg_kind)src->kind);
+    if (es) {
+        void *p = ls_malloc(es * (src->n ? src->n : 1));
+        if (src->n) memcpy(p, src->v.ints, es * src->n);
+        dst->v.ints = p;
+    }
+}
+
+void ls_arg_free(ls_arg *a)
+{
+    if (list_elem_size((ls_arg_kind)a->kind)) free(a->v.ints);
+    memset(a, 0, sizeof *a);
+}
+
+bool ls_arg_equal(const ls_arg *a, const ls_arg *b)
+{
+    if (a->kind != b->kind || a->n != b->n) return false;
+    size_t es = list_elem_size((ls_arg_kind)a->kind);
+    if (es) {
+        if (a->kind == LS_ARG_SYMINTS) {
+            for (uint32_t i = 0; i < a->n; i++) {
+                if (a->v.symints[i].is_node != b->v.symints[i].is_node) return false;
+                if (a->v.symints[i].is_node ? a->v.symints[i].node != b->v.symints[i].node
+                                            : a->v.symints[i].i != b->v.symints[i].i)
+                    return false;
+            }
+            return true;
+        }
+        if (a->kind == LS_ARG_BOOLS) {
+            for (uint32_t i = 0; i < a->n; i++)
+                if (a->v.bools[i] != b->v.bools[i]) return false;
+            return true;
+        }
+        return a->n == 0 || memcmp(a->v.ints, b->v.ints, es * a->n) == 0;
+    }
+    switch (a->kind) {
+    case LS_ARG_NONE: return true;
+    case LS_ARG_NODE: return a->v.node == b->v.node;
+    case LS_ARG_FLOAT: return a->v.f == b->v.f || (a->v.f != a->v.f && b->v.f != b->v.f);
+    case LS_ARG_BOOL: return a->v.b == b->v.b;
+    case LS_ARG_STRING:
+    case LS_ARG_DEVICE:
+    case LS_ARG_RAW: return a->v.s == b->v.s;
+    default: return a->v.i == b->v.i;
+    }
+}
+
+ls_arg ls_arg_node(uint32_t id)
+{
+    ls_arg a = {.kind = LS_ARG_NODE};
+    a.v.node = id;
+    return a;
+}
+
+ls_arg ls_arg_int(int64_t v)
+{
+    ls_arg a = {.kind = LS_ARG_INT};
+    a.v.i = v;
+    return a;
+}
+
+ls_arg ls_arg_float(double v)
+{
+    ls_arg a = {.kind = LS_ARG_FLOAT};
+    a.v.f = v;
+    return a;
+}
+
+ls_arg ls_arg_bool(bool v)
+{
+    ls_arg a = {.kind = LS_ARG_BOOL};
+    a.v.b = v;
+    return a;
+}
+
+ls_arg ls_arg_none(void)
+{
+    ls_arg a = {.kind = LS_ARG_NONE};
+    return a;
+}
+
+ls_arg ls_arg_ints(const int64_t *v, uint32_t n)
+{
+    ls_arg a = {.kind = LS_ARG_INTS, .n = n};
+    a.v.ints = ls_malloc(sizeof(int64_t) * (n ? n : 1));
+    if (n) memcpy(a.v.ints, v, sizeof(int64_t) * n);
+    return a;
+}
+
+ls_arg ls_arg_nodes(const uint32_t *ids, uint32_t n, bool optional)
+{
+    ls_arg a = {.kind = optional ? LS_ARG_OPT_NODES : LS_ARG_NODES, .n = n};
+    a.v.nodes = ls_malloc(sizeof(uint32_t) * (n ? n : 1));
+    if (n) memcpy(a.v.nodes, ids, sizeof(uint32_t) * n);
+    return a;
+}
+
+void ls_arg_each_node(const ls_arg *a, void (*fn)(uint32_t id, void *ctx), void *ctx)
+{
+    switch (a->kind) {
+    case LS_ARG_NODE: fn(a->v.node, ctx); break;
+    case LS_ARG_NODES:
+    case LS_ARG_OPT_NODES:
+        for (uint32_t i = 0; i < a->n; i++)
+            if (a->v.nodes[i]) fn(a->v.nodes[i], ctx);
+        break;
+    case LS_ARG_SYMINTS:
+        for (uint32_t i = 0; i < a->n; i++)
+            if (a->v.symints[i].is_node) fn(a->v.symints[i].node, ctx);
+        break;
+    default: break;
+    }
+}
+
+/* ---- nodes */
+
+ls_node *ls_node_new(ls_program *p, ls_node_kind kind, const char *name, const char *target)
+{
+    ls_node *n = ls_calloc(1, sizeof *n);
+    n->refs = 1;
+    n->id = p->next_id++;
+    n->kind = (uint8_t)kind;
+    n->name = ls_intern(name);
+    n->target = ls_intern(target);
+    return n;
+}
+
+ls_node *ls_node_clone(const ls_node *src)
+{
+    ls_node *n = ls_malloc(sizeof *n);
+    *n = *src;
+    n->refs = 1;
+    if (src->nargs) {
+        n->args = ls_malloc(sizeof *n->args * src->nargs);
+        for (uint16_t i = 0; i < src->nargs; i++) ls_arg_copy(&n->args[i], &src->args[i]);
+    } else {
+        n->args = NULL;
+    }
+    if (src->nvals) {
+        n->vals = ls_malloc(sizeof *n->vals * src->nvals);
+        memcpy(n->vals, src->vals, sizeof *n->vals * src->nvals);
+    } else {
+        n->vals = NULL;
+    }
+    return n;
+}
+
+ls_node *ls_node_ref(ls_node *n)
+{
+    if (n) n->refs++;
+    return n;
+}
+
+void ls_node_unref(ls_node *n)
+{
+    if (!n || --n->refs) return;
+    for (uint16_t i = 0; i < n->nargs; i++) ls_arg_free(&n->args[i]);
+    free(n->args);
+    free(n->vals);
+    free(n);
+}
+
+void ls_node_set_args(ls_node *n, ls_arg *args, uint16_t nargs)
+{
+    for (uint16_t i = 0; i < n->nargs; i++) ls_arg_free(&n->args[i]);
+    free(n->args);
+    n->args = args;
+    n->nargs = nargs;
+}
+
+const ls_arg *ls_node_arg(const ls_node *n, const char *name)
+{
+    const char *iname = ls_intern(name);
+    for (uint16_t i = 0; i < n->nargs; i++)
+        if (n->args[i].name == iname) return &n->args[i];
+    return NULL;
+}
+
+void ls_node_set_val(ls_node *n, const ls_tmeta *m)
+{
+    ls_node_set_vals(n, m ? LS_VAL_TENSOR : LS_VAL_NONE, m, m ? 1 : 0);
+}
+
+void ls_node_set_vals(ls_node *n, ls_val_kind kind, const ls_tmeta *ms, uint16_t count)
+{
+    free(n->vals);
+    n->vals = NULL;
+    n->val_kind = (uint8_t)kind;
+    n->nvals = count;
+    if (count) {
+        n->vals = ls_malloc(sizeof *n->vals * count);
+        memcpy(n->vals, ms, sizeof *n->vals * count);
+    }
+}
+
+bool ls_node_replace_input(ls_node *n, uint32_t old_id, uint32_t new_id)
+{
+    bool changed = false;
+    for (uint16_t i = 0; i < n->nargs; i++) {
+        ls_arg *a = &n->args[i];
+        switch (a->kind) {
+        case LS_ARG_NODE:
+            if (a->v.node == old_id) a->v.node = new_id, changed = true;
+            break;
+        case LS_ARG_NODES:
+        case LS_ARG_OPT_NODES:
+            for (uint32_t j = 0; j < a->n; j++)
+                if (a->v.nodes[j] == old_id) a->v.nodes[j] = new_id, changed = true;
+            break;
+        case LS_ARG_SYMINTS:
+            for (uint32_t j = 0; j < a->n; j++)
+                if (a->v.symints[j].is_node && a->v.symints[j].node == old_id) a->v.symints[j].node = new_id, changed = true;
+            break;
+        default: break;
+        }
+    }
+    return changed;
+}
+
+/* ---- programs */
+
+ls_program *ls_program_new(const char *name, ls_dialect dialect)
+{
+    ls_program *p = ls_calloc(1, sizeof *p);
+    p->refs = 1;
+    p->name = ls_intern(name);
+    p->dialect = (uint8_t)dialect;
+    p->verifier = ls_intern(dialect == LS_DIALECT_EDGE ? "EDGE" : "ATEN");
+    p->next_id = 1;
+    p->has_weights = true;
+    p->schema_major = 8;
+    p->schema_minor = 12;
+    return p;
+}
+
+static void drop_index(ls_program *p)
+{
+    if (!p->index) return;
+    free(p->index->pos_of_id);
+    free(p->index->name_slots);
+    free(p->index->user_off);
+    free(p->index->users);
+    free(p->index);
+    p->index = NULL;
+}
+
+static ls_named_tensor *copy_named(const ls_named_tensor *src, uint32_t n)
+{
+    if (!n) return NULL;
+    ls_named_tensor *d = ls_malloc(sizeof *d * n);
+    memcpy(d, src, sizeof *d * n);
+    for (uint32_t i = 0; i < n; i++) ls_tensor_ref(d[i].t);
+    return d;
+}
+
+static void copy_sub(ls_submodule *d, const ls_submodule *s)
+{
+    *d = *s;
+    d->program = ls_program_ref(s->program);
+    d->processed = ls_blob_ref(s->processed);
+    d->specs = NULL;
+    if (s->nspecs) {
+        d->specs = ls_malloc(sizeof *d->specs * s->nspecs);
+        for (uint32_t i = 0; i < s->nspecs; i++) {
+            d->specs[i].key = s->specs[i].key;
+            d->specs[i].value = ls_blob_ref(s->specs[i].value);
+        }
+    }
+}
+
+static void free_sub(ls_submodule *s)
+{
+    ls_program_unref(s->program);
+    ls_blob_unref(s->processed);
+    for (uint32_t i = 0; i < s->nspecs; i++) ls_blob_unref(s->specs[i].value);
+    free(s->specs);
+}
+
+ls_program *ls_program_copy(const ls_program *src)
+{
+    ls_program *p = ls_malloc(sizeof *p);
+    *p = *src;
+    p->refs = 1;
+    p->index = NULL;
+    p->nodes = ls_malloc(sizeof *p->nodes * (src->n_nodes ? src->n_nodes : 1));
+    p->cap_nodes = src->n_nodes ? src->n_nodes : 1;
+    for (uint32_t i = 0; i < src->n_nodes; i++) p->nodes[i] = ls_node_ref(src->nodes[i]);
+    p->inputs = NULL;
+    p->outputs = NULL;
+    p->n_inputs = p->n_outputs = 0;
+    ls_program_set_inputs(p, src->inputs, src->n_inputs);
+    ls_program_set_outputs(p, src->outputs, src->n_outputs);
+    p->state_dict = copy_named(src->state_dict, src->n_state);
+    p->constants = copy_named(src->constants, src->n_constants);
+    p->subs = NULL;
+    if (src->n_subs) {
+        p->subs = ls_malloc(sizeof *p->subs * src->n_subs);
+        for (uint32_t i = 0; i < src->n_subs; i++) copy_sub(&p->subs[i], &src->subs[i]);
+    }
+    p->extra_json = src->extra_json ? ls_strdup(src->extra_json) : NULL;
+    p->tags = NULL;
+    if (src->n_tags) {
+        p->tags = ls_malloc(sizeof *p->tags * src->n_tags);
+        memcpy(p->tags, src->tags, sizeof *p->tags * src->n_tags);
+    }
+    return p;
+}
+
+ls_program *ls_program_ref(ls_program *p)
+{
+    if (p) p->refs++;
+    return p;
+}
+
+void ls_program_unref(ls_program *p)
+{
+    if (!p || --p->refs) return;
+    for (uint32_t i = 0; i < p->n_nodes; i++) ls_node_unref(p->nodes[i]);
+    free(p->nodes);
+    for (uint32_t i = 0; i < p->n_inputs; i++) ls_arg_free(&p->inputs[i].value);
+    free(p->inputs);
+    free(p->outputs);
+    for (uint32_t i = 0; i < p->n_state; i++) ls_tensor_unref(p->state_dict[i].t);
+    free(p->state_dict);
+    for (uint32_t i = 0; i < p->n_constants; i++) ls_tensor_unref(p->constants[i].t);
+    free(p->constants);
+    for (uint32_t i = 0; i < p->n_subs; i++) free_sub(&p->subs[i]);
+    free(p->subs);
+    free(p->extra_json);
+    free(p->tags);
+    drop_index(p);
+    free(p);
+}
+
+void ls_program_touch(ls_program *p)
+{
+    drop_index(p);
+}
+
+ls_node *ls_program_edit(ls_program *p, uint32_t pos)
+{
+    ls_node *n = p->nodes[pos];
+    if (n->refs > 1) {
+        ls_node *c = ls_node_clone(n);
+        ls_node_unref(n);
+        p->nodes[pos] = c;
+        n = c;
+    }
+    drop_index(p);
+    return n;
+}
+
+static void reserve_nodes(ls_program *p, uint32_t want)
+{
+    if (want <= p->cap_nodes) return;
+    uint32_t nc = p->cap_nodes ? p->cap_nodes : 16;
+    while (nc < want) nc *= 2;
+    p->nodes = ls_realloc(p->nodes, sizeof *p->nodes * nc);
+    p->cap_nodes = nc;
+}
+
+void ls_program_insert(ls_program *p, uint32_t pos, ls_node *n)
+{
+    if (pos > p->n_nodes) pos = p->n_nodes;
+    reserve_nodes(p, p->n_nodes + 1);
+    memmove(p->nodes + pos + 1, p->nodes + pos, sizeof *p->nodes * (p->n_nodes - pos));
+    p->nodes[pos] = n;
+    p->n_nodes++;
+    if (n->id >= p->next_id) p->next_id = n->id + 1;
+    drop_index(p);
+}
+
+void ls_program_append(ls_program *p, ls_node *n)
+{
+    ls_program_insert(p, p->n_nodes, n);
+}
+
+void ls_program_remove(ls_program *p, uint32_t pos)
+{
+    if (pos >= p->n_nodes) return;
+    ls_node_unref(p->nodes[pos]);
+    memmove(p->nodes + pos, p->nodes + pos + 1, sizeof *p->nodes * (p->n_nodes - pos - 1));
+    p->n_nodes--;
+    drop_index(p);
+}
+
+void ls_program_set_nodes(ls_program *p, ls_node **nodes, uint32_t n)
+{
+    ls_node **old = p->nodes;
+    uint32_t n_old = p->n_nodes;
+    p->nodes = ls_malloc(sizeof *p->nodes * (n ? n : 1));
+    memcpy(p->nodes, nodes, sizeof *p->nodes * n);
+    p->n_nodes = p->cap_nodes = n;
+    if (!p->cap_nodes) p->cap_nodes = 1;
+    for (uint32_t i = 0; i < n; i++)
+        if (nodes[i]->id >= p->next_id) p->next_id = nodes[i]->id + 1;
+    for (uint32_t i = 0; i < n_old; i++) ls_node_unref(old[i]);
+    free(old);
+    drop_index(p);
+}
+
+/* ---- index */
+
+static uint32_t name_hash(const char *s)
+{
+    uintptr_t x = (uintptr_t)s;
+    x ^= x >> 15;
+    x *= 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(x >> 24);
+}
+
+static ls_index *index_of(const ls_program *cp)
+{
+    ls_program *p = (ls_program *)cp; /* the index is a cache; building it does not change p */
+    if (p->index) return p->index;
+    ls_index *ix = ls_calloc(1, sizeof *ix);
+    ix->id_cap = p->next_id + 1;
+    ix->pos_of_id = ls_malloc(sizeof *ix->pos_of_id * ix->id_cap);
+    memset(ix->pos_of_id, 0xff, sizeof *ix->pos_of_id * ix->id_cap);
+    uint32_t cap = 16;
+    while (cap < p->n_nodes * 2 + 2) cap *= 2;
+    ix->name_cap = cap;
+    ix->name_slots = ls_malloc(sizeof *ix->name_slots * cap);
+    memset(ix->name_slots, 0xff, sizeof *ix->name_slots * cap);
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        const ls_node *n = p->nodes[i];
+        if (n->id < ix->id_cap) ix->pos_of_id[n->id] = (int32_t)i;
+        uint32_t s = name_hash(n->name) & (cap - 1);
+        while (ix->name_slots[s] >= 0) s = (s + 1) & (cap - 1);
+        ix->name_slots[s] = (int32_t)i;
+    }
+    p->index = ix;
+    return ix;
+}
+
+int32_t ls_program_find(const ls_program *p, const char *name)
+{
+    const char *iname = ls_intern(name);
+    if (!iname) return -1;
+    ls_index *ix = index_of(p);
+    for (uint32_t s = name_hash(iname) & (ix->name_cap - 1); ix->name_slots[s] >= 0; s = (s + 1) & (ix->name_cap - 1))
+        if (p->nodes[ix->name_slots[s]]->name == iname) return ix->name_slots[s];
+    return -1;
+}
+
+int32_t ls_program_pos(const ls_program *p, uint32_t id)
+{
+    ls_index *ix = index_of(p);
+    return id < ix->id_cap ? ix->pos_of_id[id] : -1;
+}
+
+ls_node *ls_program_node(const ls_program *p, uint32_t id)
+{
+    int32_t pos = ls_program_pos(p, id);
+    return pos >= 0 ? p->nodes[pos] : NULL;
+}
+
+ls_node *ls_program_output(const ls_program *p)
+{
+    for (uint32_t i = p->n_nodes; i-- > 0;)
+        if (p->nodes[i]->kind == LS_NODE_OUTPUT) return p->nodes[i];
+    return NULL;
+}
+
+typedef struct user_ctx {
+    ls_index *ix;
+    uint32_t user_pos;
+    uint32_t *last_user; /* per source: the last user recorded, so a node reading a value twice counts once */
+    uint32_t *cursor;    /* pass 1: counts; pass 2: fill positions */
+    uint32_t *users;     /* NULL in pass 1 */
+} user_ctx;
+
+static void record_use(uint32_t id, void *vctx)
+{
+    user_ctx *c = vctx;
+    if (id >= c->ix->id_cap || c->ix->pos_of_id[id] < 0) return;
+    uint32_t src = (uint32_t)c->ix->pos_of_id[id];
+    if (c->last_user[src] == c->user_pos) return;
+    c->last_user[src] = c->user_pos;
+    if (c->users) c->users[c->cursor[src]++] = c->user_pos;
+    else c->cursor[src]++;
+}
+
+static void users_pass(const ls_program *p, user_ctx *c)
+{
+    memset(c->last_user, 0xff, sizeof *c->last_user * (p->n_nodes ? p->n_nodes : 1));
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        c->user_pos = i;
+        for (uint16_t a = 0; a < p->nodes[i]->nargs; a++) ls_arg_each_node(&p->nodes[i]->args[a], record_use, c);
+    }
+}
+
+const uint32_t *ls_program_users(const ls_program *p, uint32_t pos, uint32_t *count)
+{
+    ls_index *ix = index_of(p);
+    if (!ix->user_off) {
+        uint32_t n = p->n_nodes;
+        user_ctx c = {.ix = ix};
+        c.last_user = ls_malloc(sizeof *c.last_user * (n ? n : 1));
+        c.cursor = ls_calloc(n + 1, sizeof *c.cursor);
+        users_pass(p, &c);
+        ix->user_off = ls_malloc(sizeof *ix->user_off * (n + 1));
+        uint32_t total = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            ix->user_off[i] = total;
+            total += c.cursor[i];
+            c.cursor[i] = ix->user_off[i];
+        }
+        ix->user_off[n] = total;
+        ix->users = ls_malloc(sizeof *ix->users * (total ? total : 1));
+        c.users = ix->users;
+        users_pass(p, &c);
+        free(c.last_user);
+        free(c.cursor);
+    }
+    if (pos >= p->n_nodes) {
+        *count = 0;
+        return NULL;
+    }
+    *count = ix->user_off[pos + 1] - ix->user_off[pos];
+    return ix->users + ix->user_off[pos];
+}
+
+void ls_program_replace_uses(ls_program *p, uint32_t old_id, uint32_t new_id)
+{
+    int32_t src = ls_program_pos(p, old_id);
+    if (src < 0) {
+        /* not in this program (an outside value): scan everything */
+        for (uint32_t i = 0; i < p->n_nodes; i++) {
+            ls_node *probe = ls_node_clone(p->nodes[i]);
+            bool hit = ls_node_replace_input(probe, old_id, new_id);
+            ls_node_unref(probe);
+            if (hit) ls_node_replace_input(ls_program_edit(p, i), old_id, new_id);
+        }
+        return;
+    }
+    uint32_t n;
+    const uint32_t *users = ls_program_users(p, (uint32_t)src, &n);
+    uint32_t *copy = ls_malloc(sizeof *copy * (n ? n : 1));
+    if (n) memcpy(copy, users, sizeof *copy * n);
+    for (uint32_t i = 0; i < n; i++) ls_node_replace_input(ls_program_edit(p, copy[i]), old_id, new_id);
+    free(copy);
+    drop_index(p);
+}
+
+const char *ls_program_unique_name(const ls_program *p, const char *base)
+{
+    ls_namer *nm = ls_namer_new(p);
+    const char *r = ls_namer_take(nm, base);
+    ls_namer_free(nm);
+    return r;
+}
+
+/* ---- signature and data */
+
+int32_t ls_program_input_spec(const ls_program *p, const char *placeholder)
+{
+    const char *n = ls_intern(placeholder);
+    for (uint32_t i = 0; i < p->n_inputs; i++)
+        if (p->inputs[i].name == n) return (int32_t)i;
+    return -1;
+}
+
+int32_t ls_program_output_spec(const ls_program *p, const char *name)
+{
+    const char *n = ls_intern(name);
+    for (uint32_t i = 0; i < p->n_outputs; i++)
+        if (p->outputs[i].name == n) return (int32_t)i;
+    return -1;
+}
+
+void ls_program_set_inputs(ls_program *p, const ls_input_spec *specs, uint32_t n)
+{
+    ls_input_spec *ns = ls_malloc(sizeof *ns * (n ? n : 1));
+    for (uint32_t i = 0; i < n; i++) {
+        ns[i] = specs[i];
+        ls_arg_copy(&ns[i].value, &specs[i].value);
+    }
+    for (uint32_t i = 0; i < p->n_inputs; i++) ls_arg_free(&p->inputs[i].value);
+    free(p->inputs);
+    p->inputs = ns;
+    p->n_inputs = n;
+}
+
+void ls_program_set_outputs(ls_program *p, const ls_output_spec *specs, uint32_t n)
+{
+    ls_output_spec *ns = ls_malloc(sizeof *ns * (n ? n : 1));
+    if (n) memcpy(ns, specs, sizeof *ns * n);
+    free(p->outputs);
+    p->outputs = ns;
+    p->n_outputs = n;
+}
+
+static ls_named_tensor *find_named(ls_named_tensor *v, uint32_t n, const char *target)
+{
+    const char *t = ls_intern(target);
+    for (uint32_t i = 0; i < n; i++)
+        if (v[i].name == t) return &v[i];
+    return NULL;
+}
+
+ls_named_tensor *ls_program_state(const ls_program *p, const char *target)
+{
+    return find_named(p->state_dict, p->n_state, target);
+}
+
+ls_named_tensor *ls_program_constant(const ls_program *p, const char *target)
+{
+    return find_named(p->constants, p->n_constants, target);
+}
+
+ls_named_tensor *ls_program_spec_data(const ls_program *p, const ls_input_spec *s)
+{
+    switch (s->kind) {
+    case LS_IN_PARAMETER: return ls_program_state(p, s->target);
+    case LS_IN_BUFFER: return s->persistent ? ls_program_state(p, s->target) : ls_program_constant(p, s->target);
+    case LS_IN_CONSTANT_TENSOR: return ls_program_constant(p, s->target);
+    default: return NULL;
+    }
+}
+
+static void put_named(ls_named_tensor **v, uint32_t *n, const char *target, ls_tensor *t, const ls_tmeta *meta)
+{
+    ls_named_tensor *e = find_named(*v, *n, target);
+    if (!e) {
+        *v = ls_realloc(*v, sizeof **v * (*n + 1));
+        e = &(*v)[(*n)++];
+        e->name = ls_intern(target);
+        e->t = NULL;
+    }
+    ls_tensor *old = e->t;
+    e->t = ls_tensor_ref(t);
+    ls_tensor_unref(old);
+    if (meta) e->meta = *meta;
+    else if (t) ls_tensor_meta(t, &e->meta);
+}
+
+static bool drop_named(ls_named_tensor *v, uint32_t *n, const char *target)
+{
+    ls_named_tensor *e = find_named(v, *n, target);
+    if (!e) return false;
+    ls_tensor_unref(e->t);
+    size_t i = (size_t)(e - v);
+    memmove(v + i, v + i + 1, sizeof *v * (*n - i - 1));
+    (*n)--;
+    return true;
+}
+
+void ls_program_put_state(ls_program *p, const char *target, ls_tensor *t, const ls_tmeta *meta)
+{
+    put_named(&p->state_dict, &p->n_state, target, t, meta);
+}
+
+void ls_program_put_constant(ls_program *p, const char *target, ls_tensor *t, const ls_tmeta *meta)
+{
+    put_named(&p->constants, &p->n_constants, target, t, meta);
+}
+
+bool ls_program_drop_state(ls_program *p, const char *target)
+{
+    return drop_named(p->state_dict, &p->n_state, target);
+}
+
+bool ls_program_drop_constant(ls_program *p, const char *target)
+{
+    return drop_named(p->constants, &p->n_constants, target);
+}
+
+ls_submodule *ls_program_sub(const ls_program *p, const char *name)
+{
+    const char *n = ls_intern(name);
+    for (uint32_t i = 0; i < p->n_subs; i++)
+        if (p->subs[i].name == n) return &p->subs[i];
+    return NULL;
+}
+
+void ls_program_add_sub(ls_program *p, const ls_submodule *sub)
+{
+    p->subs = ls_realloc(p->subs, sizeof *p->subs * (p->n_subs + 1));
+    copy_sub(&p->subs[p->n_subs++], sub);
+}
+
+uint64_t ls_program_weight_bytes(const ls_program *p)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < p->n_state; i++) {
+        int64_t n = ls_tmeta_numel(&p->state_dict[i].meta);
+        if (n > 0) total += (uint64_t)n * ls_dtype_size(p->state_dict[i].meta.dtype);
+    }
+    for (uint32_t i = 0; i < p->n_constants; i++) {
+        int64_t n = ls_tmeta_numel(&p->constants[i].meta);
+        if (n > 0) total += (uint64_t)n * ls_dtype_size(p->constants[i].meta.dtype);
+    }
+    return total;
+}
+
+const char *ls_program_tag_backend(const ls_program *p, const char *tag)
+{
+    const char *t = ls_intern(tag);
+    for (uint32_t i = 0; i < p->n_tags; i++)
+        if (p->tags[i].tag == t) return p->tags[i].backend_id;
+    return NULL;
+}
+
+void ls_program_add_tag(ls_program *p, const char *tag, const char *backend_id)
+{
+    const char *t = ls_intern(tag);
+    for (uint32_t i = 0; i < p->n_tags; i++)
+        if (p->tags[i].tag == t) {
+            p->tags[i].backend_id = ls_intern(backend_id);
+            return;
+        }
+    p->tags = ls_realloc(p->tags, sizeof *p->tags * (p->n_tags + 1));
+    p->tags[p->n_tags].tag = t;
+    p->tags[p->n_tags].backend_id = ls_intern(backend_id);
+    p->n_tags++;
+}

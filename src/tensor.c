@@ -1,0 +1,344 @@
+/* Tensor metadata, reference-counted data and content hashes. */
+#include "tensor.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+void ls_tmeta_init(ls_tmeta *m, ls_dtype dtype, int ndim, const int64_t *sizes)
+{
+    memset(m, 0, sizeof *m);
+    m->dtype = dtype;
+    m->ndim = (uint8_t)(ndim < 0 ? 0 : ndim > LS_MAX_DIMS ? LS_MAX_DIMS : ndim);
+    for (int i = 0; i < m->ndim; i++) {
+        m->sizes[i] = sizes ? sizes[i] : 0;
+        m->dim_order[i] = (uint8_t)i;
+    }
+}
+
+int64_t ls_tmeta_numel(const ls_tmeta *m)
+{
+    int64_t n = 1;
+    for (int i = 0; i < m->ndim; i++) {
+        if (m->sizes[i] < 0) return -1;
+        if (m->sizes[i] != 0 && n > INT64_MAX / m->sizes[i]) return -1;
+        n *= m->sizes[i];
+    }
+    return n;
+}
+
+bool ls_tmeta_is_dynamic(const ls_tmeta *m)
+{
+    for (int i = 0; i < m->ndim; i++)
+        if (m->sym[i]) return true;
+    return false;
+}
+
+bool ls_tmeta_equal(const ls_tmeta *a, const ls_tmeta *b)
+{
+    if (a->dtype != b->dtype || a->ndim != b->ndim) return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->sizes[i] != b->sizes[i] || a->sym[i] != b->sym[i] || a->dim_order[i] != b->dim_order[i]) return false;
+    return true;
+}
+
+char *ls_tmeta_str(const ls_tmeta *m, char *buf, size_t cap)
+{
+    size_t len = (size_t)snprintf(buf, cap, "%s[", ls_dtype_name(m->dtype));
+    for (int i = 0; i < m->ndim && len < cap; i++) {
+        if (m->sym[i]) len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", m->sym[i]);
+        else len += (size_t)snprintf(buf + len, cap - len, "%s%" PRId64, i ? ", " : "", m->sizes[i]);
+    }
+    if (len < cap) snprintf(buf + len, cap - len, "]");
+    return buf;
+}
+
+int ls_tmeta_check_size(const ls_tmeta *m, uint64_t limit_bytes, uint64_t *nbytes, ls_error *err)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < m->ndim; i++) {
+        if (m->sizes[i] < 0) return ls_fail(err, "negative size %" PRId64 " in dimension %d", m->sizes[i], i);
+        if (m->sizes[i] != 0 && n > UINT64_MAX / (uint64_t)m->sizes[i])
+            return ls_fail(err, "element count overflows 64 bits");
+        n *= (uint64_t)m->sizes[i];
+    }
+    size_t es = ls_dtype_size(m->dtype);
+    if (es == 0) return ls_fail(err, "unknown element type");
+    if (n > limit_bytes / es) {
+        char s[128];
+        return ls_fail(err, "%s claims %" PRIu64 " elements (%.3g bytes), more than the %.3g bytes allowed",
+                       ls_tmeta_str(m, s, sizeof s), n, (double)n * (double)es, (double)limit_bytes);
+    }
+    if (nbytes) *nbytes = n * es;
+    return 0;
+}
+
+/* ---- blobs */
+
+ls_blob *ls_blob_new(size_t size)
+{
+    uint8_t *d = ls_alloc_aligned(size);
+    if (!d) return NULL;
+    memset(d, 0, size);
+    ls_blob *b = ls_malloc(sizeof *b);
+    b->refs = 1;
+    b->data = d;
+    b->size = size;
+    return b;
+}
+
+ls_blob *ls_blob_wrap(uint8_t *data, size_t size)
+{
+    ls_blob *b = ls_malloc(sizeof *b);
+    b->refs = 1;
+    b->data = data;
+    b->size = size;
+    return b;
+}
+
+ls_blob *ls_blob_ref(ls_blob *b)
+{
+    if (b) b->refs++;
+    return b;
+}
+
+void ls_blob_unref(ls_blob *b)
+{
+    if (!b || --b->refs) return;
+    free(b->data);
+    free(b);
+}
+
+/* ---- tensors */
+
+static ls_tensor *tensor_shell(ls_dtype dtype, int ndim, const int64_t *sizes, int64_t numel)
+{
+    ls_tensor *t = ls_calloc(1, sizeof *t);
+    t->refs = 1;
+    t->dtype = dtype;
+    t->ndim = (uint8_t)ndim;
+    for (int i = 0; i < ndim; i++) t->sizes[i] = sizes[i];
+    t->numel = numel;
+    t->nbytes = (size_t)numel * ls_dtype_size(dtype);
+    return t;
+}
+
+ls_tensor *ls_tensor_new(ls_dtype dtype, int ndim, const int64_t *sizes, ls_error *err)
+{
+    if (ndim < 0 || ndim > LS_MAX_DIMS) {
+        ls_fail(err, "%d dimensions (at most %d are supported)", ndim, LS_MAX_DIMS);
+        return NULL;
+    }
+    ls_tmeta m;
+    ls_tmeta_init(&m, dtype, ndim, sizes);
+    uint64_t nbytes;
+    if (ls_tmeta_check_size(&m, (uint64_t)1 << 40, &nbytes, err) != 0) return NULL;
+    ls_blob *b = ls_blob_new((size_t)nbytes);
+    if (!b) {
+        ls_fail(err, "cannot allocate %" PRIu64 " bytes", nbytes);
+        return NULL;
+    }
+    ls_tensor *t = tensor_shell(dtype, ndim, sizes, ls_tmeta_numel(&m));
+    t->data = b->data;
+    t->owner = b;
+    return t;
+}
+
+ls_tensor *ls_tensor_alloc(ls_dtype dtype, int ndim, const int64_t *sizes)
+{
+    ls_error err;
+    ls_tensor *t = ls_tensor_new(dtype, ndim, sizes, &err);
+    if (!t) {
+        fprintf(stderr, "lowerscope: %s\n", err.msg);
+        exit(3);
+    }
+    return t;
+}
+
+ls_tensor *ls_tensor_scalar_f64(ls_dtype dtype, double v)
+{
+    ls_tensor *t = ls_tensor_alloc(dtype, 0, NULL);
+    ls_tensor_set_f64(t, 0, v);
+    return t;
+}
+
+ls_tensor *ls_tensor_from_blob(ls_blob *blob, size_t offset, ls_dtype dtype, int ndim, const int64_t *sizes)
+{
+    ls_tmeta m;
+    ls_tmeta_init(&m, dtype, ndim, sizes);
+    int64_t numel = ls_tmeta_numel(&m);
+    size_t es = ls_dtype_size(dtype);
+    if (numel < 0 || es == 0 || offset > blob->size || (size_t)numel > (blob->size - offset) / es) return NULL;
+    uint8_t *src = blob->data + offset;
+    if (((uintptr_t)src % es) != 0) { /* misaligned for the element type: copy */
+        ls_tensor *t = ls_tensor_alloc(dtype, ndim, sizes);
+        memcpy(t->data, src, t->nbytes);
+        return t;
+    }
+    ls_tensor *t = tensor_shell(dtype, ndim, sizes, numel);
+    t->data = src;
+    t->owner = ls_blob_ref(blob);
+    return t;
+}
+
+ls_tensor *ls_tensor_from_strided(const void *src, ls_dtype dtype, int ndim, const int64_t *sizes,
+                                  const int64_t *strides)
+{
+    ls_tensor *t = ls_tensor_alloc(dtype, ndim, sizes);
+    size_t es = ls_dtype_size(dtype);
+    int64_t idx[LS_MAX_DIMS] = {0};
+    const uint8_t *base = src;
+    uint8_t *dst = t->data;
+    for (int64_t i = 0; i < t->numel; i++) {
+        int64_t off = 0;
+        for (int d = 0; d < ndim; d++) off += idx[d] * strides[d];
+        memcpy(dst + (size_t)i * es, base + off * (int64_t)es, es);
+        for (int d = ndim - 1; d >= 0; d--) {
+            if (++idx[d] < sizes[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return t;
+}
+
+ls_tensor *ls_tensor_ref(ls_tensor *t)
+{
+    if (t) t->refs++;
+    return t;
+}
+
+void ls_tensor_unref(ls_tensor *t)
+{
+    if (!t || --t->refs) return;
+    ls_blob_unref(t->owner);
+    free(t);
+}
+
+ls_tensor *ls_tensor_clone(const ls_tensor *t)
+{
+    ls_tensor *c = ls_tensor_alloc(t->dtype, t->ndim, t->sizes);
+    if (t->nbytes) memcpy(c->data, t->data, t->nbytes);
+    c->hash = t->hash;
+    c->hash_valid = t->hash_valid;
+    return c;
+}
+
+ls_tensor *ls_tensor_reshape(ls_tensor *t, int ndim, const int64_t *sizes)
+{
+    ls_tmeta m;
+    ls_tmeta_init(&m, t->dtype, ndim, sizes);
+    if (ndim > LS_MAX_DIMS || ls_tmeta_numel(&m) != t->numel) return NULL;
+    ls_tensor *v = tensor_shell(t->dtype, ndim, sizes, t->numel);
+    v->data = t->data;
+    v->owner = ls_blob_ref(t->owner);
+    return v;
+}
+
+void ls_tensor_meta(const ls_tensor *t, ls_tmeta *m)
+{
+    ls_tmeta_init(m, t->dtype, t->ndim, t->sizes);
+}
+
+uint64_t ls_tensor_hash(ls_tensor *t)
+{
+    if (t->hash_valid) return t->hash;
+    XXH3_state_t *st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    uint32_t head[2] = {(uint32_t)t->dtype, t->ndim};
+    XXH3_64bits_update(st, head, sizeof head);
+    XXH3_64bits_update(st, t->sizes, sizeof(int64_t) * t->ndim);
+    if (t->nbytes) XXH3_64bits_update(st, t->data, t->nbytes);
+    t->hash = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    t->hash_valid = true;
+    return t->hash;
+}
+
+bool ls_tensor_equal(const ls_tensor *a, const ls_tensor *b)
+{
+    if (a == b) return true;
+    if (a->dtype != b->dtype || a->ndim != b->ndim) return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->sizes[i] != b->sizes[i]) return false;
+    return a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0;
+}
+
+double ls_tensor_get_f64(const ls_tensor *t, int64_t i)
+{
+    const uint8_t *p = (const uint8_t *)t->data;
+    switch (t->dtype) {
+    case LS_DT_F32: return ((const float *)p)[i];
+    case LS_DT_F64: return ((const double *)p)[i];
+    case LS_DT_F16: return ls_f16_to_f32(((const uint16_t *)p)[i]);
+    case LS_DT_BF16: return ls_bf16_to_f32(((const uint16_t *)p)[i]);
+    case LS_DT_I64: return (double)((const int64_t *)p)[i];
+    case LS_DT_I32: return ((const int32_t *)p)[i];
+    case LS_DT_I16: return ((const int16_t *)p)[i];
+    case LS_DT_I8: return ((const int8_t *)p)[i];
+    case LS_DT_U8: return p[i];
+    case LS_DT_BOOL: return p[i] != 0;
+    case LS_DT_U16: return ((const uint16_t *)p)[i];
+    case LS_DT_U32: return ((const uint32_t *)p)[i];
+    case LS_DT_U64: return (double)((const uint64_t *)p)[i];
+    default: return NAN;
+    }
+}
+
+int64_t ls_tensor_get_i64(const ls_tensor *t, int64_t i)
+{
+    const uint8_t *p = (const uint8_t *)t->data;
+    switch (t->dtype) {
+    case LS_DT_I64: return ((const int64_t *)p)[i];
+    case LS_DT_I32: return ((const int32_t *)p)[i];
+    case LS_DT_I16: return ((const int16_t *)p)[i];
+    case LS_DT_I8: return ((const int8_t *)p)[i];
+    case LS_DT_U8: return p[i];
+    case LS_DT_BOOL: return p[i] != 0;
+    case LS_DT_U16: return ((const uint16_t *)p)[i];
+    case LS_DT_U32: return ((const uint32_t *)p)[i];
+    case LS_DT_U64: return (int64_t)((const uint64_t *)p)[i];
+    default: {
+        double d = ls_tensor_get_f64(t, i);
+        return isfinite(d) ? (int64_t)d : 0;
+    }
+    }
+}
+
+void ls_tensor_set_f64(ls_tensor *t, int64_t i, double v)
+{
+    uint8_t *p = (uint8_t *)t->data;
+    switch (t->dtype) {
+    case LS_DT_F32: ((float *)p)[i] = (float)v; break;
+    case LS_DT_F64: ((double *)p)[i] = v; break;
+    case LS_DT_F16: ((uint16_t *)p)[i] = ls_f32_to_f16((float)v); break;
+    case LS_DT_BF16: ((uint16_t *)p)[i] = ls_f32_to_bf16((float)v); break;
+    case LS_DT_I64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case LS_DT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case LS_DT_I16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case LS_DT_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case LS_DT_U8: p[i] = (uint8_t)v; break;
+    case LS_DT_BOOL: p[i] = v != 0; break;
+    case LS_DT_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case LS_DT_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case LS_DT_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    default: break;
+    }
+    t->hash_valid = false;
+}
+
+void ls_tensor_preview(const ls_tensor *t, int max_values, ls_buf *b)
+{
+    ls_buf_putc(b, '[');
+    int64_t n = t->numel < max_values ? t->numel : max_values;
+    for (int64_t i = 0; i < n; i++) {
+        if (i) ls_buf_puts(b, ", ");
+        if (t->dtype == LS_DT_BOOL) ls_buf_puts(b, ls_tensor_get_i64(t, i) ? "True" : "False");
+        else if (ls_dtype_is_float(t->dtype)) ls_buf_printf(b, "%.6g", ls_tensor_get_f64(t, i));
+        else ls_buf_printf(b, "%" PRId64, ls_tensor_get_i64(t, i));
+    }
+    if (t->numel > n) ls_buf_printf(b, ", ... (%" PRId64 " values)", t->numel);
+    ls_buf_putc(b, ']');
+}

@@ -1,0 +1,224 @@
+/* Tests of the program model and the operator table. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "namer.h"
+#include "ops.h"
+#include "program.h"
+#include "testutil.h"
+
+START_TEST(every_table_schema_parses)
+{
+    for (int i = 0; i < LS_OP_COUNT; i++) {
+        const ls_op *op = ls_op_get((ls_op_id)i);
+        ck_assert_ptr_nonnull(op);
+        ck_assert_ptr_eq(ls_op_find(op->ns, op->name, op->overload), op);
+    }
+    const ls_op *add = ls_op_get(LS_OP_add_Tensor);
+    ck_assert_str_eq(add->qualname, "aten.add.Tensor");
+    ck_assert_int_eq(add->schema.nparams, 3);
+    ck_assert(add->schema.params[2].kwarg_only);
+    ck_assert(add->schema.params[2].has_default);
+    ck_assert_int_eq(add->schema.params[2].def.kind, LS_ARG_INT);
+    const ls_op *nln = ls_op_get(LS_OP_native_layer_norm);
+    ck_assert_int_eq(nln->schema.nreturns, 3);
+    const ls_op *split = ls_op_get(LS_OP_split_Tensor);
+    ck_assert(split->schema.returns_list);
+    const ls_op *ip = ls_op_get(LS_OP_index_put_);
+    ck_assert(ip->schema.params[0].mutated);
+    ck_assert_int_eq(ip->schema.params[1].type, LS_PT_OPT_TENSOR_LIST);
+    const ls_op *sum = ls_op_get(LS_OP_sum_dim_IntList);
+    ck_assert(sum->schema.params[1].optional);
+    ck_assert_int_eq(sum->schema.params[1].type, LS_PT_INT_LIST);
+    const ls_op *gelu = ls_op_get(LS_OP_gelu);
+    ck_assert_str_eq(gelu->schema.params[1].def.v.s, "none");
+}
+END_TEST
+
+START_TEST(targets_of_both_dialects_map_to_one_entry)
+{
+    ls_dialect d;
+    const ls_op *a = ls_op_from_target("torch.ops.aten.add.Tensor", &d);
+    ck_assert_int_eq(d, LS_DIALECT_ATEN);
+    const ls_op *e = ls_op_from_target("executorch.exir.dialects.edge.ops.aten.add.Tensor", &d);
+    ck_assert_int_eq(d, LS_DIALECT_EDGE);
+    ck_assert_ptr_eq(a, e);
+    ck_assert_ptr_eq(ls_op_from_target("aten::add.Tensor", &d), a);
+    ck_assert_ptr_eq(ls_op_from_target("torch.ops.aten.neg.default", &d), ls_op_get(LS_OP_neg));
+    ck_assert_ptr_eq(ls_op_from_target("_operator.getitem", &d), ls_op_get(LS_OP_getitem));
+    ck_assert_int_eq(d, LS_DIALECT_NONE);
+    ck_assert_ptr_null(ls_op_from_target("torch.ops.mylib.frobnicate.default", &d));
+    ck_assert_int_eq(d, LS_DIALECT_ATEN);
+    ck_assert_str_eq(ls_target_short("torch.ops.mylib.frobnicate.default"), "frobnicate");
+    ck_assert_str_eq(ls_op_target(a, LS_DIALECT_EDGE), "executorch.exir.dialects.edge.ops.aten.add.Tensor");
+    ck_assert_str_eq(ls_op_target(a, LS_DIALECT_ATEN), "torch.ops.aten.add.Tensor");
+    ck_assert_ptr_eq(ls_op_from_out_variant("aten::add", "out"), a);
+    ck_assert_ptr_eq(ls_op_from_out_variant("aten::view_copy", "out"), ls_op_get(LS_OP_view_copy));
+    ck_assert_ptr_eq(ls_op_from_out_variant("dim_order_ops::_to_dim_order_copy", "out"), ls_op_get(LS_OP__to_dim_order_copy));
+    ck_assert_ptr_eq(ls_op_copy_form(ls_op_get(LS_OP_view)), ls_op_get(LS_OP_view_copy));
+    ck_assert_ptr_eq(ls_op_copy_form(ls_op_get(LS_OP_permute)), ls_op_get(LS_OP_permute_copy));
+    ck_assert_ptr_eq(ls_op_copy_form(ls_op_get(LS_OP_slice_Tensor)), ls_op_get(LS_OP_slice_copy_Tensor));
+    ck_assert_ptr_eq(ls_op_copy_form(ls_op_get(LS_OP_reshape)), ls_op_get(LS_OP_view_copy));
+    ck_assert_ptr_null(ls_op_copy_form(a));
+}
+END_TEST
+
+START_TEST(normalize_fills_defaults_and_orders_by_schema)
+{
+    const ls_op *add = ls_op_get(LS_OP_add_Tensor);
+    ls_arg given[2] = {ls_arg_node(5), ls_arg_node(7)};
+    given[0].name = ls_intern("self");
+    given[1].name = ls_intern("other");
+    ls_arg *out;
+    uint16_t n;
+    ls_error err;
+    ck_assert_int_eq(ls_op_normalize_args(add, given, 2, &out, &n, &err), 0);
+    ck_assert_int_eq(n, 3);
+    ck_assert_uint_eq(out[0].v.node, 5);
+    ck_assert_uint_eq(out[1].v.node, 7);
+    ck_assert_int_eq(out[2].kind, LS_ARG_INT);
+    ck_assert_int_eq(out[2].v.i, 1);
+    ck_assert(out[2].flags & LS_ARGF_DEFAULT);
+    for (int i = 0; i < n; i++) ls_arg_free(&out[i]);
+    free(out);
+
+    /* keyword given before a positional one, by name */
+    ls_arg g2[2] = {ls_arg_int(2), ls_arg_node(3)};
+    g2[0].name = ls_intern("alpha");
+    g2[0].flags = LS_ARGF_KEYWORD;
+    g2[1].name = NULL;
+    ck_assert_int_eq(ls_op_normalize_args(add, g2, 2, &out, &n, &err), -1); /* other missing */
+    ck_assert(tu_contains(err.msg, "missing argument 'other'"));
+    ls_arg_free(&g2[0]);
+    ls_arg_free(&g2[1]);
+
+    ls_arg g3[1] = {ls_arg_node(1)};
+    g3[0].name = ls_intern("bogus");
+    ck_assert_int_eq(ls_op_normalize_args(add, g3, 1, &out, &n, &err), -1);
+    ck_assert(tu_contains(err.msg, "'bogus' is not in the schema of aten.add.Tensor"));
+}
+END_TEST
+
+static ls_program *chain(int len)
+{
+    ls_program *p = ls_program_new("m", LS_DIALECT_ATEN);
+    ls_node *x = ls_node_new(p, LS_NODE_PLACEHOLDER, "x", NULL);
+    ls_program_append(p, x);
+    uint32_t prev = x->id;
+    for (int i = 0; i < len; i++) {
+        const char *name = ls_program_unique_name(p, "add");
+        ls_node *n = ls_node_new(p, LS_NODE_CALL, name, "torch.ops.aten.add.Tensor");
+        n->op = ls_op_get(LS_OP_add_Tensor);
+        ls_arg *args = ls_calloc(2, sizeof *args);
+        args[0] = ls_arg_node(prev);
+        args[1] = ls_arg_node(x->id);
+        ls_node_set_args(n, args, 2);
+        ls_program_append(p, n);
+        prev = n->id;
+    }
+    ls_node *out = ls_node_new(p, LS_NODE_OUTPUT, "output", NULL);
+    ls_arg *oa = ls_calloc(1, sizeof *oa);
+    oa[0] = ls_arg_node(prev);
+    ls_node_set_args(out, oa, 1);
+    ls_program_append(p, out);
+    return p;
+}
+
+START_TEST(copies_share_nodes_until_edited)
+{
+    ls_program *p = chain(3);
+    ck_assert_uint_eq(p->n_nodes, 5);
+    ck_assert_str_eq(p->nodes[1]->name, "add");
+    ck_assert_str_eq(p->nodes[2]->name, "add_1");
+    ck_assert_str_eq(p->nodes[3]->name, "add_2");
+    ls_program *q = ls_program_copy(p);
+    ck_assert_ptr_eq(q->nodes[2], p->nodes[2]);
+    ls_node *e = ls_program_edit(q, 2);
+    ck_assert_ptr_ne(e, p->nodes[2]);
+    ck_assert_uint_eq(e->id, p->nodes[2]->id);
+    e->tag = ls_intern("tag0");
+    ck_assert_ptr_null(p->nodes[2]->tag);
+    ck_assert_ptr_eq(q->nodes[1], p->nodes[1]);
+    ls_program_unref(p);
+    ck_assert_str_eq(q->nodes[1]->name, "add"); /* survives the original */
+    ls_program_unref(q);
+}
+END_TEST
+
+START_TEST(users_come_in_graph_order_once_each)
+{
+    ls_program *p = chain(3);
+    uint32_t n;
+    const uint32_t *u = ls_program_users(p, 0, &n); /* x: used by every add */
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(u[0], 1);
+    ck_assert_uint_eq(u[1], 2);
+    ck_assert_uint_eq(u[2], 3);
+    u = ls_program_users(p, 3, &n);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(u[0], 4);
+    /* a node reading x twice counts once */
+    ls_node *first = ls_program_edit(p, 1);
+    first->args[0] = ls_arg_node(p->nodes[0]->id);
+    ls_program_users(p, 0, &n);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(ls_program_find(p, "add_1"), 2);
+    ck_assert_int_eq(ls_program_find(p, "nope"), -1);
+    ck_assert_int_eq(ls_program_pos(p, p->nodes[3]->id), 3);
+    /* replace uses: every add now reads add (pos 1) instead of x */
+    ls_program_replace_uses(p, p->nodes[0]->id, p->nodes[1]->id);
+    ls_program_users(p, 0, &n);
+    ck_assert_uint_eq(n, 0);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(namer_follows_fx)
+{
+    ls_program *p = chain(2);
+    ls_namer *nm = ls_namer_new(p);
+    ck_assert_str_eq(ls_namer_take(nm, "add"), "add_2");
+    ck_assert_str_eq(ls_namer_take(nm, "add"), "add_3");
+    ck_assert_str_eq(ls_namer_take(nm, "add_1"), "add_4");
+    ck_assert_str_eq(ls_namer_take(nm, "mul"), "mul");
+    ck_assert_str_eq(ls_namer_take(nm, "mul"), "mul_1");
+    ck_assert_str_eq(ls_namer_take(nm, "c_copy_0"), "c_copy_0");
+    ls_namer_free(nm);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(data_tables_share_tensors)
+{
+    ls_program *p = ls_program_new("m", LS_DIALECT_ATEN);
+    int64_t sz[1] = {4};
+    ls_tensor *t = ls_tensor_alloc(LS_DT_F32, 1, sz);
+    ls_program_put_constant(p, "c", t, NULL);
+    ls_program *q = ls_program_copy(p);
+    ck_assert_ptr_eq(ls_program_constant(q, "c")->t, t);
+    ck_assert_uint_eq(t->refs, 3);
+    ck_assert(ls_program_drop_constant(q, "c"));
+    ck_assert_ptr_null(ls_program_constant(q, "c"));
+    ck_assert_ptr_nonnull(ls_program_constant(p, "c"));
+    ck_assert_uint_eq(ls_program_weight_bytes(p), 16);
+    ls_tensor_unref(t);
+    ls_program_unref(p);
+    ls_program_unref(q);
+}
+END_TEST
+
+Suite *program_suite(void)
+{
+    Suite *s = suite_create("program");
+    TCase *tc = tcase_create("model");
+    tcase_add_test(tc, every_table_schema_parses);
+    tcase_add_test(tc, targets_of_both_dialects_map_to_one_entry);
+    tcase_add_test(tc, normalize_fills_defaults_and_orders_by_schema);
+    tcase_add_test(tc, copies_share_nodes_until_edited);
+    tcase_add_test(tc, users_come_in_graph_order_once_each);
+    tcase_add_test(tc, namer_follows_fx);
+    tcase_add_test(tc, data_tables_share_tensors);
+    suite_add_tcase(s, tc);
+    return s;
+}
