@@ -56,6 +56,7 @@ SCHEMAS = [
     "rsqrt(Tensor self) -> Tensor",
     "exp(Tensor self) -> Tensor",
     "sin(Tensor self) -> Tensor",
+    "atan2(Tensor self, Tensor other) -> Tensor",
     "cos(Tensor self) -> Tensor",
     "tanh(Tensor self) -> Tensor",
     "sigmoid(Tensor self) -> Tensor",
@@ -213,7 +214,7 @@ def infer(op, args, new_sym):
     (a dict name -> value)."""
     a = args
     name = op.split(".")[0]
-    if name in ("add", "sub", "mul", "div"):
+    if name in ("add", "sub", "mul", "div", "atan2"):
         return _promote(a["self"], a["other"]), broadcast(_shape(a["self"]), _shape(a["other"]))
     if name in ("gt", "le"):
         return BOOL, broadcast(_shape(a["self"]), _shape(a["other"]))

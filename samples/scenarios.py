@@ -17,8 +17,10 @@ def shared_constant():
     # torch would call the placeholder c_c; the scenario names it c, as in the PR's report
     c = p.constant("c", FLOAT, [4], [0.5, -1.0, 2.0, 0.25], name="c")
     x = p.user_input("x", FLOAT, [4])
-    with p.code("return torch.sin(self.c), (x + self.c) * self.c"):
-        s = p.op("sin", c)  # the first reader stays on the CPU
+    # The first reader stays on the CPU (the bundled backend has no trigonometry). It reads x
+    # too, so constant propagation cannot fold it away before partitioning.
+    with p.code("return torch.atan2(self.c, x), (x + self.c) * self.c"):
+        s = p.op("atan2", c, x)
         a = p.op("add.Tensor", x, c)
         m = p.op("mul.Tensor", a, c)
     p.output(s, m)
@@ -44,8 +46,9 @@ def two_delegates():
     offset = p.buffer("offset", FLOAT, [4], [0.2, 0.4, -0.6, 0.8])
     scale = p.constant("scale", FLOAT, [4], [1.5, 0.5, -1.0, 2.0])
     x = p.user_input("x", FLOAT, [4])
-    with p.code("s = torch.sin(self.scale), torch.sin(self.offset), torch.sin(self.weight)"):
-        readers = [p.op("sin", scale), p.op("sin", offset), p.op("sin", weight)]
+    # CPU readers first in graph order; they read x too, so constant propagation keeps them
+    with p.code("s = [torch.atan2(t, x) for t in (self.scale, self.offset, self.weight)]"):
+        readers = [p.op("atan2", scale, x), p.op("atan2", offset, x), p.op("atan2", weight, x)]
     h = _delegate_region(p, x, scale, offset, weight)
     with p.code("h = torch.cos(h)"):
         h = p.op("cos", h)  # not supported by the backend: splits the two regions

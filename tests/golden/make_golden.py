@@ -90,7 +90,7 @@ def rms_norm(x, w, eps=1e-5):
 
 def shared_constant(ar, dt, inputs):
     c, x = ar["c"].astype(dt), inputs["x"].astype(dt)
-    return [np.sin(c), (x + c) * c]
+    return [np.arctan2(c, x), (x + c) * c]
 
 
 def two_delegates(ar, dt, inputs):
@@ -99,8 +99,9 @@ def two_delegates(ar, dt, inputs):
     def region(h):
         return (((((h + s) * o + w) * s) + o) * w)
 
-    h = region(np.cos(region(inputs["x"].astype(dt))))
-    return [h, np.sin(s), np.sin(o), np.sin(w)]
+    x = inputs["x"].astype(dt)
+    h = region(np.cos(region(x)))
+    return [h, np.arctan2(s, x), np.arctan2(o, x), np.arctan2(w, x)]
 
 
 def folded_output(ar, dt, inputs):
