@@ -1,0 +1,517 @@
+/* Tests of the bundled delegate backend: its blob (round trip, the builder guard, what the
+ * writer refuses, corrupted blobs refused with a message and never a crash). Submodule programs
+ * are built by hand with program.h, shaped as to_backend leaves them (exir-semantics §6). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bundled_blob.h"
+#include "ops.h"
+#include "program.h"
+#include "testutil.h"
+
+/* ---- building submodule programs */
+
+static uint32_t add_ph(ls_program *p, const char *name, ls_dtype dt, int ndim, const int64_t *sizes)
+{
+    ls_node *n = ls_node_new(p, LS_NODE_PLACEHOLDER, name, NULL);
+    ls_tmeta m;
+    ls_tmeta_init(&m, dt, ndim, sizes);
+    ls_node_set_val(n, &m);
+    ls_program_append(p, n);
+    return n->id;
+}
+
+/* args are taken (their lists belong to the node afterwards) */
+static uint32_t add_call(ls_program *p, const char *name, ls_op_id opid, const ls_arg *args, int nargs, ls_dtype dt,
+                         int ndim, const int64_t *sizes)
+{
+    const ls_op *op = ls_op_get(opid);
+    ls_node *n = ls_node_new(p, LS_NODE_CALL, name, ls_op_target(op, LS_DIALECT_EDGE));
+    n->op = op;
+    n->dialect = LS_DIALECT_EDGE;
+    ls_arg *a = ls_calloc((size_t)nargs, sizeof *a);
+    for (int i = 0; i < nargs; i++) {
+        a[i] = args[i];
+        a[i].name = op->schema.params[i].name;
+    }
+    ls_node_set_args(n, a, (uint16_t)nargs);
+    ls_tmeta m;
+    ls_tmeta_init(&m, dt, ndim, sizes);
+    ls_node_set_val(n, &m);
+    ls_program_append(p, n);
+    return n->id;
+}
+
+static void add_output(ls_program *p, const uint32_t *ids, int n)
+{
+    ls_node *o = ls_node_new(p, LS_NODE_OUTPUT, "output", NULL);
+    ls_arg *a = ls_calloc((size_t)n, sizeof *a);
+    for (int i = 0; i < n; i++) a[i] = ls_arg_node(ids[i]);
+    ls_node_set_args(o, a, (uint16_t)n);
+    ls_program_append(p, o);
+}
+
+static ls_input_spec in_spec(ls_input_kind kind, const char *name, const char *target)
+{
+    ls_input_spec s = {.kind = (uint8_t)kind, .name = ls_intern(name), .target = ls_intern(target), .persistent = true};
+    return s;
+}
+
+static ls_output_spec out_spec(ls_output_kind kind, const char *name, const char *target)
+{
+    ls_output_spec s = {.kind = (uint8_t)kind, .name = ls_intern(name), .target = ls_intern(target)};
+    return s;
+}
+
+static ls_tensor *tensor_f32(int ndim, const int64_t *sizes, const float *v)
+{
+    ls_tensor *t = ls_tensor_alloc(LS_DT_F32, ndim, sizes);
+    if (v) memcpy(t->data, v, t->nbytes);
+    return t;
+}
+
+static ls_arg scalar_one(void)
+{
+    return ls_arg_int(1);
+}
+
+/* x:[2,3] user input; c (tensor constant) and w (parameter) consumed:
+ * out = (x + c) + w */
+static ls_program *chain_program(void)
+{
+    static const int64_t s23[] = {2, 3};
+    ls_program *p = ls_program_new("lowered_module_0", LS_DIALECT_EDGE);
+    uint32_t c = add_ph(p, "c_c", LS_DT_F32, 2, s23);
+    uint32_t w = add_ph(p, "p_w", LS_DT_F32, 2, s23);
+    uint32_t x = add_ph(p, "x", LS_DT_F32, 2, s23);
+    ls_arg a1[] = {ls_arg_node(x), ls_arg_node(c), scalar_one()};
+    uint32_t add = add_call(p, "aten_add_tensor", LS_OP_add_Tensor, a1, 3, LS_DT_F32, 2, s23);
+    ls_arg a2[] = {ls_arg_node(add), ls_arg_node(w), scalar_one()};
+    uint32_t add1 = add_call(p, "aten_add_tensor_1", LS_OP_add_Tensor, a2, 3, LS_DT_F32, 2, s23);
+    add_output(p, &add1, 1);
+    ls_input_spec ins[] = {in_spec(LS_IN_CONSTANT_TENSOR, "c_c", "c"), in_spec(LS_IN_PARAMETER, "p_w", "w"),
+                           in_spec(LS_IN_USER_INPUT, "x", NULL)};
+    ls_program_set_inputs(p, ins, 3);
+    ls_output_spec outs[] = {out_spec(LS_OUT_USER_OUTPUT, "aten_add_tensor_1", NULL)};
+    ls_program_set_outputs(p, outs, 1);
+    const float cv[] = {1, 2, 3, 4, 5, 6}, wv[] = {10, 20, 30, 40, 50, 60};
+    ls_tensor *ct = tensor_f32(2, s23, cv), *wt = tensor_f32(2, s23, wv);
+    ls_program_put_constant(p, "c", ct, NULL);
+    ls_program_put_state(p, "w", wt, NULL);
+    ls_tensor_unref(ct);
+    ls_tensor_unref(wt);
+    return p;
+}
+
+/* exir-semantics §9 test 10 with a [4,3] cache: q:[1,3], k_val:[1,3], input_pos:[1] int64;
+ * cache[input_pos] = k_val (BUFFER_MUTATION), out = mm(cache, q^T) */
+static ls_program *kv_program(void)
+{
+    static const int64_t s43[] = {4, 3}, s13[] = {1, 3}, s31[] = {3, 1}, s41[] = {4, 1}, s1[] = {1};
+    ls_program *p = ls_program_new("lowered_module_0", LS_DIALECT_EDGE);
+    uint32_t cache = add_ph(p, "b_cache", LS_DT_F32, 2, s43);
+    uint32_t q = add_ph(p, "q", LS_DT_F32, 2, s13);
+    uint32_t k = add_ph(p, "k_val", LS_DT_F32, 2, s13);
+    uint32_t pos = add_ph(p, "input_pos", LS_DT_I64, 1, s1);
+    const int64_t perm[] = {1, 0};
+    ls_arg a1[] = {ls_arg_node(q), ls_arg_ints(perm, 2)};
+    uint32_t qt = add_call(p, "aten_permute_copy_default", LS_OP_permute_copy, a1, 2, LS_DT_F32, 2, s31);
+    ls_arg a2[] = {ls_arg_node(cache), ls_arg_nodes(&pos, 1, true), ls_arg_node(k), ls_arg_bool(false)};
+    uint32_t put = add_call(p, "aten_index_put_default", LS_OP_index_put, a2, 4, LS_DT_F32, 2, s43);
+    ls_arg a3[] = {ls_arg_node(put), ls_arg_node(qt)};
+    uint32_t mm = add_call(p, "aten_mm_default", LS_OP_mm, a3, 2, LS_DT_F32, 2, s41);
+    const uint32_t outs_ids[] = {put, mm};
+    add_output(p, outs_ids, 2);
+    ls_input_spec ins[] = {in_spec(LS_IN_BUFFER, "b_cache", "cache"), in_spec(LS_IN_USER_INPUT, "q", NULL),
+                           in_spec(LS_IN_USER_INPUT, "k_val", NULL), in_spec(LS_IN_USER_INPUT, "input_pos", NULL)};
+    ls_program_set_inputs(p, ins, 4);
+    ls_output_spec outs[] = {out_spec(LS_OUT_BUFFER_MUTATION, "aten_index_put_default", "cache"),
+                             out_spec(LS_OUT_USER_OUTPUT, "aten_mm_default", NULL)};
+    ls_program_set_outputs(p, outs, 2);
+    ls_tensor *ct = tensor_f32(2, s43, NULL);
+    ls_program_put_state(p, "cache", ct, NULL);
+    ls_tensor_unref(ct);
+    return p;
+}
+
+/* x:[4] user input; x[c_mask] with a constant boolean mask */
+static ls_program *mask_program(void)
+{
+    static const int64_t s4[] = {4}, s2[] = {2};
+    ls_program *p = ls_program_new("lowered_module_1", LS_DIALECT_EDGE);
+    uint32_t m = add_ph(p, "c_mask", LS_DT_BOOL, 1, s4);
+    uint32_t x = add_ph(p, "x", LS_DT_F32, 1, s4);
+    ls_arg a[] = {ls_arg_node(x), ls_arg_nodes(&m, 1, true)};
+    uint32_t idx = add_call(p, "aten_index_tensor", LS_OP_index_Tensor, a, 2, LS_DT_F32, 1, s2);
+    add_output(p, &idx, 1);
+    ls_input_spec ins[] = {in_spec(LS_IN_CONSTANT_TENSOR, "c_mask", "mask"), in_spec(LS_IN_USER_INPUT, "x", NULL)};
+    ls_program_set_inputs(p, ins, 2);
+    ls_output_spec outs[] = {out_spec(LS_OUT_USER_OUTPUT, "aten_index_tensor", NULL)};
+    ls_program_set_outputs(p, outs, 1);
+    ls_tensor *mt = ls_tensor_alloc(LS_DT_BOOL, 1, s4);
+    ((uint8_t *)mt->data)[0] = 1;
+    ((uint8_t *)mt->data)[2] = 1;
+    ls_program_put_constant(p, "mask", mt, NULL);
+    ls_tensor_unref(mt);
+    return p;
+}
+
+static ls_blob *encode_ok(const ls_program *p)
+{
+    ls_blob *b = NULL;
+    ls_error err = {{0}};
+    int rc = ls_bb_encode(p, &b, &err);
+    ck_assert_msg(rc == 0, "encode failed: %s", err.msg);
+    return b;
+}
+
+static ls_blob *blob_copy(const ls_blob *b, size_t size)
+{
+    ls_blob *c = ls_blob_new(size);
+    memcpy(c->data, b->data, size < b->size ? size : b->size);
+    return c;
+}
+
+/* ---- the blob */
+
+START_TEST(blob_round_trip_keeps_graph_and_data)
+{
+    ls_program *p = kv_program();
+    ls_blob *b = encode_ok(p);
+    ck_assert_mem_eq(b->data, "LSBB", 4);
+    ck_assert_uint_eq(((uintptr_t)b->data) % 64, 0);
+    ls_bb_graph *g;
+    ls_error err;
+    ck_assert_msg(ls_bb_decode(b, &g, &err) == 0, "%s", err.msg);
+    ck_assert_str_eq(g->name, "lowered_module_0");
+    ck_assert_uint_eq(g->n_nodes, p->n_nodes - 1);
+    ck_assert_uint_eq(g->n_inputs, 3);
+    ck_assert_uint_eq(g->n_constants, 0);
+    ck_assert_uint_eq(g->n_states, 1);
+    ck_assert_str_eq(g->states[0].name, "cache");
+    ck_assert_uint_eq(g->states[0].offset % 64, 0);
+    ck_assert_uint_eq(g->states[0].nbytes, 4 * 3 * 4);
+    ck_assert_uint_eq(g->role[0], LS_BB_STATE);
+    for (uint32_t k = 0; k < 3; k++) ck_assert_uint_eq(g->inputs[k], k + 1);
+    /* Nodes were built with ids 1..n in order, so decoded ids and arguments equal the originals. */
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const ls_node *a = p->nodes[i], *d = g->nodes[i];
+        ck_assert_uint_eq(d->id, a->id);
+        ck_assert_str_eq(d->name, a->name);
+        ck_assert_int_eq(d->kind, a->kind);
+        ck_assert_ptr_eq(d->op, a->op);
+        ck_assert_ptr_eq(d->target, a->target);
+        ck_assert_uint_eq(d->nargs, a->nargs);
+        for (uint16_t k = 0; k < a->nargs; k++) {
+            ck_assert(ls_arg_equal(&d->args[k], &a->args[k]));
+            ck_assert_ptr_eq(d->args[k].name, a->args[k].name);
+        }
+        ck_assert_uint_eq(d->nvals, 1);
+        ck_assert(ls_tmeta_equal(&d->vals[0], &a->vals[0]));
+    }
+    ck_assert_uint_eq(g->n_outputs, 2);
+    ck_assert_uint_eq(g->n_user_outputs, 1);
+    ck_assert_int_eq(g->outputs[0].kind, LS_BB_OUT_STATE);
+    ck_assert_uint_eq(g->outputs[0].state, 0);
+    ck_assert_int_eq(g->outputs[1].kind, LS_BB_OUT_USER);
+    ck_assert_uint_eq(g->output->args[0].v.node, p->nodes[5]->id);
+    ck_assert_uint_eq(g->output->args[1].v.node, p->nodes[6]->id);
+    ls_bb_graph_free(g);
+    ls_blob_unref(b);
+    ls_program_unref(p);
+
+    /* constants keep their bytes */
+    p = chain_program();
+    b = encode_ok(p);
+    ck_assert_msg(ls_bb_decode(b, &g, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(g->n_constants, 2);
+    ck_assert_str_eq(g->constants[0].name, "c");
+    ck_assert_str_eq(g->constants[1].name, "w");
+    ck_assert_mem_eq(b->data + g->constants[0].offset, ls_program_constant(p, "c")->t->data, 24);
+    ck_assert_mem_eq(b->data + g->constants[1].offset, ls_program_state(p, "w")->t->data, 24);
+    ck_assert_uint_eq(g->constants[1].offset % 64, 0);
+    ls_bb_graph_free(g);
+    ls_blob_unref(b);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(builder_guard_refuses_second_placeholder_for_a_target)
+{
+    /* exir-semantics D9: c_k and c_k_copy_0 both name constant k */
+    static const int64_t s2[] = {2};
+    ls_program *p = ls_program_new("lowered_module_0", LS_DIALECT_EDGE);
+    uint32_t k0 = add_ph(p, "c_k", LS_DT_F32, 1, s2);
+    uint32_t k1 = add_ph(p, "c_k_copy_0", LS_DT_F32, 1, s2);
+    uint32_t x = add_ph(p, "x", LS_DT_F32, 1, s2);
+    ls_arg a1[] = {ls_arg_node(x), ls_arg_node(k0), scalar_one()};
+    uint32_t s = add_call(p, "aten_add_tensor", LS_OP_add_Tensor, a1, 3, LS_DT_F32, 1, s2);
+    ls_arg a2[] = {ls_arg_node(s), ls_arg_node(k1)};
+    uint32_t m = add_call(p, "aten_mul_tensor", LS_OP_mul_Tensor, a2, 2, LS_DT_F32, 1, s2);
+    add_output(p, &m, 1);
+    ls_input_spec ins[] = {in_spec(LS_IN_CONSTANT_TENSOR, "c_k", "k"), in_spec(LS_IN_CONSTANT_TENSOR, "c_k_copy_0", "k"),
+                           in_spec(LS_IN_USER_INPUT, "x", NULL)};
+    ls_program_set_inputs(p, ins, 3);
+    ls_output_spec outs[] = {out_spec(LS_OUT_USER_OUTPUT, "aten_mul_tensor", NULL)};
+    ls_program_set_outputs(p, outs, 1);
+    ls_tensor *t = tensor_f32(1, s2, NULL);
+    ls_program_put_constant(p, "k", t, NULL);
+    ls_tensor_unref(t);
+    ls_blob *b = (ls_blob *)1;
+    ls_error err;
+    ck_assert_int_eq(ls_bb_encode(p, &b, &err), -1);
+    ck_assert_ptr_null(b);
+    ck_assert_msg(tu_contains(err.msg, "placeholder c_k_copy_0 names tensor_constant target 'k', which already has a "
+                                       "slot (placeholder c_k)"),
+                  "%s", err.msg);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(writer_refuses_what_it_cannot_carry)
+{
+    ls_error err;
+    ls_blob *b;
+    /* weights absent */
+    ls_program *p = chain_program();
+    ls_program_put_constant(p, "c", NULL, &ls_program_constant(p, "c")->meta);
+    ck_assert_int_eq(ls_bb_encode(p, &b, &err), -1);
+    ck_assert_msg(tu_contains(err.msg, "placeholder c_c: 'c' has no data"), "%s", err.msg);
+    ls_program_unref(p);
+
+    /* data that does not match the placeholder */
+    p = chain_program();
+    static const int64_t s3[] = {3};
+    ls_tensor *t = tensor_f32(1, s3, NULL);
+    ls_program_put_state(p, "w", t, NULL);
+    ls_tensor_unref(t);
+    ck_assert_int_eq(ls_bb_encode(p, &b, &err), -1);
+    ck_assert_msg(tu_contains(err.msg, "placeholder p_w declares float32[2, 3] but 'w' holds float32[3]"), "%s", err.msg);
+    ls_program_unref(p);
+
+    /* an unknown op */
+    p = chain_program();
+    ls_node *n = ls_program_edit(p, 3);
+    n->op = NULL;
+    n->target = ls_intern("torch.ops.mylib.frob.default");
+    ck_assert_int_eq(ls_bb_encode(p, &b, &err), -1);
+    ck_assert_msg(tu_contains(err.msg, "node aten_add_tensor: unknown operator torch.ops.mylib.frob.default"), "%s",
+                  err.msg);
+    ls_program_unref(p);
+
+    /* a reference to a node defined later */
+    p = chain_program();
+    n = ls_program_edit(p, 3);
+    n->args[0].v.node = p->nodes[4]->id;
+    ls_program_touch(p);
+    ck_assert_int_eq(ls_bb_encode(p, &b, &err), -1);
+    ck_assert_msg(tu_contains(err.msg, "node aten_add_tensor uses node id 5, which is not defined before it"), "%s",
+                  err.msg);
+    ls_program_unref(p);
+
+    /* a mutation of a buffer the submodule did not consume */
+    p = kv_program();
+    ls_output_spec outs[] = {out_spec(LS_OUT_BUFFER_MUTATION, "aten_index_put_default", "other"),
+                             out_spec(LS_OUT_USER_OUTPUT, "aten_mm_default", NULL)};
+    ls_program_set_outputs(p, outs, 2);
+    ck_assert_int_eq(ls_bb_encode(p, &b, &err), -1);
+    ck_assert_msg(tu_contains(err.msg, "output 0 mutates buffer 'other', which the submodule did not consume"), "%s",
+                  err.msg);
+    ls_program_unref(p);
+}
+END_TEST
+
+/* Decodes a blob expected to be refused; the message must say what is wrong. */
+static void refused(const ls_blob *b, const char *expect)
+{
+    ls_bb_graph *g = NULL;
+    ls_error err = {{0}};
+    int rc = ls_bb_decode(b, &g, &err);
+    ck_assert_msg(rc == -1, "blob accepted, expected: %s", expect);
+    ck_assert_ptr_null(g);
+    ck_assert_msg(tu_contains(err.msg, expect), "expected '%s' in: %s", expect, err.msg);
+}
+
+static void put32(uint8_t *at, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) at[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *at, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) at[i] = (uint8_t)(v >> (8 * i));
+}
+
+static size_t find(const ls_blob *b, const char *s)
+{
+    size_t n = strlen(s);
+    for (size_t i = 0; i + n <= b->size; i++)
+        if (memcmp(b->data + i, s, n) == 0) return i;
+    ck_abort_msg("'%s' not in the blob", s);
+    return 0;
+}
+
+START_TEST(corrupted_blobs_are_refused_with_a_message)
+{
+    ls_program *p = chain_program();
+    ls_blob *good = encode_ok(p);
+    ls_blob *b;
+
+    b = blob_copy(good, good->size);
+    b->data[1] = 'X';
+    refused(b, "bad magic");
+    ls_blob_unref(b);
+
+    b = blob_copy(good, good->size);
+    put32(b->data + 4, 2);
+    refused(b, "format version 2, this build reads version 1 only");
+    ls_blob_unref(b);
+
+    b = blob_copy(good, good->size - 1);
+    refused(b, "truncated or padded");
+    ls_blob_unref(b);
+    b = blob_copy(good, 10);
+    refused(b, "shorter than its 64-byte header");
+    ls_blob_unref(b);
+
+    b = blob_copy(good, good->size);
+    b->data[b->size - 1] ^= 1; /* a byte of tensor data */
+    refused(b, "checksum mismatch");
+    ls_blob_unref(b);
+
+    /* Past the checksum (resealed): the structure itself is checked. */
+    b = blob_copy(good, good->size);
+    put64(b->data + 32, 1u << 30); /* graph section larger than the blob */
+    ls_bb_seal(b);
+    refused(b, "graph section at 64");
+    ls_blob_unref(b);
+
+    b = blob_copy(good, good->size);
+    put64(b->data + 40, 65); /* misaligned data section */
+    ls_bb_seal(b);
+    refused(b, "data section at 65");
+    ls_blob_unref(b);
+
+    b = blob_copy(good, good->size);
+    memcpy(b->data + find(b, "aten.add.Tensor"), "aten.adX", 8);
+    ls_bb_seal(b);
+    refused(b, "node aten_add_tensor: unknown operator 'aten.adX.Tensor'");
+    ls_blob_unref(b);
+
+    /* the first add's first argument (x, node 2) made to point at node 4 (itself) */
+    b = blob_copy(good, good->size);
+    size_t at = find(b, "aten.add.Tensor") + strlen("aten.add.Tensor") + 2 /* nargs */ + 2 /* kind, flags */;
+    ck_assert_uint_eq(b->data[at], 2);
+    put32(b->data + at, 3);
+    ls_bb_seal(b);
+    refused(b, "node reference 3 is not a node defined before this one (3 are)");
+    ls_blob_unref(b);
+
+    /* the first constant ("c", float32[2, 3]) claims 25 bytes, then a size of 1000 */
+    size_t entry = 64 + 4 + strlen("lowered_module_0") + 1 + 5 * 4; /* name, dialect, counts */
+    ck_assert_mem_eq(good->data + entry + 4, "c", 1);
+    size_t sizes_at = entry + 4 + 1 + 2, nbytes_at = sizes_at + 2 * 8 + 8;
+    b = blob_copy(good, good->size);
+    put64(b->data + nbytes_at, 25);
+    ls_bb_seal(b);
+    refused(b, "tensor 'c' is float32[2, 3] (24 bytes) but its data is 25 bytes");
+    ls_blob_unref(b);
+    b = blob_copy(good, good->size);
+    put64(b->data + nbytes_at - 8, 128); /* offset: past the 128-byte data section */
+    ls_bb_seal(b);
+    refused(b, "tensor 'c': bytes 128..152 lie outside the 128-byte data section");
+    ls_blob_unref(b);
+    b = blob_copy(good, good->size);
+    put64(b->data + sizes_at, (uint64_t)1 << 62);
+    ls_bb_seal(b);
+    refused(b, "more than the 128 bytes allowed");
+    ls_blob_unref(b);
+    /* a huge count must be refused before anything is allocated */
+    b = blob_copy(good, good->size);
+    put32(b->data + entry - 20, 0xFFFFFFFFu);
+    ls_bb_seal(b);
+    refused(b, "4294967295 constants cannot fit");
+    ls_blob_unref(b);
+
+    ls_blob_unref(good);
+    ls_program_unref(p);
+}
+END_TEST
+
+/* Every byte of the graph section altered (and the blob resealed) and every truncation: the
+ * decoder fails with a "bundled blob:" message or decodes something consistent; it never
+ * crashes or reads out of bounds (this suite runs under ASan too). */
+START_TEST(altered_blobs_never_crash_the_decoder)
+{
+    ls_program *progs[] = {chain_program(), kv_program(), mask_program()};
+    static const uint8_t values[] = {0x00, 0xFF, 0x01, 0x80, 0x7F};
+    uint64_t rng = 0x9E3779B97F4A7C15u;
+    for (int pi = 0; pi < 3; pi++) {
+        ls_blob *good = encode_ok(progs[pi]);
+        uint64_t gsize = 0;
+        for (int i = 0; i < 8; i++) gsize |= (uint64_t)good->data[32 + i] << (8 * i);
+        int refused_count = 0, tries = 0;
+        for (size_t at = 64; at < 64 + gsize; at++) {
+            for (size_t v = 0; v < sizeof values; v++) {
+                if (good->data[at] == values[v]) continue;
+                ls_blob *b = blob_copy(good, good->size);
+                b->data[at] = values[v];
+                ls_bb_seal(b);
+                ls_bb_graph *g = NULL;
+                ls_error err = {{0}};
+                tries++;
+                if (ls_bb_decode(b, &g, &err) != 0) {
+                    ck_assert_msg(strncmp(err.msg, "bundled blob: ", 14) == 0, "%s", err.msg);
+                    refused_count++;
+                } else {
+                    ls_bb_graph_free(g);
+                }
+                ls_blob_unref(b);
+            }
+        }
+        ck_assert_int_gt(refused_count, tries / 2);
+        for (int it = 0; it < 1500; it++) { /* several random bytes at once */
+            ls_blob *b = blob_copy(good, good->size);
+            int k = 1 + (int)(rng % 4);
+            for (int j = 0; j < k; j++) {
+                rng = rng * 6364136223846793005u + 1442695040888963407u;
+                b->data[64 + (rng >> 33) % gsize] = (uint8_t)(rng >> 17);
+            }
+            ls_bb_seal(b);
+            ls_bb_graph *g = NULL;
+            ls_error err;
+            if (ls_bb_decode(b, &g, &err) == 0) ls_bb_graph_free(g);
+            ls_blob_unref(b);
+        }
+        for (size_t len = 0; len < good->size; len++) { /* truncated, header patched to match */
+            ls_blob *b = blob_copy(good, len);
+            if (len >= 64) {
+                put64(b->data + 16, len);
+                if (len < 64 + gsize) put64(b->data + 32, len - 64);
+                ls_bb_seal(b);
+            }
+            ls_bb_graph *g = NULL;
+            ls_error err;
+            ck_assert_int_eq(ls_bb_decode(b, &g, &err), -1);
+            ls_blob_unref(b);
+        }
+        ls_blob_unref(good);
+        ls_program_unref(progs[pi]);
+    }
+}
+END_TEST
+
+Suite *bundled_backend_suite(void)
+{
+    Suite *s = suite_create("bundled_backend");
+    TCase *tc = tcase_create("blob");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, blob_round_trip_keeps_graph_and_data);
+    tcase_add_test(tc, builder_guard_refuses_second_placeholder_for_a_target);
+    tcase_add_test(tc, writer_refuses_what_it_cannot_carry);
+    tcase_add_test(tc, corrupted_blobs_are_refused_with_a_message);
+    tcase_add_test(tc, altered_blobs_never_crash_the_decoder);
+    suite_add_tcase(s, tc);
+    return s;
+}
