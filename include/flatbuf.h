@@ -64,8 +64,9 @@ int ls_fb_push(ls_fb_reader *r, const char *fmt, ...) LS_PRINTF(2, 3);
 void ls_fb_pop(ls_fb_reader *r);
 /* Fails with "NAME: PATH[.field]: message (byte pos)"; field may be NULL. Returns -1. */
 int ls_fb_fail(ls_fb_reader *r, const char *field, uint32_t pos, const char *fmt, ...) LS_PRINTF(4, 5);
-/* Counts bytes the caller is about to copy out; fails when the total passes max_copied, so
- * offsets that share one big vector many times cannot make a small file take gigabytes. */
+/* Counts bytes the caller is about to copy out or allocate for what it reads; fails when the
+ * total passes max_copied (8x the buffer + 1 MiB), so offsets that share one big vector or
+ * table many times cannot make a small file take gigabytes. */
 int ls_fb_charge(ls_fb_reader *r, const char *field, uint64_t bytes);
 
 /* Field access. Each returns 1 when the field is present, 0 when absent (outputs untouched, or
@@ -94,8 +95,8 @@ int ls_fb_union(ls_fb_reader *r, const ls_fb_table *t, unsigned type_slot, const
                 ls_fb_table *sub);
 
 /* Elements of a verified vector. Tables/strings: the element is a uoffset, followed and checked
- * (the message names field[i]; field NULL when the caller already pushed it). Scalars: copy all n elements to dst (host order), charging the
- * bytes; dst must hold n * elem_size bytes. */
+ * (the message names field[i]; field NULL when the caller already pushed it). Scalars: copy
+ * all n elements to dst (host order), charging the bytes; dst must hold n * elem_size bytes. */
 int ls_fb_vec_table(ls_fb_reader *r, const ls_fb_vec *v, uint32_t i, const char *field, ls_fb_table *t);
 int ls_fb_vec_string(ls_fb_reader *r, const ls_fb_vec *v, uint32_t i, const char *field, const char **s,
                      uint32_t *len);

@@ -41,7 +41,8 @@ int ls_fb_reader_init(ls_fb_reader *r, const void *buf, size_t size, const char 
     /* Every distinct table takes at least 4 bytes; allow some sharing on top. Past this the
      * offsets must be shared or cyclic on purpose. */
     r->max_tables = (uint64_t)size / 2 + 256;
-    r->max_copied = (uint64_t)size * 4 + 65536;
+    /* Real programs copy out 1-2.5x their flatbuffer size (arrays of structs included). */
+    r->max_copied = (uint64_t)size * 8 + ((uint64_t)1 << 20);
     return 0;
 }
 
@@ -131,7 +132,10 @@ int ls_fb_root(ls_fb_reader *r, const char *ident, ls_fb_table *root)
         return ls_fb_fail(r, NULL, NO_POS, "%u bytes is too short for a flatbuffer", r->size);
     if (ident && memcmp(r->buf + 4, ident, 4) != 0) {
         char got[5];
-        for (int i = 0; i < 4; i++) got[i] = (r->buf[4 + i] >= 0x20 && r->buf[4 + i] < 0x7f) ? (char)r->buf[4 + i] : '?';
+        for (int i = 0; i < 4; i++) {
+            uint8_t c = r->buf[4 + i];
+            got[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+        }
         got[4] = 0;
         return ls_fb_fail(r, NULL, 4, "file identifier is \"%s\", expected \"%.4s\"", got, ident);
     }

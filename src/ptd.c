@@ -127,7 +127,8 @@ static int parse_header(const uint8_t *h, size_t avail, const char *name, ls_ptd
 {
     if (avail < 8) return ls_fail(err, "%s: FH01 header: file ends inside it", name);
     uint32_t len = ls_fb_le32(h + 4);
-    if (len < FH_MIN_LENGTH) return ls_fail(err, "%s: FH01 header: length %u is less than %d", name, len, FH_MIN_LENGTH);
+    if (len < FH_MIN_LENGTH)
+        return ls_fail(err, "%s: FH01 header: length %u is less than %d", name, len, FH_MIN_LENGTH);
     if (len > avail) return ls_fail(err, "%s: FH01 header: file ends inside it", name);
     d->has_header = true;
     d->flatbuffer_offset = ls_fb_le64(h + 8);
@@ -185,7 +186,8 @@ int ls_ptd_read_bytes(const uint8_t *data, size_t size, const char *name, ls_ptd
         /* The identifier cannot tell the layouts apart: give the other one a chance. */
         if (try_layout(fb, fb_size, name, !feb, &d, &second) < 0) {
             size_t nl = strlen(name);
-            const char *why = strncmp(first.msg, name, nl) == 0 && first.msg[nl] == ':' && first.msg[nl + 1] == ' ' ? first.msg + nl + 2 : first.msg;
+            bool named = strncmp(first.msg, name, nl) == 0 && first.msg[nl] == ':' && first.msg[nl + 1] == ' ';
+            const char *why = named ? first.msg + nl + 2 : first.msg; /* do not name the file twice */
             ls_fail(err, "%s: fits neither FlatTensor layout; read as the %s layout: %s", name,
                     feb ? "Feb-2025" : "current", why);
             goto fail;

@@ -130,7 +130,8 @@ static const char *name_of(int v, const char *const *names, int n)
 {
     return v >= 0 && v < n ? names[v] : NULL;
 }
-#define NAME(v, ...) name_of(v, (const char *const[]){__VA_ARGS__}, sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))
+#define NAME(v, ...) \
+    name_of(v, (const char *const[]){__VA_ARGS__}, sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))
 
 /* Vectors of scalars, given as (pointer, count, present). */
 #define K_VEC(w, k, vec, fmt, cast)                                                   \
@@ -189,7 +190,8 @@ static void tensor_json(jw *w, const ls_pte_tensor *t)
         close_(w, '}');
     }
     k_int(w, "layout", t->layout);
-    k_enum(w, "shape_dynamism", t->shape_dynamism, NAME(t->shape_dynamism, "STATIC", "DYNAMIC_BOUND", "DYNAMIC_UNBOUND"));
+    k_enum(w, "shape_dynamism", t->shape_dynamism,
+           NAME(t->shape_dynamism, "STATIC", "DYNAMIC_BOUND", "DYNAMIC_UNBOUND"));
     if (t->has_extra_tensor_info) {
         const ls_pte_extra_tensor_info *x = &t->extra_tensor_info;
         key(w, "extra_tensor_info");

@@ -38,7 +38,8 @@ int lsp_read_scalars(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const
 }
 
 /* A vector of tables: the array is sized from the verified element count (so it fits in the
- * file), zeroed so a failure half way leaves something the free functions can free. */
+ * file) and charged to the reader's budget (elements may all share one table), zeroed so a
+ * failure half way leaves something the free functions can free. */
 int lsp_read_tables(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const char *field, size_t esize,
                     lsp_read_fn fn, void **v, uint32_t *n, bool *present)
 {
@@ -46,6 +47,7 @@ int lsp_read_tables(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const 
     int rc = ls_fb_vector_field(r, t, slot, field, 4, &vec);
     if (rc <= 0) return rc;
     *present = true;
+    if (ls_fb_charge(r, field, (uint64_t)vec.n * esize) < 0) return -1;
     *v = vec.n ? ls_calloc(vec.n, esize) : NULL;
     *n = vec.n;
     for (uint32_t i = 0; i < vec.n; i++) {
@@ -127,7 +129,8 @@ static int read_value(ls_fb_reader *r, const ls_fb_table *t, void *out)
     ls_fb_table v;
     int rc = ls_fb_union(r, t, 0, "val", &tag, &v);
     TRY(rc);
-    if (tag > LS_PTE_VAL_OPTIONAL_TENSOR_LIST) return ls_fb_fail(r, "val_type", t->pos, "unknown KernelTypes tag %u", tag);
+    if (tag > LS_PTE_VAL_OPTIONAL_TENSOR_LIST)
+        return ls_fb_fail(r, "val_type", t->pos, "unknown KernelTypes tag %u", tag);
     if (tag == LS_PTE_VAL_NONE) return 0; /* a value table without a tag means nothing */
     if (rc == 0)
         return ls_fb_fail(r, "val", t->pos, "val_type is %s but the value table is missing", ls_pte_val_kind_name(tag));
@@ -352,8 +355,8 @@ int lsp_copy_segments(const uint8_t *data, uint64_t base, uint64_t end, bool hav
         ls_pte_blob *b = &(*blobs)[i];
         if (s->size == 0) continue;
         if (!have_base)
-            return ls_fail(err, "%s: segments[%u]: %llu bytes of segment data, but the file has no header saying "
-                           "where segments start", name, i, (unsigned long long)s->size);
+            return ls_fail(err, "%s: segments[%u]: %llu bytes of segment data, but the file's header gives no "
+                           "segment base offset (where segments start)", name, i, (unsigned long long)s->size);
         uint64_t seg_end;
         if (__builtin_add_overflow(s->offset, s->size, &seg_end) || __builtin_add_overflow(seg_end, base, &seg_end) ||
             seg_end > end)
@@ -380,7 +383,8 @@ static int parse_extended_header(const uint8_t *data, size_t size, ls_pte *p, co
     if (size < 16 || memcmp(data + 8, "eh00", 4) != 0) return 0;
     uint32_t len = ls_fb_le32(data + 12);
     if (len < 24) return ls_fail(err, "%s: extended header: length %u is less than the 24 bytes it needs", name, len);
-    if ((uint64_t)len + 8 > size) return ls_fail(err, "%s: extended header: file ends inside it (%zu bytes)", name, size);
+    if ((uint64_t)len + 8 > size)
+        return ls_fail(err, "%s: extended header: file ends inside it (%zu bytes)", name, size);
     p->has_extended_header = true;
     p->header_length = len;
     p->program_size = ls_fb_le64(data + 16);

@@ -114,7 +114,8 @@ static int check_tensor(const ls_pte *p, const ls_pte_plan *plan, const ls_pte_t
                            "%llu does not exist (%u mutable_data_segments)", name, where, (unsigned long long)m,
                            p->mutable_data_segments.n);
         if (idx >= p->mutable_data_segments.v[m].offsets.n)
-            return ls_fail(err, "%s: %s.data_buffer_idx: %u is out of range (%u offsets in mutable_data_segments[%llu])",
+            return ls_fail(err,
+                           "%s: %s.data_buffer_idx: %u is out of range (%u offsets in mutable_data_segments[%llu])",
                            name, where, idx, p->mutable_data_segments.v[m].offsets.n, (unsigned long long)m);
         return 0;
     }
@@ -159,7 +160,10 @@ static int check_plan(const ls_pte *p, const ls_pte_plan *plan, uint32_t pi, con
             rc = check_indices(v->tensor_list.v, v->tensor_list.n, nv, v->kind == LS_PTE_VAL_OPTIONAL_TENSOR_LIST, name,
                                where, "value", err);
             break;
-        default: break;
+        default:
+            if ((unsigned)v->kind > LS_PTE_VAL_OPTIONAL_TENSOR_LIST)
+                rc = ls_fail(err, "%s: %s_type: unknown KernelTypes tag %d", name, where, (int)v->kind);
+            break;
         }
         if (rc < 0) return -1;
     }
@@ -211,7 +215,10 @@ static int check_plan(const ls_pte *p, const ls_pte_plan *plan, uint32_t pi, con
                 snprintf(where, sizeof where, "%s.value_index", at);
                 rc = check_index(in->free_call.value_index, nv, name, where, "value", err);
                 break;
-            default: break;
+            default:
+                if ((unsigned)in->kind > LS_PTE_FREE_CALL)
+                    rc = ls_fail(err, "%s: %s_type: unknown InstructionArguments tag %d", name, at, (int)in->kind);
+                break;
             }
             if (rc < 0) return -1;
         }

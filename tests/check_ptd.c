@@ -75,7 +75,8 @@ START_TEST(external_tensors_resolve)
         /* the program asking for another shape is refused with both layouts named */
         v->tensor.sizes.v[0] = 3;
         ck_assert_int_eq(ls_ptd_tensor_bytes(&d, &v->tensor, &data, &size, &err), -1);
-        ck_assert_msg(strstr(err.msg, "the program expects FLOAT [3, 2], the data file has FLOAT [2, 2]"), "%s", err.msg);
+        ck_assert_msg(strstr(err.msg, "the program expects FLOAT [3, 2], the data file has FLOAT [2, 2]"), "%s",
+                      err.msg);
         ck_assert_int_eq(ls_pte_resolve_external(&p, &d, NULL, &err), -1);
         v->tensor.sizes.v[0] = 2;
         /* an unknown key */
@@ -89,8 +90,11 @@ START_TEST(external_tensors_resolve)
     const uint8_t *data;
     size_t size;
     ls_pte_tensor *t = NULL;
-    for (uint32_t i = 0; i < p.execution_plan.v[0].values.n && !t; i++)
-        if (p.execution_plan.v[0].values.v[i].tensor.has_extra_tensor_info) t = &p.execution_plan.v[0].values.v[i].tensor;
+    for (uint32_t i = 0; i < p.execution_plan.v[0].values.n && !t; i++) {
+        ls_pte_value *v = &p.execution_plan.v[0].values.v[i];
+        if (v->kind == LS_PTE_VAL_TENSOR && v->tensor.has_extra_tensor_info) t = &v->tensor;
+    }
+    ck_assert_ptr_nonnull(t);
     ck_assert_int_eq(ls_pte_tensor_bytes(&p, t, &data, &size, &err), -1);
     ck_assert_msg(strstr(err.msg, "EXTERNAL"), "%s", err.msg);
     ls_pte_free(&p);

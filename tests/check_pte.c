@@ -249,7 +249,8 @@ START_TEST(write_read_round_trip)
         ck_assert_uint_eq(p.n_segment_data, q.n_segment_data);
         for (uint32_t k = 0; k < p.n_segment_data; k++) {
             ck_assert_uint_eq(p.segment_data[k].n, q.segment_data[k].n);
-            if (p.segment_data[k].n) ck_assert(memcmp(p.segment_data[k].v, q.segment_data[k].v, p.segment_data[k].n) == 0);
+            if (p.segment_data[k].n)
+                ck_assert(memcmp(p.segment_data[k].v, q.segment_data[k].v, p.segment_data[k].n) == 0);
         }
         size_t size;
         uint8_t *data = pt_load(out, &size);
