@@ -3,8 +3,10 @@
 
 #include <stdarg.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
+#include "../../views/tui.h"
 
 static const ls_command commands[] = {
     {"help", NULL, "help", "show this help"},
@@ -52,6 +54,9 @@ int ls_cli_main(int argc, char **argv)
     const ls_command *c = ls_cli_commands(&n);
     for (int i = 0; i < n; i++)
         if (c[i].run && strcmp(argv[1], c[i].name) == 0) return c[i].run(argc - 1, argv + 1);
+    /* not a command: a file to open in the terminal UI (views/) */
+    if (argv[1][0] == '-' || strchr(argv[1], '.') || strchr(argv[1], '/') || access(argv[1], F_OK) == 0)
+        return ls_tui_main(argc, argv);
     ls_cli_error("unknown command '%s' (lowerscope --help lists them)", argv[1]);
     return LS_EXIT_INPUT;
 }

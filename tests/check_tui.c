@@ -1,0 +1,437 @@
+/* Screen tests of the terminal UI, like tig's: a script of keys and :save-display commands
+ * (tests/screens/NAME.keys) drives the UI headless at a fixed size, and every screen it saves
+ * (NAME*.screen) must equal tests/screens/NAME*.expected. Each dump line starts with two marks,
+ * the tag colour drawn in the left and main column ('.' none), so colours are tested too.
+ * LS_UPDATE_SCREENS=1 writes the expected files from what the UI drew (review the diff).
+ *
+ * The histories are built here in C, shaped like samples/shared_constant.pt2 after each pass,
+ * so the UI is tested on its own; the same scripts run on the real pipeline once it lands. */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ops.h"
+#include "testutil.h"
+#include "../views/tui.h"
+
+/* ---- a history shaped like shared_constant: c is read by atan2 (CPU) and add, mul (tag0) */
+
+static ls_node *call(ls_program *p, const char *name, ls_op_id id, const uint32_t *ins, int n)
+{
+    const ls_op *op = ls_op_get(id);
+    ls_node *nd = ls_node_new(p, LS_NODE_CALL, name, ls_op_target(op, (ls_dialect)p->dialect));
+    nd->op = op;
+    nd->dialect = p->dialect;
+    ls_arg given[4];
+    for (int i = 0; i < n; i++) given[i] = ls_arg_node(ins[i]);
+    ls_arg *args;
+    uint16_t nargs;
+    ls_error err;
+    ck_assert_int_eq(ls_op_normalize_args(op, given, (uint16_t)n, &args, &nargs, &err), 0);
+    ls_node_set_args(nd, args, nargs);
+    ls_tmeta m;
+    int64_t four = 4;
+    ls_tmeta_init(&m, LS_DT_F32, 1, &four);
+    ls_node_set_val(nd, &m);
+    ls_program_append(p, nd);
+    return nd;
+}
+
+static ls_node *placeholder(ls_program *p, const char *name)
+{
+    ls_node *nd = ls_node_new(p, LS_NODE_PLACEHOLDER, name, NULL);
+    ls_tmeta m;
+    int64_t four = 4;
+    ls_tmeta_init(&m, LS_DT_F32, 1, &four);
+    ls_node_set_val(nd, &m);
+    ls_program_append(p, nd);
+    return nd;
+}
+
+static void output(ls_program *p, const uint32_t *ids, uint32_t n)
+{
+    ls_node *o = ls_node_new(p, LS_NODE_OUTPUT, "output", NULL);
+    ls_arg *a = ls_calloc(1, sizeof *a);
+    a[0] = ls_arg_nodes(ids, n, false);
+    ls_node_set_args(o, a, 1);
+    ls_program_append(p, o);
+}
+
+static ls_tensor *const_c(void)
+{
+    int64_t four = 4;
+    ls_tensor *t = ls_tensor_alloc(LS_DT_F32, 1, &four);
+    const double v[4] = {0.5, -1.0, 2.0, 0.25};
+    for (int i = 0; i < 4; i++) ls_tensor_set_f64(t, i, v[i]);
+    return t;
+}
+
+typedef LS_VEC(ls_change) change_vec;
+
+static void diff_into(const ls_program *a, const ls_program *b, const char *prog, change_vec *v)
+{
+    for (uint32_t i = 0; i < b->n_nodes; i++) {
+        const ls_node *old = a ? ls_program_node(a, b->nodes[i]->id) : NULL;
+        if (!old) ls_vec_push(v, ((ls_change){LS_CHANGE_ADDED, prog, b->nodes[i]->id, b->nodes[i]->name}));
+        else if (old != b->nodes[i]) ls_vec_push(v, ((ls_change){LS_CHANGE_CHANGED, prog, b->nodes[i]->id, b->nodes[i]->name}));
+    }
+    for (uint32_t i = 0; a && i < a->n_nodes; i++)
+        if (!ls_program_node(b, a->nodes[i]->id))
+            ls_vec_push(v, ((ls_change){LS_CHANGE_REMOVED, prog, a->nodes[i]->id, a->nodes[i]->name}));
+}
+
+static void add_step(ls_history *h, const char *pass, ls_program *p, const char *sentence, const char *node,
+                     const char *node_prog)
+{
+    h->steps = ls_realloc(h->steps, sizeof *h->steps * (h->n + 1));
+    ls_step *st = &h->steps[h->n];
+    memset(st, 0, sizeof *st);
+    st->pass = ls_intern(pass);
+    st->program = p;
+    if (h->n) {
+        change_vec v = {0};
+        const ls_program *a = h->steps[h->n - 1].program;
+        diff_into(a, p, NULL, &v);
+        for (uint32_t s = 0; s < p->n_subs; s++) {
+            const ls_submodule *old = ls_program_sub(a, p->subs[s].name);
+            diff_into(old ? old->program : NULL, p->subs[s].program, p->subs[s].name, &v);
+        }
+        st->changes = v.v;
+        st->n_changes = v.n;
+    }
+    if (sentence) {
+        st->report.v = ls_calloc(1, sizeof *st->report.v);
+        st->report.v[0] = (ls_sentence){ls_strdup(sentence), node_prog ? ls_intern(node_prog) : NULL, ls_intern(node)};
+        st->report.n = 1;
+    }
+    h->n++;
+}
+
+static void edit_tag(ls_program *p, const char *name, const char *tag)
+{
+    ls_node *n = ls_program_edit(p, (uint32_t)ls_program_find(p, name));
+    n->tag = tag ? ls_intern(tag) : NULL;
+}
+
+static ls_history *shared_constant_history(void)
+{
+    ls_history *h = ls_calloc(1, sizeof *h);
+    h->path = ls_intern("samples/shared_constant.pt2");
+    ls_program *p = ls_program_new("model", LS_DIALECT_ATEN);
+    p->verifier = ls_intern("ATEN");
+    ls_node *c = placeholder(p, "c"), *x = placeholder(p, "x");
+    ls_node *s = call(p, "atan2", LS_OP_atan2, (uint32_t[]){c->id, x->id}, 2);
+    ls_node *a = call(p, "add", LS_OP_add_Tensor, (uint32_t[]){x->id, c->id}, 2);
+    ls_node *m = call(p, "mul", LS_OP_mul_Tensor, (uint32_t[]){a->id, c->id}, 2);
+    output(p, (uint32_t[]){s->id, m->id}, 2);
+    ls_input_spec in[2] = {{.kind = LS_IN_CONSTANT_TENSOR, .name = ls_intern("c"), .target = ls_intern("c")},
+                           {.kind = LS_IN_USER_INPUT, .name = ls_intern("x")}};
+    ls_program_set_inputs(p, in, 2);
+    ls_output_spec out[2] = {{LS_OUT_USER_OUTPUT, ls_intern("atan2"), NULL}, {LS_OUT_USER_OUTPUT, ls_intern("mul"), NULL}};
+    ls_program_set_outputs(p, out, 2);
+    ls_tensor *t = const_c();
+    ls_program_put_constant(p, "c", t, NULL);
+    add_step(h, "load", p, NULL, NULL, NULL);
+
+    p = ls_program_copy(p); /* to_edge: every call gets its Edge target */
+    p->dialect = LS_DIALECT_EDGE;
+    p->verifier = ls_intern("EDGE");
+    for (uint32_t i = 0; i < p->n_nodes; i++)
+        if (p->nodes[i]->kind == LS_NODE_CALL) {
+            ls_node *n = ls_program_edit(p, i);
+            n->dialect = LS_DIALECT_EDGE;
+            n->target = ls_op_target(n->op, LS_DIALECT_EDGE);
+        }
+    add_step(h, "to_edge", p, "3 ops now in the Edge dialect", "add", NULL);
+    p = ls_program_copy(p);
+    add_step(h, "constant_prop", p, NULL, NULL, NULL);
+    p = ls_program_copy(p);
+    ls_program_add_tag(p, ls_intern("tag0"), ls_intern("BundledBackend"));
+    edit_tag(p, "add", "tag0");
+    edit_tag(p, "mul", "tag0");
+    edit_tag(p, "c", "tag0");
+    {
+        ls_node *at = ls_program_edit(p, (uint32_t)ls_program_find(p, "atan2"));
+        at->reason = LS_WHY_OP_UNSUPPORTED;
+        at->reason_detail = ls_intern("BundledBackend has no atan2");
+    }
+    add_step(h, "partition", p, "tag0 (BundledBackend): add, mul", "add", NULL);
+    p = ls_program_copy(p);
+    add_step(h, "fold_masks", p, NULL, NULL, NULL);
+
+    p = ls_program_copy(p); /* duplicate_constants: tag0 gets its own copy of c */
+    ls_node *cc = ls_node_new(p, LS_NODE_PLACEHOLDER, "c_copy_0", NULL);
+    ls_node_set_val(cc, &c->vals[0]);
+    cc->tag = ls_intern("tag0");
+    ls_program_insert(p, 0, cc);
+    edit_tag(p, "c", NULL);
+    for (int k = 0; k < 2; k++) {
+        ls_node *n = ls_program_edit(p, (uint32_t)ls_program_find(p, k ? "mul" : "add"));
+        ls_node_replace_input(n, c->id, cc->id);
+    }
+    ls_program_touch(p);
+    ls_input_spec in2[3] = {{.kind = LS_IN_CONSTANT_TENSOR, .name = ls_intern("c_copy_0"), .target = ls_intern("c")}, in[0], in[1]};
+    ls_program_set_inputs(p, in2, 3);
+    ls_program_put_constant(p, "c_copy_0", t, NULL);
+    add_step(h, "duplicate_constants", p,
+             "`c` is read by tag0 (add, mul) and by the CPU (atan2): the CPU keeps `c`, tag0 gets `c_copy_0`", "c_copy_0", NULL);
+
+    ls_program *sub = ls_program_new("lowered_module_0", LS_DIALECT_EDGE); /* to_backend */
+    ls_node *sc = placeholder(sub, "c_copy_0"), *sx = placeholder(sub, "x");
+    ls_node *sa = call(sub, "add", LS_OP_add_Tensor, (uint32_t[]){sx->id, sc->id}, 2);
+    ls_node *sm = call(sub, "mul", LS_OP_mul_Tensor, (uint32_t[]){sa->id, sc->id}, 2);
+    output(sub, (uint32_t[]){sm->id}, 1);
+    sub->nodes[0]->tag = NULL;
+    ls_input_spec sin[2] = {{.kind = LS_IN_CONSTANT_TENSOR, .name = ls_intern("c_copy_0"), .target = ls_intern("c")},
+                            {.kind = LS_IN_USER_INPUT, .name = ls_intern("x")}};
+    ls_program_set_inputs(sub, sin, 2);
+    ls_output_spec sout[1] = {{LS_OUT_USER_OUTPUT, ls_intern("mul"), NULL}};
+    ls_program_set_outputs(sub, sout, 1);
+    ls_program_put_constant(sub, "c", t, NULL);
+    ls_program_add_tag(sub, ls_intern("tag0"), ls_intern("BundledBackend"));
+
+    p = ls_program_copy(p);
+    ls_program_remove(p, (uint32_t)ls_program_find(p, "mul"));
+    ls_program_remove(p, (uint32_t)ls_program_find(p, "add"));
+    ls_program_remove(p, (uint32_t)ls_program_find(p, "c_copy_0"));
+    ls_submodule smod = {.name = ls_intern("lowered_module_0"), .backend_id = ls_intern("BundledBackend"), .program = sub};
+    ls_program_add_sub(p, &smod);
+    ls_program_unref(sub);
+    uint32_t pos = (uint32_t)ls_program_find(p, "output");
+    ls_node *ga = ls_node_new(p, LS_NODE_GET_ATTR, "lowered_module_0", ls_intern("lowered_module_0"));
+    ls_program_insert(p, pos++, ga);
+    const ls_op *cd = ls_op_get(LS_OP_call_delegate);
+    ls_node *dc = ls_node_new(p, LS_NODE_CALL, "executorch_call_delegate", ls_op_target(cd, LS_DIALECT_EDGE));
+    dc->op = cd;
+    ls_arg *da = ls_calloc(2, sizeof *da);
+    da[0] = ls_arg_node(ga->id);
+    da[1] = ls_arg_nodes((uint32_t[]){x->id}, 1, false);
+    ls_node_set_args(dc, da, 2);
+    ls_program_insert(p, pos++, dc);
+    const ls_op *gi = ls_op_get(LS_OP_getitem);
+    ls_node *g = ls_node_new(p, LS_NODE_CALL, "getitem", ls_op_target(gi, LS_DIALECT_EDGE));
+    g->op = gi;
+    ls_arg *gargs = ls_calloc(2, sizeof *gargs);
+    gargs[0] = ls_arg_node(dc->id);
+    gargs[1] = ls_arg_int(0);
+    ls_node_set_args(g, gargs, 2);
+    ls_node_set_val(g, &m->vals[0]);
+    ls_program_insert(p, pos++, g);
+    ls_node *o = ls_program_edit(p, pos);
+    ls_node_replace_input(o, m->id, g->id);
+    ls_program_touch(p);
+    ls_program_set_inputs(p, in, 2);
+    ls_output_spec out2[2] = {out[0], {LS_OUT_USER_OUTPUT, ls_intern("getitem"), NULL}};
+    ls_program_set_outputs(p, out2, 2);
+    ls_program_drop_constant(p, "c_copy_0");
+    add_step(h, "to_backend", p, "tag0 lowered to BundledBackend as lowered_module_0 (2 ops, 1 constant)",
+             "executorch_call_delegate", NULL);
+    ls_tensor_unref(t);
+    return h;
+}
+
+/* A long chain: 100k nodes, half of them tagged at the second step. */
+static ls_history *big_history(uint32_t n)
+{
+    ls_history *h = ls_calloc(1, sizeof *h);
+    h->path = ls_intern("bench_100k.pt2");
+    ls_program *p = ls_program_new("model", LS_DIALECT_EDGE);
+    ls_node *x = placeholder(p, "x");
+    ls_program_set_inputs(p, &(ls_input_spec){.kind = LS_IN_USER_INPUT, .name = ls_intern("x")}, 1);
+    uint32_t prev = x->id;
+    char name[32];
+    for (uint32_t i = 0; i < n; i++) {
+        snprintf(name, sizeof name, i % 2 ? "mul_%u" : "add_%u", i);
+        prev = call(p, name, i % 2 ? LS_OP_mul_Tensor : LS_OP_add_Tensor, (uint32_t[]){prev, x->id}, 2)->id;
+    }
+    output(p, &prev, 1);
+    add_step(h, "load", p, NULL, NULL, NULL);
+    p = ls_program_copy(p);
+    ls_program_add_tag(p, ls_intern("tag0"), ls_intern("BundledBackend"));
+    for (uint32_t i = 1; i < p->n_nodes; i += 2) ls_program_edit(p, i)->tag = ls_intern("tag0");
+    add_step(h, "partition", p, "tag0: half of the chain", "add_0", NULL);
+    return h;
+}
+
+static void free_history(ls_history *h)
+{
+    for (uint32_t i = 0; i < h->n; i++) {
+        ls_program_unref(h->steps[i].program);
+        free(h->steps[i].changes);
+        for (uint32_t k = 0; k < h->steps[i].report.n; k++) free(h->steps[i].report.v[k].text);
+        free(h->steps[i].report.v);
+    }
+    free(h->steps);
+    free(h);
+}
+
+/* ---- running a script and comparing its screens */
+
+static char *slurp(const char *path)
+{
+    uint8_t *d;
+    size_t n;
+    ls_error err;
+    if (ls_read_file(path, 1 << 22, &d, &n, &err) != 0) return NULL;
+    char *s = ls_strndup((const char *)d, n);
+    free(d);
+    return s;
+}
+
+/* Compares every NAME*.screen the script saved in dir with tests/screens/NAME*.expected. */
+static void compare_screens(const char *dir, const char *name)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int seen = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 8 || strcmp(e->d_name + l - 7, ".screen") || strncmp(e->d_name, name, strlen(name))) continue;
+        seen++;
+        char actual_path[4096], expected_rel[512];
+        snprintf(actual_path, sizeof actual_path, "%s/%s", dir, e->d_name);
+        snprintf(expected_rel, sizeof expected_rel, "tests/screens/%.*s.expected", (int)(l - 7), e->d_name);
+        char *actual = slurp(actual_path);
+        ck_assert_ptr_nonnull(actual);
+        if (getenv("LS_UPDATE_SCREENS")) {
+            ls_error err;
+            ls_write_file_atomic(tu_root(expected_rel), actual, strlen(actual), &err);
+        }
+        char *expected = slurp(tu_root(expected_rel));
+        if (!expected) ck_abort_msg("%s is missing; the UI drew (%s):\n%s", expected_rel, actual_path, actual);
+        if (strcmp(actual, expected) != 0) {
+            /* the first differing line, both ways, then the whole screen */
+            const char *a = actual, *x = expected;
+            int line = 1;
+            while (*a && *x) {
+                const char *ae = strchr(a, '\n'), *xe = strchr(x, '\n');
+                size_t al = ae ? (size_t)(ae - a) : strlen(a), xl = xe ? (size_t)(xe - x) : strlen(x);
+                if (al != xl || memcmp(a, x, al)) break;
+                a += al + (ae ? 1 : 0);
+                x += xl + (xe ? 1 : 0);
+                line++;
+            }
+            ck_abort_msg("%s differs at line %d\nexpected: %.*s\nactual:   %.*s\nwhole screen (%s):\n%s", expected_rel, line,
+                         (int)strcspn(x, "\n"), x, (int)strcspn(a, "\n"), a, actual_path, actual);
+        }
+        free(actual);
+        free(expected);
+    }
+    closedir(d);
+    ck_assert_msg(seen > 0, "the script %s saved no screen", name);
+}
+
+static void run_script(ls_history *h, const char *name, bool no_color)
+{
+    const char *dir = tu_tmpdir();
+    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+    char keys[512];
+    snprintf(keys, sizeof keys, "tests/screens/%s.keys", name);
+    ls_tui_opts o = {.script = tu_root(keys), .rows = 24, .cols = 80, .start_step = 0, .no_color = no_color, .headless = true};
+    ls_error err = {{0}};
+    int rc = ls_tui_run(h, &o, &err);
+    ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
+    compare_screens(dir, name);
+}
+
+#define SCREEN_TEST(name, no_color)                          \
+    START_TEST(screen_##name)                                \
+    {                                                        \
+        ls_history *h = shared_constant_history();           \
+        run_script(h, #name, no_color);                      \
+        free_history(h);                                     \
+    }                                                        \
+    END_TEST
+
+SCREEN_TEST(open, false)
+SCREEN_TEST(dup_constants, false)
+SCREEN_TEST(delegate, false)
+SCREEN_TEST(search, false)
+SCREEN_TEST(filter, false)
+SCREEN_TEST(help, false)
+SCREEN_TEST(resize, false)
+SCREEN_TEST(nocolor, true)
+SCREEN_TEST(table, false)
+
+START_TEST(stays_instant_on_100k_nodes)
+{
+    ls_history *h = big_history(100000);
+    const char *dir = tu_tmpdir();
+    char keys[4096];
+    snprintf(keys, sizeof keys, "%s/big.keys", dir);
+    const char *script = "G\nn\np\nn\n/mul_99999<Enter>\n/add_5<Enter>\nn\nN\ngg\n<C-d>\n<C-d>\nf\ntag0<Enter>\nG\n"
+                         "<Esc>\ngd\ngu\n:goto add_50000\n:save-display big.screen\n";
+    ls_error err;
+    ck_assert_int_eq(ls_write_file_atomic(keys, script, strlen(script), &err), 0);
+    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+    ls_tui_opts o = {.script = keys, .rows = 40, .cols = 120, .start_step = 0, .headless = true};
+    double t0 = ls_now();
+    ck_assert_int_eq(ls_tui_run(h, &o, &err), 0);
+    double dt = ls_now() - t0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/big.screen", dir);
+    char *screen = slurp(path);
+    ck_assert_ptr_nonnull(screen);
+    ck_assert_msg(tu_contains(screen, "add_50000"), "goto did not select add_50000:\n%s", screen);
+    free(screen);
+    /* generous: ~20 steps, searches and filters; ASan makes it several times slower */
+    ck_assert_msg(dt < 20.0, "the script took %.1f s on 100k nodes", dt);
+    free_history(h);
+}
+END_TEST
+
+START_TEST(bad_script_is_an_error_not_a_crash)
+{
+    ls_history *h = shared_constant_history();
+    const char *dir = tu_tmpdir();
+    char keys[4096];
+    snprintf(keys, sizeof keys, "%s/bad.keys", dir);
+    ls_error err;
+    ck_assert_int_eq(ls_write_file_atomic(keys, "<Bogus>\n", 8, &err), 0);
+    ls_tui_opts o = {.script = keys, .rows = 24, .cols = 80, .start_step = -1, .headless = true};
+    ck_assert_int_eq(ls_tui_run(h, &o, &err), 2);
+    ck_assert(tu_contains(err.msg, "unknown key name"));
+    free_history(h);
+}
+END_TEST
+
+START_TEST(cli_opens_files_and_reports_errors)
+{
+    char *out;
+    int rc = tu_runf(&out, "/nonexistent/model.pt2");
+    ck_assert_int_eq(rc, 2);
+    ck_assert_msg(tu_contains(out, "lowerscope: "), "%s", out);
+    free(out);
+    rc = tu_runf(&out, "--no-color");
+    ck_assert_int_eq(rc, 2);
+    ck_assert(tu_contains(out, "usage: lowerscope FILE"));
+    free(out);
+}
+END_TEST
+
+Suite *tui_suite(void)
+{
+    Suite *s = suite_create("tui");
+    TCase *tc = tcase_create("screens");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, screen_open);
+    tcase_add_test(tc, screen_dup_constants);
+    tcase_add_test(tc, screen_delegate);
+    tcase_add_test(tc, screen_search);
+    tcase_add_test(tc, screen_filter);
+    tcase_add_test(tc, screen_help);
+    tcase_add_test(tc, screen_resize);
+    tcase_add_test(tc, screen_nocolor);
+    tcase_add_test(tc, screen_table);
+    tcase_add_test(tc, stays_instant_on_100k_nodes);
+    tcase_add_test(tc, bad_script_is_an_error_not_a_crash);
+    tcase_add_test(tc, cli_opens_files_and_reports_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,295 @@
+/* The bottom-line prompt: the `:` command line, `/` incremental search and `f` filter input,
+ * and the commands (as a table, for help). Search runs over the focused list (the graph's
+ * names and ops on the main screen); a pattern without upper-case letters ignores case. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui.h"
+
+static const ui_cmd_info commands[] = {
+    {"step N|PASS", "go to step N (0 = load) or to the step of a pass"},
+    {"goto NAME", "select the node NAME (in this program or a lowered one)"},
+    {"filter TAG|cpu|OP", "show only a tag's nodes, the CPU's, or one op (no argument: all)"},
+    {"search REGEX", "search names and ops"},
+    {"diff on|off", "diff marks"},
+    {"run [FILE.npy ...]", "run the program at this step (seeded inputs, or .npy files)"},
+    {"backend FILE", "lower again with a backend description"},
+    {"export PATH", "write the program at this step"},
+    {"table", "delegation table"},
+    {"help", "this help"},
+    {"save-display FILE", "write the screen as text (scripted tests)"},
+    {"resize COLSxROWS", "resize the off-screen terminal (scripted tests)"},
+    {"q, quit", "quit"},
+};
+
+const ui_cmd_info *ui_commands(uint32_t *n)
+{
+    *n = sizeof commands / sizeof commands[0];
+    return commands;
+}
+
+static ui_pane *search_pane(ui *u)
+{
+    if (u->screen != UI_S_MAIN) return ui_pane_of(u, UI_P_SCREEN);
+    ui_pane *p = ui_pane_of(u, u->focus);
+    return p->ops->match ? p : ui_pane_of(u, UI_P_GRAPH);
+}
+
+void ui_prompt_open(ui *u, char kind)
+{
+    u->prompt_kind = kind;
+    u->prompt[0] = 0;
+    u->prompt_len = 0;
+    u->msg[0] = 0;
+    if (kind == '/') u->prompt_origin = search_pane(u)->sel;
+}
+
+static bool compile(ui *u, const char *pattern)
+{
+    if (u->re_ok) regfree(&u->re);
+    u->re_ok = false;
+    if (!*pattern) return false;
+    int flags = REG_EXTENDED | REG_NOSUB;
+    bool upper = false;
+    for (const char *c = pattern; *c; c++) upper |= isupper((unsigned char)*c) != 0;
+    if (!upper) flags |= REG_ICASE;
+    u->re_ok = regcomp(&u->re, pattern, flags) == 0;
+    return u->re_ok;
+}
+
+/* Scans from `from` in one direction, wrapping; selects the first match. */
+static bool find_from(ui *u, ui_pane *p, uint32_t from, bool backward)
+{
+    uint32_t n = p->ops->count(u);
+    if (!n || !u->re_ok || !p->ops->match) return false;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t row = backward ? (from + n - (i % n)) % n : (from + i) % n;
+        if (p->ops->match(u, row, &u->re)) {
+            ui_pane_select(u, p, row);
+            return true;
+        }
+    }
+    return false;
+}
+
+void ui_search_set(ui *u, const char *pattern, uint32_t origin, bool incremental)
+{
+    snprintf(u->search, sizeof u->search, "%s", pattern);
+    ui_pane *p = search_pane(u);
+    if (!compile(u, pattern)) {
+        u->search_active = false;
+        if (*pattern) ui_message(u, true, "/%s: not a valid regular expression", pattern);
+        if (incremental) ui_pane_select(u, p, origin);
+        return;
+    }
+    u->search_active = true;
+    if (!find_from(u, p, origin, false)) {
+        ui_message(u, true, "/%s: no match", pattern);
+        if (incremental) ui_pane_select(u, p, origin);
+    }
+}
+
+void ui_search_next(ui *u, bool backward)
+{
+    if (!u->search_active || !u->re_ok) return;
+    ui_pane *p = search_pane(u);
+    uint32_t n = p->ops->count(u);
+    if (!n) return;
+    uint32_t from = backward ? (p->sel + n - 1) % n : (p->sel + 1) % n;
+    if (!find_from(u, p, from, backward)) ui_message(u, true, "/%s: no match", u->search);
+    else ui_message(u, false, "/%s", u->search);
+}
+
+void ui_filter_set(ui *u, const char *value)
+{
+    while (*value == ' ') value++;
+    if (!*value) {
+        u->filter = UI_FILTER_NONE;
+        ui_message(u, false, "filter off");
+    } else if (strcmp(value, "cpu") == 0 || strcmp(value, "CPU") == 0) {
+        u->filter = UI_FILTER_CPU;
+        u->filter_value = ls_intern("cpu");
+    } else if (ui_tag_index(u, ls_intern(value)) >= 0) {
+        u->filter = UI_FILTER_TAG;
+        u->filter_value = ls_intern(value);
+    } else {
+        u->filter = UI_FILTER_OP;
+        u->filter_value = ls_intern(value);
+    }
+    ui_model_refilter(u);
+    ui_select_id(u, u->sel_id);
+    if (u->filter != UI_FILTER_NONE && !u->m.n_vis) ui_message(u, true, "filter %s: no node at this step", value);
+}
+
+static void prompt_done(ui *u)
+{
+    char line[sizeof u->prompt];
+    memcpy(line, u->prompt, sizeof line);
+    char kind = u->prompt_kind;
+    u->prompt_kind = 0;
+    if (kind == ':') {
+        if (ui_command(u, line) == 1) u->quit = true;
+    } else if (kind == '/') {
+        if (line[0]) ui_search_set(u, line, u->prompt_origin, false);
+        else u->search_active = false;
+        if (u->search_active && !u->msg[0]) ui_message(u, false, "/%s — n/N next/previous, Esc clears", line);
+    } else if (kind == 'f') {
+        ui_filter_set(u, line);
+    }
+}
+
+void ui_prompt_key(ui *u, int key)
+{
+    if (key == '\n') {
+        prompt_done(u);
+        return;
+    }
+    if (key == 27 || key == 3) { /* Esc, Ctrl-C */
+        if (u->prompt_kind == '/') {
+            ui_pane_select(u, search_pane(u), u->prompt_origin);
+            u->search_active = false;
+        }
+        u->prompt_kind = 0;
+        return;
+    }
+    if (key == UI_KEY_FN + KEY_BACKSPACE) {
+        if (!u->prompt_len) {
+            u->prompt_kind = 0;
+            return;
+        }
+        do u->prompt_len--;
+        while (u->prompt_len && ((unsigned char)u->prompt[u->prompt_len] & 0xC0) == 0x80);
+        u->prompt[u->prompt_len] = 0;
+    } else if (key == 21) { /* Ctrl-U */
+        u->prompt_len = 0;
+        u->prompt[0] = 0;
+    } else if (key >= 32 && key < UI_KEY_FN) {
+        char mb[8];
+        wchar_t w[2] = {(wchar_t)key, 0};
+        size_t n = wcstombs(mb, w, sizeof mb);
+        if (n == (size_t)-1 || u->prompt_len + n + 1 >= sizeof u->prompt) return;
+        memcpy(u->prompt + u->prompt_len, mb, n);
+        u->prompt_len += n;
+        u->prompt[u->prompt_len] = 0;
+    } else {
+        return;
+    }
+    if (u->prompt_kind == '/') ui_search_set(u, u->prompt, u->prompt_origin, true);
+}
+
+static int cmd_step(ui *u, const char *arg)
+{
+    char *end;
+    long n = strtol(arg, &end, 10);
+    if (*arg && !*end) {
+        if (n < 0 || (uint32_t)n >= u->h->n) {
+            ui_message(u, true, "step %ld: there are steps 0 to %u", n, u->h->n - 1);
+            return 0;
+        }
+        ui_set_step(u, (uint32_t)n);
+        return 0;
+    }
+    for (uint32_t i = 0; i < u->h->n; i++)
+        if (u->h->steps[i].pass && strcmp(u->h->steps[i].pass, arg) == 0) {
+            ui_set_step(u, i);
+            return 0;
+        }
+    ui_message(u, true, "step %s: no such step or pass", arg);
+    return 0;
+}
+
+int ui_command(ui *u, const char *line)
+{
+    while (*line == ' ' || *line == ':') line++;
+    char cmd[64] = {0};
+    size_t i = 0;
+    while (line[i] && line[i] != ' ' && i + 1 < sizeof cmd) {
+        cmd[i] = line[i];
+        i++;
+    }
+    const char *arg = line + i;
+    while (*arg == ' ') arg++;
+    char argbuf[1024];
+    snprintf(argbuf, sizeof argbuf, "%s", arg);
+    for (size_t k = strlen(argbuf); k && argbuf[k - 1] == ' ';) argbuf[--k] = 0;
+    arg = argbuf;
+    if (!cmd[0]) return 0;
+    if (!strcmp(cmd, "q") || !strcmp(cmd, "quit") || !strcmp(cmd, "q!")) return 1;
+    if (!strcmp(cmd, "step")) return cmd_step(u, arg);
+    if (!strcmp(cmd, "goto")) {
+        if (!*arg) ui_message(u, true, "goto NAME: which node?");
+        else if (ui_jump(u, u->depth ? u->scope[u->depth - 1] : NULL, arg) || ui_jump(u, NULL, arg)) u->msg[0] = 0;
+        else {
+            /* look in the lowered modules of this step */
+            const ls_program *top = u->h->steps[u->step].program;
+            for (uint32_t s = 0; s < top->n_subs; s++)
+                if (top->subs[s].program && ls_program_find(top->subs[s].program, arg) >= 0) {
+                    if (ui_jump(u, top->subs[s].name, arg)) u->msg[0] = 0;
+                    return 0;
+                }
+        }
+        return 0;
+    }
+    if (!strcmp(cmd, "filter")) {
+        ui_filter_set(u, arg);
+        return 0;
+    }
+    if (!strcmp(cmd, "search")) {
+        ui_search_set(u, arg, ui_pane_of(u, UI_P_GRAPH)->sel, false);
+        return 0;
+    }
+    if (!strcmp(cmd, "diff")) {
+        bool on = strcmp(arg, "off") != 0;
+        if (on != u->diff_marks) ui_run_action(u, UI_A_DIFF);
+        return 0;
+    }
+    if (!strcmp(cmd, "table")) {
+        if (u->screen != UI_S_TABLE) ui_open_screen(u, UI_S_TABLE);
+        return 0;
+    }
+    if (!strcmp(cmd, "help")) {
+        if (u->screen != UI_S_HELP) ui_open_screen(u, UI_S_HELP);
+        return 0;
+    }
+    if (!strcmp(cmd, "run")) {
+        if (u->screen == UI_S_RUN) u->screen = UI_S_MAIN;
+        ui_open_screen(u, UI_S_RUN);
+        return 0;
+    }
+    if (!strcmp(cmd, "export")) {
+        if (!*arg) {
+            ui_message(u, true, "export PATH: where to write?");
+        } else if (!ui_exporter) {
+            ui_message(u, true, "export is not available in this build yet");
+        } else {
+            ls_error err;
+            const ls_program *p = u->h->steps[u->step].program;
+            if (ui_exporter(p, arg, &err) != 0) ui_message(u, true, "%s", err.msg);
+            else ui_message(u, false, "wrote step %u (%s) to %s", u->step, u->h->steps[u->step].pass, arg);
+        }
+        return 0;
+    }
+    if (!strcmp(cmd, "backend")) {
+        ui_message(u, true, "backend %s: lowering again from the UI is not available in this build yet", arg);
+        return 0;
+    }
+    if (!strcmp(cmd, "save-display")) {
+        ls_error err;
+        if (ui_save_display(u, arg, &err) != 0) ui_message(u, true, "%s", err.msg);
+        return 0;
+    }
+    if (!strcmp(cmd, "resize")) {
+        int c, r;
+        if (sscanf(arg, "%dx%d", &c, &r) == 2 && c > 0 && r > 0 && c < 1000 && r < 1000) {
+            if (u->headless) ui_resize(u, r, c);
+            else ui_message(u, true, "resize works in scripted mode only");
+        } else {
+            ui_message(u, true, "resize COLSxROWS, e.g. resize 80x24");
+        }
+        return 0;
+    }
+    ui_message(u, true, ":%s: unknown command (? lists them)", cmd);
+    return 0;
+}

@@ -1,0 +1,359 @@
+/* Internal to views/: the UI state, the view operations table, keys, colours and the derived
+ * rows the views draw. The UI only reads the history; everything shown is computed from the
+ * current step's program and report, lazily, O(n) per step change at most, and only the
+ * visible rows are formatted and drawn. */
+#ifndef LS_VIEWS_UI_H
+#define LS_VIEWS_UI_H
+
+#ifndef NCURSES_WIDECHAR
+#define NCURSES_WIDECHAR 1
+#endif
+#include <curses.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "history.h"
+#include "tui.h"
+
+typedef struct ui ui;
+
+typedef struct ui_rect {
+    int y, x, h, w;
+} ui_rect;
+
+/* ---- colours (colors.c): semantic roles as data, tag palette by tag index */
+#define UI_ROLES(X)                                                                                                  \
+    X(NORMAL, "text")                                                                                                \
+    X(HEADER, "header and status bars")                                                                              \
+    X(TITLE, "pane titles")                                                                                          \
+    X(TITLE_FOCUS, "title of the focused pane")                                                                      \
+    X(CURSOR, "selected row")                                                                                        \
+    X(DIM, "removed nodes, hints")                                                                                   \
+    X(ADDED, "added mark")                                                                                           \
+    X(CHANGED, "changed mark")                                                                                       \
+    X(REMOVED, "removed mark")                                                                                       \
+    X(ERROR, "errors")                                                                                               \
+    X(WARN, "warnings")                                                                                              \
+    X(OK, "verifier ok")                                                                                             \
+    X(MATCH, "search matches")                                                                                       \
+    X(KEY, "keys in help")                                                                                           \
+    X(BORDER, "pane borders")
+
+typedef enum ui_role {
+#define X(id, help) UI_R_##id,
+    UI_ROLES(X)
+#undef X
+        UI_R_COUNT
+} ui_role;
+
+typedef enum ui_color_mode { UI_COLORS_NONE = 0, UI_COLORS_8 = 8, UI_COLORS_256 = 256 } ui_color_mode;
+
+void ui_colors_init(ui *u);                 /* after initscr/newterm */
+attr_t ui_role_attr(const ui *u, ui_role r, short *pair);
+attr_t ui_tag_attr(const ui *u, int tag, short *pair); /* tag < 0: the CPU (normal text) */
+char ui_tag_letter(int tag);                 /* 'A'.. for tags, ' ' for the CPU */
+int ui_tag_of_pair(const ui *u, short pair); /* tag index of a colour pair, -1 if none */
+int ui_palette_size(const ui *u);
+
+/* ---- keys (keys.c): one table of actions with their help, one table of bindings */
+#define UI_ACTIONS(X)                                                                                                \
+    X(DOWN, "Moving", "move down one row")                                                                           \
+    X(UP, "Moving", "move up one row")                                                                               \
+    X(HALF_DOWN, "Moving", "move down half a page")                                                                  \
+    X(HALF_UP, "Moving", "move up half a page")                                                                      \
+    X(PAGE_DOWN, "Moving", "move down a page")                                                                       \
+    X(PAGE_UP, "Moving", "move up a page")                                                                           \
+    X(FIRST, "Moving", "first row")                                                                                  \
+    X(LAST, "Moving", "last row")                                                                                    \
+    X(NEXT_PANE, "Moving", "focus the next pane")                                                                    \
+    X(PREV_PANE, "Moving", "focus the previous pane")                                                                \
+    X(STEP_NEXT, "Steps", "next pass step (n: when no search is active)")                                           \
+    X(STEP_PREV, "Steps", "previous pass step")                                                                     \
+    X(STEP_FIRST, "Steps", "first step (load)")                                                                      \
+    X(STEP_LAST, "Steps", "last step")                                                                               \
+    X(ENTER, "Graph", "open: a delegate call's graph, a change's node, an argument or user")                         \
+    X(BACK, "Graph", "leave a delegate's graph")                                                                     \
+    X(PRODUCER, "Graph", "go to the producer of an argument (again: the next argument)")                             \
+    X(USERS, "Graph", "go to a user of the node (again: the next user)")                                            \
+    X(DIFF, "Graph", "diff marks on/off (+ added, ~ changed, - removed)")                                            \
+    X(SEARCH, "Search and filter", "incremental search over names and ops (regex)")                                  \
+    X(SEARCH_NEXT, "Search and filter", "next match (when a search is active)")                                      \
+    X(SEARCH_PREV, "Search and filter", "previous match")                                                            \
+    X(FILTER, "Search and filter", "filter by tag or op (empty: no filter)")                                         \
+    X(CANCEL, "Search and filter", "clear search and filter; close a screen")                                        \
+    X(TABLE, "Screens", "delegation table (ops per tag, with %)")                                                    \
+    X(RUN, "Screens", "run the program at this step")                                                                \
+    X(HELP, "Screens", "this help")                                                                                  \
+    X(EXPORT, "Screens", "export the program at this step (asks for a path)")                                        \
+    X(COMMAND, "Screens", "command line (:step N, :goto NAME, :q ...)")                                              \
+    X(REDRAW, "Screens", "redraw the screen")                                                                        \
+    X(QUIT, "Screens", "quit (in a screen: back to the main screen)")
+
+typedef enum ui_action {
+    UI_A_NONE = 0,
+#define X(id, group, help) UI_A_##id,
+    UI_ACTIONS(X)
+#undef X
+        UI_A_COUNT
+} ui_action;
+
+/* Key codes: characters as themselves, curses function keys offset by UI_KEY_FN, mouse events
+ * as UI_KEY_MOUSE with the event in ui.mouse. */
+#define UI_KEY_FN 0x200000
+#define UI_KEY_MOUSE (UI_KEY_FN + KEY_MOUSE)
+#define UI_KEY_RESIZE (UI_KEY_FN + KEY_RESIZE)
+#define UI_KEY_NONE (-1)
+#define UI_KEY_TIMEOUT (-2) /* no key within the input timeout */
+#define UI_KEY_CMD (-3)     /* a scripted :command */
+
+typedef struct ui_binding {
+    const char *keys; /* key names: "j", "<Down>", "gd", "<C-d>" */
+    ui_action action;
+} ui_binding;
+
+const ui_binding *ui_bindings(uint32_t *n);
+const char *ui_action_name(ui_action a);
+const char *ui_action_group(ui_action a);
+const char *ui_action_help(ui_action a);
+/* Parses one key at *s ("<Enter>", "<C-d>", "x"); advances *s. Returns UI_KEY_NONE when bad. */
+int ui_key_parse(const char **s);
+void ui_key_name(int key, char *buf, size_t cap);
+/* Feeds one key; returns the action to run (UI_A_NONE while a sequence is pending). */
+ui_action ui_keys_feed(ui *u, int key);
+/* The pending prefix alone ("g" with no second key): its own action or NONE. */
+ui_action ui_keys_flush(ui *u);
+
+/* ---- derived data (model.c) */
+enum { UI_MARK_NONE, UI_MARK_ADDED, UI_MARK_CHANGED, UI_MARK_REMOVED };
+
+typedef struct ui_row {
+    const ls_node *node;
+    uint8_t mark;
+} ui_row;
+
+typedef struct ui_part {
+    const char *name;    /* "CPU", a tag, or a lowered submodule */
+    const char *tag;     /* tag to filter by (NULL: the CPU) */
+    const char *backend; /* backend id or NULL */
+    const char *sub;     /* lowered submodule name (Enter opens it) or NULL */
+    int color;           /* tag index, -1 for the CPU */
+    uint32_t nodes, consts, states;
+    uint64_t const_bytes;
+} ui_part;
+
+typedef enum ui_filter_kind { UI_FILTER_NONE, UI_FILTER_TAG, UI_FILTER_CPU, UI_FILTER_OP } ui_filter_kind;
+
+typedef struct ui_model {
+    bool valid, vis_valid;
+    uint32_t step;
+    const ls_program *prog; /* the program in scope at this step (NULL: the scope is gone) */
+    const ls_program *prev; /* the same program at the step before (for removed nodes) */
+    ui_row *rows;
+    uint32_t n_rows;
+    uint32_t *vis; /* indexes into rows after the filter and the diff-marks toggle */
+    uint32_t n_vis;
+    uint32_t *slot_id, *slot_vis; /* open addressing: node id -> vis index */
+    uint32_t slot_cap;
+    ui_part *parts;
+    uint32_t n_parts;
+    uint32_t n_added, n_changed, n_removed;
+    int32_t *spec_of_pos; /* placeholder position -> input spec index (prog) */
+} ui_model;
+
+void ui_model_free(ui_model *m);
+void ui_model_invalidate(ui *u);     /* step or scope changed */
+void ui_model_refilter(ui *u);       /* filter or diff marks changed */
+void ui_model_ensure(ui *u);
+int32_t ui_model_find(ui *u, uint32_t id); /* vis index of a node id, -1 */
+const ls_program *ui_scope_program(const ui *u, uint32_t step);
+const ls_program *ui_scope_program_parent(const ui *u); /* the program holding the scope */
+const ls_program *ui_row_program(const ui *u, const ui_row *r); /* prog, or prev for removed rows */
+void ui_tags_init(ui *u);
+int ui_tag_index(const ui *u, const char *tag); /* -1 for NULL or unknown */
+int ui_node_color(const ui *u, const ls_program *p, const ls_node *n);
+const char *ui_node_op(const ls_program *p, const ls_node *n); /* short op, "[param]", ... */
+const char *ui_node_op_spec(const ls_node *n, const ls_input_spec *spec); /* same, spec known */
+const char *ui_sub_tag(const ui *u, const ls_program *p, const char *sub);
+void ui_fmt_args(const ls_program *p, const ls_node *n, ls_buf *b);
+void ui_fmt_arg(const ls_program *p, const ls_arg *a, ls_buf *b);
+void ui_fmt_type(const ls_node *n, char *buf, size_t cap);
+void ui_fmt_bytes(uint64_t n, char *buf, size_t cap);
+const ls_input_spec *ui_input_spec(const ls_program *p, const ls_node *n);
+const char *ui_delegate_sub(const ls_program *p, const ls_node *n); /* submodule a call_delegate calls */
+bool ui_row_filtered_in(const ui *u, const ls_program *p, const ls_node *n);
+
+/* ---- views (view_*.c): each one table of operations, like tig's view_ops */
+typedef struct ui_view_ops {
+    const char *name;
+    void (*title)(ui *u, ls_buf *b);
+    uint32_t (*count)(ui *u);
+    /* draws row `row` at screen line y, columns [x, x+w); cursor: the row is selected */
+    void (*draw_row)(ui *u, uint32_t row, int y, int x, int w, bool cursor);
+    void (*activate)(ui *u, uint32_t row); /* Enter */
+    void (*moved)(ui *u, uint32_t row);    /* the selection moved onto row */
+    bool (*match)(ui *u, uint32_t row, const regex_t *re); /* search; NULL: not searchable */
+} ui_view_ops;
+
+extern const ui_view_ops ui_graph_ops, ui_partitions_ops, ui_node_ops, ui_timeline_ops, ui_changes_ops,
+    ui_table_ops, ui_run_ops, ui_help_ops;
+
+typedef enum ui_pane_id {
+    UI_P_PARTITIONS,
+    UI_P_TIMELINE,
+    UI_P_GRAPH,
+    UI_P_NODE,
+    UI_P_CHANGES,
+    UI_P_COUNT,
+    UI_P_SCREEN = UI_P_COUNT, /* the full-screen list of the table, run and help screens */
+    UI_P_ALL
+} ui_pane_id;
+
+typedef struct ui_pane {
+    const ui_view_ops *ops;
+    uint32_t sel, top;
+    ui_rect r; /* title line + rows */
+} ui_pane;
+
+typedef enum ui_screen { UI_S_MAIN, UI_S_TABLE, UI_S_RUN, UI_S_HELP } ui_screen;
+
+/* One line of a text view (node pane, table, run, help): text, role or tag colour, a jump. */
+typedef struct ui_line {
+    char *text;
+    int16_t role;   /* ui_role */
+    int16_t color;  /* tag index, or -1 */
+    int16_t indent; /* where the coloured part of the text starts (keys in help) */
+    const char *jump_prog; /* jump target: program (NULL top level) ... */
+    const char *jump_node; /* ... and node name; NULL: no jump */
+    bool has_jump;
+} ui_line;
+
+typedef struct ui_lines {
+    ui_line *v;
+    uint32_t n, cap;
+} ui_lines;
+void ui_lines_clear(ui_lines *l);
+ui_line *ui_lines_add(ui_lines *l, ui_role role, int color, const char *fmt, ...) LS_PRINTF(4, 5);
+
+#define UI_MAX_DEPTH 8
+
+typedef struct ui_script ui_script;
+
+struct ui {
+    const ls_history *h;
+    const char *file; /* basename of the loaded file */
+    uint32_t step;
+    /* scope: the program shown in the graph pane; depth 0 = top level */
+    const char *scope[UI_MAX_DEPTH];
+    uint32_t scope_sel[UI_MAX_DEPTH]; /* selected node id in the scope above, to come back */
+    int depth;
+    uint32_t sel_id; /* selected node (id in the scope program) */
+    ui_model m;
+    /* tags seen over the whole history, in order; index = colour */
+    const char **tags;
+    const char **tag_backends;
+    uint32_t n_tags;
+    /* panes and screens */
+    ui_pane panes[UI_P_ALL];
+    ui_pane_id focus;
+    ui_screen screen;
+    bool diff_marks;
+    ui_filter_kind filter;
+    const char *filter_value; /* tag (interned) or op name */
+    /* search */
+    char search[256];
+    regex_t re;
+    bool re_ok, search_active;
+    /* prompt (:, /, f) */
+    char prompt_kind; /* 0 when closed */
+    char prompt[512];
+    size_t prompt_len;
+    uint32_t prompt_origin; /* selection when / was pressed */
+    /* keys */
+    int pending[4];
+    int n_pending;
+    int refeed; /* a key to read again after a prefix resolved alone (UI_KEY_NONE: none) */
+    ui_action last_action;
+    uint32_t cycle_origin, cycle_index; /* gd / gu cycling */
+    MEVENT mouse;
+    /* status line message */
+    char msg[512];
+    bool msg_error;
+    /* display */
+    SCREEN *scr;
+    FILE *scr_out, *scr_in;
+    int rows, cols;
+    bool too_small;
+    ui_color_mode colors;
+    bool no_color, headless, utf8, quit;
+    short pair_base_tag;
+    int left_w; /* width of the left column (0: single column) */
+    /* text views' lines */
+    ui_lines node_lines;
+    uint32_t node_key_step, node_key_id;
+    const char *node_key_scope;
+    bool node_valid;
+    ui_lines screen_lines; /* table, run, help */
+    ui_script *script;
+    char run_args[512]; /* .npy files for the run screen */
+};
+
+/* ---- ui.c */
+void ui_draw(ui *u);
+void ui_resize(ui *u, int rows, int cols); /* the one place a size change is handled */
+void ui_message(ui *u, bool error, const char *fmt, ...) LS_PRINTF(3, 4);
+void ui_run_action(ui *u, ui_action a);
+void ui_set_step(ui *u, uint32_t step);
+bool ui_jump(ui *u, const char *prog, const char *node); /* to a node by name, any scope */
+bool ui_enter_sub(ui *u, const char *sub);
+void ui_leave_sub(ui *u);
+void ui_select_id(ui *u, uint32_t id);
+void ui_open_screen(ui *u, ui_screen s);
+void ui_restore(void); /* leaves curses mode; safe to call twice, from atexit and signals */
+const ls_node *ui_selected_node(ui *u, const ls_program **p, uint8_t *mark);
+ui_pane *ui_pane_of(ui *u, ui_pane_id id);
+void ui_pane_clamp(ui *u, ui_pane *p);
+void ui_pane_select(ui *u, ui_pane *p, uint32_t row);
+bool ui_key_pending_input(ui *u); /* a key is waiting (input or script) */
+
+/* drawing helpers: clip to w display columns; return columns used */
+int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *utf8);
+int ui_putf(ui *u, int y, int x, int w, attr_t attr, short pair, const char *fmt, ...) LS_PRINTF(7, 8);
+void ui_fill(ui *u, int y, int x, int w, attr_t attr, short pair);
+int ui_text_width(const char *utf8);
+
+/* ---- prompt.c: the command line, search and filter input */
+void ui_prompt_open(ui *u, char kind);
+void ui_prompt_key(ui *u, int key);
+int ui_command(ui *u, const char *line); /* runs one :command; 1 = quit */
+void ui_search_set(ui *u, const char *pattern, uint32_t origin, bool incremental);
+void ui_search_next(ui *u, bool backward);
+void ui_filter_set(ui *u, const char *value);
+/* The commands, as data, for help. */
+typedef struct ui_cmd_info {
+    const char *usage, *help;
+} ui_cmd_info;
+const ui_cmd_info *ui_commands(uint32_t *n);
+
+/* ---- script.c: scripted mode */
+int ui_script_open(ui *u, const char *path, ls_error *err);
+void ui_script_free(ui *u);
+/* Next scripted event: a key (>= 0), or UI_KEY_CMD with the :command in *cmd; UI_KEY_NONE at the end. */
+int ui_script_next(ui *u, char *cmd, size_t cap);
+int ui_save_display(ui *u, const char *path, ls_error *err);
+
+/* ---- text screens */
+void ui_node_lines_build(ui *u);
+void ui_table_build(ui *u);
+void ui_run_build(ui *u);
+void ui_help_build(ui *u);
+void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int w, bool cursor);
+
+/* ---- core_link.c: the only calls into core parts that are still being written */
+int ui_core_open(const char *path, ls_history **h, ls_error *err);
+void ui_core_free(ls_history *h);
+/* Runs p with seeded inputs (or the .npy files); appends what it printed to lines. */
+void ui_core_run(ui *u, const ls_program *p, const char *const *npy, int n_npy, ui_lines *out);
+extern ls_tui_export_fn ui_exporter;
+
+#endif

@@ -1,0 +1,388 @@
+/* The node pane: everything about the selected node — target, arguments and users (each one a
+ * line Enter jumps to), tag and why it is or is not delegated, value type, the verifier's
+ * findings about it, metadata (stack trace, module stack), and for a constant its dtype,
+ * shape, bytes, hash, a preview of its values and which programs hold it or its copies.
+ * Also the text-lines helpers the table, run and help screens share. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "ui.h"
+
+/* ---- lines */
+
+void ui_lines_clear(ui_lines *l)
+{
+    for (uint32_t i = 0; i < l->n; i++) free(l->v[i].text);
+    l->n = 0;
+}
+
+ui_line *ui_lines_add(ui_lines *l, ui_role role, int color, const char *fmt, ...)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 32;
+        l->v = ls_realloc(l->v, sizeof *l->v * l->cap);
+    }
+    ui_line *ln = &l->v[l->n++];
+    memset(ln, 0, sizeof *ln);
+    va_list ap;
+    va_start(ap, fmt);
+    ls_buf b = {0};
+    char tmp[2048];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    ls_buf_puts(&b, tmp);
+    ln->text = ls_buf_take(&b);
+    ln->role = (int16_t)role;
+    ln->color = (int16_t)color;
+    return ln;
+}
+
+static ui_line *jump_line(ui_lines *l, const char *prog, const char *node, int color, int indent, const char *fmt, ...)
+    LS_PRINTF(6, 7);
+static ui_line *jump_line(ui_lines *l, const char *prog, const char *node, int color, int indent, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    ui_line *ln = ui_lines_add(l, UI_R_NORMAL, color, "%s", tmp);
+    ln->jump_prog = prog;
+    ln->jump_node = node;
+    ln->has_jump = true;
+    ln->indent = (int16_t)indent;
+    return ln;
+}
+
+void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int w, bool cursor)
+{
+    if (row >= l->n) return;
+    const ui_line *ln = &l->v[row];
+    short pair;
+    attr_t a = ln->color >= 0 ? ui_tag_attr(u, ln->color, &pair) : ui_role_attr(u, (ui_role)ln->role, &pair);
+    if (ln->color >= 0 && ln->role != UI_R_NORMAL) {
+        short rp;
+        a |= ui_role_attr(u, (ui_role)ln->role, &rp);
+    }
+    if (cursor) {
+        a |= A_REVERSE;
+        ui_fill(u, y, x, w, a, pair);
+    }
+    int ind = ln->indent > 0 && (size_t)ln->indent <= strlen(ln->text) ? ln->indent : 0;
+    if (ind) {
+        char head[256];
+        snprintf(head, sizeof head, "%.*s", ind, ln->text);
+        short kp;
+        attr_t ka = ui_role_attr(u, UI_R_KEY, &kp);
+        int used = ui_put(u, y, x + 1, w - 1, ka | (cursor ? A_REVERSE : 0), kp, head);
+        ui_put(u, y, x + 1 + used, w - 1 - used, a, pair, ln->text + ind);
+    } else {
+        ui_put(u, y, x + 1, w - 1, a, pair, ln->text);
+    }
+}
+
+/* ---- the node */
+
+static const char *scope_name(const ui *u) { return u->depth ? u->scope[u->depth - 1] : NULL; }
+
+static void add_text_block(ui_lines *l, const char *label, const char *text)
+{
+    bool first = true;
+    for (const char *s = text; s && *s;) {
+        const char *e = strchr(s, '\n');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (n) {
+            ui_line *ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%.*s", first ? label : "", (int)n, s);
+            ln->indent = 10;
+            first = false;
+        }
+        s = e ? e + 1 : NULL;
+    }
+}
+
+static void held_by(ui *u, ui_lines *l, const ls_input_spec *spec)
+{
+    if (!spec->target) return;
+    const ls_program *top = u->h->steps[u->step].program;
+    bool header = false;
+    for (int32_t s = -1; s < (int32_t)top->n_subs; s++) {
+        const ls_program *p = s < 0 ? top : top->subs[s].program;
+        const char *pname = s < 0 ? NULL : top->subs[s].name;
+        if (!p) continue;
+        for (uint32_t i = 0; i < p->n_inputs; i++) {
+            if (p->inputs[i].target != spec->target || !p->inputs[i].name) continue;
+            int32_t pos = ls_program_find(p, p->inputs[i].name);
+            if (!header) {
+                ui_lines_add(l, UI_R_TITLE, -1, "held by (same target %s)", spec->target);
+                header = true;
+            }
+            int color = pos >= 0 ? ui_node_color(u, p, p->nodes[pos]) : -1;
+            jump_line(l, pname, p->inputs[i].name, color, 0, "  %-18s %s", pname ? pname : "top level", p->inputs[i].name);
+        }
+    }
+}
+
+static void constant_info(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, const ls_input_spec *spec)
+{
+    ui_line *ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s%s%s", "spec", ls_input_kind_name((ls_input_kind)spec->kind),
+                               spec->target ? " · target " : "", spec->target ? spec->target : "");
+    ln->indent = 10;
+    if (spec->kind == LS_IN_BUFFER) {
+        ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s", "buffer", spec->persistent ? "persistent" : "not persistent");
+        ln->indent = 10;
+    }
+    const ls_named_tensor *nt = ls_program_spec_data(p, spec);
+    if (!nt) {
+        if (spec->kind != LS_IN_USER_INPUT) {
+            ln = ui_lines_add(l, UI_R_WARN, -1, "%-10sno data for %s in this program", "data", spec->target ? spec->target : "?");
+            ln->indent = 10;
+        }
+    } else {
+        char t[128], bytes[32];
+        ls_tmeta_str(&nt->meta, t, sizeof t);
+        int64_t numel = ls_tmeta_numel(&nt->meta);
+        ui_fmt_bytes(numel > 0 ? (uint64_t)numel * ls_dtype_size(nt->meta.dtype) : 0, bytes, sizeof bytes);
+        if (nt->t) {
+            ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s · %s · hash %016" PRIx64, "data", t, bytes, ls_tensor_hash(nt->t));
+            ln->indent = 10;
+            ls_buf b = {0};
+            ls_tensor_preview(nt->t, 8, &b);
+            ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s", "values", b.s);
+            ln->indent = 10;
+            ls_buf_free(&b);
+        } else {
+            ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s · %s · no weights loaded", "data", t, bytes);
+            ln->indent = 10;
+        }
+    }
+    (void)n;
+    held_by(u, l, spec);
+}
+
+static void why(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, int color)
+{
+    ui_line *ln;
+    const char *sub = ui_delegate_sub(p, n);
+    if (sub) {
+        const ls_submodule *s = ls_program_sub(p, sub);
+        ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10scalls %s on %s · %u nodes inside — Enter opens it", "delegate", sub,
+                          s && s->backend_id ? s->backend_id : "?", s && s->program ? s->program->n_nodes : 0);
+        ln->indent = 10;
+        ln->jump_prog = sub;
+        ln->has_jump = true;
+        return;
+    }
+    if (u->depth && (p == u->m.prog || p == u->m.prev)) {
+        const ls_submodule *s = ls_program_sub(ui_scope_program_parent(u), scope_name(u));
+        ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10sinside %s: delegated to %s", "where", scope_name(u),
+                          s && s->backend_id ? s->backend_id : "?");
+        ln->indent = 10;
+        return;
+    }
+    if (n->tag) {
+        const char *be = ls_program_tag_backend(p, n->tag);
+        int ti = ui_tag_index(u, n->tag);
+        if (!be && ti >= 0) be = u->tag_backends[ti];
+        ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10s%s → %s (delegated)", "tag", n->tag, be ? be : "?");
+        ln->indent = 10;
+        return;
+    }
+    if (n->kind != LS_NODE_CALL) return;
+    if (n->reason != LS_WHY_NONE) {
+        ln = ui_lines_add(l, UI_R_WARN, -1, "%-10sCPU: %s%s%s", "why", ls_cpu_reason_text((ls_cpu_reason)n->reason),
+                          n->reason_detail ? " — " : "", n->reason_detail ? n->reason_detail : "");
+    } else if (!n->op) {
+        ln = ui_lines_add(l, UI_R_WARN, -1, "%-10sCPU: unknown operator (shown, never run or delegated)", "why");
+    } else {
+        ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10sCPU (not tagged at this step)", "tag");
+    }
+    ln->indent = 10;
+}
+
+static void users_of(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, const char *prog)
+{
+    int32_t pos = ls_program_pos(p, n->id);
+    uint32_t cnt = 0;
+    const uint32_t *us = pos >= 0 ? ls_program_users(p, (uint32_t)pos, &cnt) : NULL;
+    ui_lines_add(l, UI_R_TITLE, -1, "users (%u)", cnt);
+    for (uint32_t i = 0; i < cnt; i++) {
+        const ls_node *un = p->nodes[us[i]];
+        jump_line(l, prog, un->name, ui_node_color(u, p, un), 0, "  %-18s %s", un->name, ui_node_op(p, un));
+    }
+}
+
+static void args_of(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, const char *prog)
+{
+    if (!n->nargs) return;
+    ui_lines_add(l, UI_R_TITLE, -1, "%s", n->kind == LS_NODE_OUTPUT ? "outputs" : "arguments");
+    for (uint16_t i = 0; i < n->nargs; i++) {
+        const ls_arg *a = &n->args[i];
+        char label[64];
+        if (a->name) snprintf(label, sizeof label, "%s", a->name);
+        else snprintf(label, sizeof label, "%u", i);
+        uint32_t cnt = a->kind == LS_ARG_NODE ? 1 : a->kind == LS_ARG_NODES || a->kind == LS_ARG_OPT_NODES ? a->n : 0;
+        if (!cnt) {
+            ls_buf b = {0};
+            ui_fmt_arg(p, a, &b);
+            ui_lines_add(l, (a->flags & LS_ARGF_DEFAULT) ? UI_R_DIM : UI_R_NORMAL, -1, "  %-18s %s%s", label, b.s,
+                         (a->flags & LS_ARGF_DEFAULT) ? " (default)" : "");
+            ls_buf_free(&b);
+            continue;
+        }
+        for (uint32_t k = 0; k < cnt; k++) {
+            uint32_t id = a->kind == LS_ARG_NODE ? a->v.node : a->v.nodes[k];
+            char lab[80];
+            if (cnt > 1 || a->kind != LS_ARG_NODE) snprintf(lab, sizeof lab, "%s[%u]", label, k);
+            else snprintf(lab, sizeof lab, "%s", label);
+            const ls_node *src = id ? ls_program_node(p, id) : NULL;
+            if (!src) {
+                ui_lines_add(l, UI_R_NORMAL, -1, "  %-18s %s", lab, id ? "(not in this program)" : "None");
+                continue;
+            }
+            char t[96];
+            ui_fmt_type(src, t, sizeof t);
+            jump_line(l, prog, src->name, ui_node_color(u, p, src), 0, "  %-18s %-18s %s", lab, src->name, t);
+        }
+    }
+}
+
+static void findings(ui *u, ui_lines *l, const ls_node *n)
+{
+    const ls_verify_result *v = &u->h->steps[u->step].verify;
+    for (uint32_t i = 0; i < v->n; i++)
+        if (v->v[i].node == n->name && v->v[i].program == scope_name(u)) {
+            bool err = v->v[i].severity == LS_SEV_ERROR;
+            ui_line *ln = ui_lines_add(l, err ? UI_R_ERROR : UI_R_WARN, -1, "%-10s%s", err ? "error" : "warning", v->v[i].msg);
+            ln->indent = 10;
+        }
+}
+
+void ui_node_lines_build(ui *u)
+{
+    if (u->node_valid && u->node_key_step == u->step && u->node_key_id == u->sel_id && u->node_key_scope == scope_name(u))
+        return;
+    ui_lines *l = &u->node_lines;
+    ui_lines_clear(l);
+    u->node_valid = true;
+    u->node_key_step = u->step;
+    u->node_key_id = u->sel_id;
+    u->node_key_scope = scope_name(u);
+    const ls_program *p;
+    uint8_t mark;
+    const ls_node *n = ui_selected_node(u, &p, &mark);
+    if (!n) {
+        ui_lines_add(l, UI_R_DIM, -1, "no node selected");
+        return;
+    }
+    const char *prog = scope_name(u);
+    int color = ui_node_color(u, p, n);
+    ui_line *ln;
+    static const char *status[] = {NULL, "added by this step", "changed by this step", "removed by this step (as it was before)"};
+    if (mark != UI_MARK_NONE) {
+        ln = ui_lines_add(l, mark == UI_MARK_ADDED ? UI_R_ADDED : mark == UI_MARK_CHANGED ? UI_R_CHANGED : UI_R_REMOVED, -1,
+                          "%-10s%s", "status", status[mark]);
+        ln->indent = 10;
+    }
+    ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s%s%s", "kind", ls_node_kind_name((ls_node_kind)n->kind),
+                      n->target ? " · " : "", n->target ? n->target : "");
+    ln->indent = 10;
+    if (n->kind == LS_NODE_CALL && n->op) {
+        ln = ui_lines_add(l, UI_R_DIM, -1, "%-10s%s", "schema", n->op->schema_text);
+        ln->indent = 10;
+    }
+    char t[256];
+    ui_fmt_type(n, t, sizeof t);
+    if (t[0]) {
+        ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s", "value", t);
+        ln->indent = 10;
+    }
+    why(u, l, p, n, color);
+    findings(u, l, n);
+    const ls_input_spec *spec = ui_input_spec(p, n);
+    if (spec) constant_info(u, l, p, n, spec);
+    int32_t os = ls_program_output_spec(p, n->name);
+    if (os >= 0) {
+        const ls_output_spec *o = &p->outputs[os];
+        ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s%s%s", "output", ls_output_kind_name((ls_output_kind)o->kind),
+                          o->target ? " · " : "", o->target ? o->target : "");
+        ln->indent = 10;
+    }
+    args_of(u, l, p, n, prog);
+    users_of(u, l, p, n, prog);
+    if (n->stack_trace) add_text_block(l, "stack", n->stack_trace);
+    if (n->module_stack) {
+        /* "key,path,type;..." → one line per module */
+        char *ms = ls_strdup(n->module_stack);
+        for (char *c = ms; *c; c++)
+            if (*c == ';') *c = '\n';
+        add_text_block(l, "modules", ms);
+        free(ms);
+    }
+    if (n->source_fn) add_text_block(l, "source_fn", n->source_fn);
+    if (n->torch_fn) add_text_block(l, "torch_fn", n->torch_fn);
+    if (n->debug_handle) {
+        ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%" PRId64, "debug", n->debug_handle);
+        ln->indent = 10;
+    }
+    if (n->no_copy) {
+        ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10sno_copy: never duplicated", "meta");
+        ln->indent = 10;
+    }
+}
+
+static void title(ui *u, ls_buf *b)
+{
+    const ls_program *p;
+    const ls_node *n = ui_selected_node(u, &p, NULL);
+    if (!n) {
+        ls_buf_puts(b, "Node");
+        return;
+    }
+    ls_buf_printf(b, "Node %s · %s", n->name, ui_node_op(p, n));
+}
+
+static uint32_t count(ui *u)
+{
+    ui_node_lines_build(u);
+    return u->node_lines.n;
+}
+
+static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
+{
+    ui_node_lines_build(u);
+    ui_lines_draw_row(u, &u->node_lines, row, y, x, w, cursor && u->focus == UI_P_NODE);
+}
+
+static void activate(ui *u, uint32_t row)
+{
+    ui_node_lines_build(u);
+    if (row >= u->node_lines.n) return;
+    const ui_line *ln = &u->node_lines.v[row];
+    if (!ln->has_jump) return;
+    if (!ln->jump_node) {
+        ui_enter_sub(u, ln->jump_prog);
+        u->focus = UI_P_GRAPH;
+        return;
+    }
+    const char *prog = ln->jump_prog, *node = ln->jump_node;
+    ui_jump(u, prog, node);
+}
+
+static bool match(ui *u, uint32_t row, const regex_t *re)
+{
+    ui_node_lines_build(u);
+    return row < u->node_lines.n && regexec(re, u->node_lines.v[row].text, 0, NULL, 0) == 0;
+}
+
+const ui_view_ops ui_node_ops = {
+    .name = "node",
+    .title = title,
+    .count = count,
+    .draw_row = draw_row,
+    .activate = activate,
+    .match = match,
+};

@@ -1,0 +1,51 @@
+/* The pass timeline: every step with its change count; the cursor is the current step, so
+ * moving in this pane steps through the history like ←/→ do. */
+#include <stdio.h>
+
+#include "ui.h"
+
+static void title(ui *u, ls_buf *b)
+{
+    ls_buf_printf(b, "Passes · %u steps", u->h->n);
+}
+
+static uint32_t count(ui *u)
+{
+    return u->h->n;
+}
+
+static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
+{
+    const ls_step *st = &u->h->steps[row];
+    bool focus = u->focus == UI_P_TIMELINE;
+    short pair = 0;
+    attr_t a = A_NORMAL;
+    if (row == u->step) a = focus ? A_REVERSE : A_BOLD;
+    if (row == u->step && focus) ui_fill(u, y, x, w, a, 0);
+    (void)cursor;
+    char left[128], right[32];
+    snprintf(left, sizeof left, "%s%2u %s", row == u->step ? "▶" : " ", row, st->pass ? st->pass : "?");
+    if (row == 0) snprintf(right, sizeof right, "%u nodes", st->program ? st->program->n_nodes : 0);
+    else snprintf(right, sizeof right, "%u", st->n_changes);
+    int rw = ui_text_width(right);
+    ui_put(u, y, x, w - rw - 3, a, pair, left);
+    if (st->error || st->verify.n_errors) {
+        short ep;
+        attr_t ea = ui_role_attr(u, UI_R_ERROR, &ep);
+        ui_put(u, y, x + w - rw - 3, 1, ea | (a & A_REVERSE), ep, u->utf8 ? "✗" : "x");
+    }
+    ui_put(u, y, x + w - rw - 1, rw, a, pair, right);
+}
+
+static void moved(ui *u, uint32_t row)
+{
+    if (row != u->step) ui_set_step(u, row);
+}
+
+const ui_view_ops ui_timeline_ops = {
+    .name = "timeline",
+    .title = title,
+    .count = count,
+    .draw_row = draw_row,
+    .moved = moved,
+};
