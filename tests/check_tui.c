@@ -258,9 +258,25 @@ static ls_history *big_history(uint32_t n)
     return h;
 }
 
+/* The same history with verifier findings at the last step: the UI must still open on it. */
+static ls_history *history_with_errors(void)
+{
+    ls_history *h = shared_constant_history();
+    ls_verify_result *v = &h->steps[h->n - 1].verify;
+    v->v = ls_calloc(2, sizeof *v->v);
+    v->v[0] = (ls_finding){LS_SEV_ERROR, NULL, ls_intern("c"), ls_strdup("Constant tensor c is listed twice in the signature")};
+    v->v[1] = (ls_finding){LS_SEV_WARNING, ls_intern("lowered_module_0"), ls_intern("mul"), ls_strdup("mul is never used")};
+    v->n = 2;
+    v->n_errors = 1;
+    h->steps[h->n - 1].verify = *v;
+    return h;
+}
+
 static void free_history(ls_history *h)
 {
     for (uint32_t i = 0; i < h->n; i++) {
+        for (uint32_t k = 0; k < h->steps[i].verify.n; k++) free(h->steps[i].verify.v[k].msg);
+        free(h->steps[i].verify.v);
         ls_program_unref(h->steps[i].program);
         free(h->steps[i].changes);
         for (uint32_t k = 0; k < h->steps[i].report.n; k++) free(h->steps[i].report.v[k].text);
@@ -327,17 +343,22 @@ static void compare_screens(const char *dir, const char *name)
     ck_assert_msg(seen > 0, "the script %s saved no screen", name);
 }
 
-static void run_script(ls_history *h, const char *name, bool no_color)
+static void run_script_at(ls_history *h, const char *name, bool no_color, int step)
 {
     const char *dir = tu_tmpdir();
     setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
     char keys[512];
     snprintf(keys, sizeof keys, "tests/screens/%s.keys", name);
-    ls_tui_opts o = {.script = tu_root(keys), .rows = 24, .cols = 80, .start_step = 0, .no_color = no_color, .headless = true};
+    ls_tui_opts o = {.script = tu_root(keys), .rows = 24, .cols = 80, .start_step = step, .no_color = no_color, .headless = true};
     ls_error err = {{0}};
     int rc = ls_tui_run(h, &o, &err);
     ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
     compare_screens(dir, name);
+}
+
+static void run_script(ls_history *h, const char *name, bool no_color)
+{
+    run_script_at(h, name, no_color, 0);
 }
 
 #define SCREEN_TEST(name, no_color)                          \
@@ -358,6 +379,16 @@ SCREEN_TEST(help, false)
 SCREEN_TEST(resize, false)
 SCREEN_TEST(nocolor, true)
 SCREEN_TEST(table, false)
+SCREEN_TEST(nav, false)
+SCREEN_TEST(run, false)
+
+START_TEST(screen_errors)
+{
+    ls_history *h = history_with_errors();
+    run_script_at(h, "errors", false, -1); /* opens on the last step, as lowerscope FILE does */
+    free_history(h);
+}
+END_TEST
 
 START_TEST(stays_instant_on_100k_nodes)
 {
@@ -429,6 +460,9 @@ Suite *tui_suite(void)
     tcase_add_test(tc, screen_resize);
     tcase_add_test(tc, screen_nocolor);
     tcase_add_test(tc, screen_table);
+    tcase_add_test(tc, screen_nav);
+    tcase_add_test(tc, screen_run);
+    tcase_add_test(tc, screen_errors);
     tcase_add_test(tc, stays_instant_on_100k_nodes);
     tcase_add_test(tc, bad_script_is_an_error_not_a_crash);
     tcase_add_test(tc, cli_opens_files_and_reports_errors);

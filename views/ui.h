@@ -298,8 +298,13 @@ struct ui {
     char run_args[512]; /* .npy files for the run screen */
 };
 
-/* ---- ui.c */
+/* ---- ui.c: screen, layout, loop; actions.c: what keys and the mouse do */
 void ui_draw(ui *u);
+void ui_layout(ui *u);
+void ui_reselect(ui *u); /* graph cursor back on the selected node after the rows changed */
+ui_pane *ui_focused_pane(ui *u);
+int ui_pane_rows(const ui_pane *p);
+void ui_on_mouse(ui *u);
 void ui_resize(ui *u, int rows, int cols); /* the one place a size change is handled */
 void ui_message(ui *u, bool error, const char *fmt, ...) LS_PRINTF(3, 4);
 void ui_run_action(ui *u, ui_action a);

@@ -1,0 +1,330 @@
+/* What keys and the mouse do: selection that follows the node across steps, stepping,
+ * entering and leaving lowered submodules, jumps by name, gd/gu, and the action dispatcher
+ * (one switch over the action table in ui.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "ui.h"
+
+/* ---- selection and navigation */
+
+const ls_node *ui_selected_node(ui *u, const ls_program **p, uint8_t *mark)
+{
+    ui_model_ensure(u);
+    ui_pane *g = &u->panes[UI_P_GRAPH];
+    if (!u->m.n_vis) return NULL;
+    if (g->sel >= u->m.n_vis) g->sel = u->m.n_vis - 1;
+    const ui_row *r = &u->m.rows[u->m.vis[g->sel]];
+    if (p) *p = ui_row_program(u, r);
+    if (mark) *mark = r->mark;
+    return r->node;
+}
+
+/* Puts the graph cursor back on the selected node after the rows changed; when the node is
+ * gone, the cursor keeps its position. */
+void ui_reselect(ui *u)
+{
+    ui_model_ensure(u);
+    ui_pane *g = &u->panes[UI_P_GRAPH];
+    int32_t v = ui_model_find(u, u->sel_id);
+    if (v >= 0) g->sel = (uint32_t)v;
+    if (g->r.h > 0) ui_pane_clamp(u, g);
+    else if (g->sel >= u->m.n_vis) g->sel = u->m.n_vis ? u->m.n_vis - 1 : 0;
+    if (u->m.n_vis) u->sel_id = u->m.rows[u->m.vis[g->sel]].node->id;
+    u->node_valid = false;
+    u->panes[UI_P_NODE].sel = u->panes[UI_P_NODE].top = 0;
+}
+
+void ui_select_id(ui *u, uint32_t id)
+{
+    if (ui_model_find(u, id) < 0 && u->filter != UI_FILTER_NONE) {
+        u->filter = UI_FILTER_NONE;
+        ui_model_refilter(u);
+        ui_message(u, false, "filter cleared to show the node");
+    }
+    u->sel_id = id;
+    ui_reselect(u);
+}
+
+void ui_set_step(ui *u, uint32_t step)
+{
+    if (step >= u->h->n) step = u->h->n - 1;
+    while (u->depth > 0 && !ui_scope_program(u, step)) {
+        u->depth--;
+        u->sel_id = u->scope_sel[u->depth];
+    }
+    u->step = step;
+    ui_model_invalidate(u);
+    ui_reselect(u);
+    u->panes[UI_P_TIMELINE].sel = step;
+    u->panes[UI_P_CHANGES].sel = u->panes[UI_P_CHANGES].top = 0;
+    u->panes[UI_P_PARTITIONS].sel = 0;
+    ui_layout(u);
+}
+
+bool ui_enter_sub(ui *u, const char *sub)
+{
+    const ls_program *p = ui_scope_program(u, u->step);
+    const ls_submodule *s = p ? ls_program_sub(p, sub) : NULL;
+    if (!s || !s->program || u->depth >= UI_MAX_DEPTH) {
+        ui_message(u, true, "%s: no such lowered module at this step", sub ? sub : "?");
+        return false;
+    }
+    u->scope_sel[u->depth] = u->sel_id;
+    u->scope[u->depth++] = s->name;
+    u->sel_id = 0;
+    u->filter = UI_FILTER_NONE;
+    ui_model_invalidate(u);
+    u->panes[UI_P_GRAPH].sel = u->panes[UI_P_GRAPH].top = 0;
+    ui_reselect(u);
+    ui_layout(u);
+    ui_message(u, false, "in %s (%s) — Backspace returns", s->name, s->backend_id ? s->backend_id : "?");
+    return true;
+}
+
+void ui_leave_sub(ui *u)
+{
+    if (!u->depth) {
+        ui_message(u, false, "already at the top-level program");
+        return;
+    }
+    u->depth--;
+    u->sel_id = u->scope_sel[u->depth];
+    u->filter = UI_FILTER_NONE;
+    ui_model_invalidate(u);
+    ui_reselect(u);
+    ui_layout(u);
+    ui_message(u, false, "back in %s", u->depth ? u->scope[u->depth - 1] : "the top-level program");
+}
+
+bool ui_jump(ui *u, const char *prog, const char *node)
+{
+    if (!node) return false;
+    const char *cur = u->depth ? u->scope[u->depth - 1] : NULL;
+    if (prog != cur) {
+        while (u->depth) ui_leave_sub(u);
+        if (prog && !ui_enter_sub(u, prog)) return false;
+    }
+    ui_model_ensure(u);
+    const ls_program *sets[2] = {u->m.prog, u->m.prev};
+    for (int i = 0; i < 2; i++) {
+        if (!sets[i]) continue;
+        int32_t pos = ls_program_find(sets[i], node);
+        if (pos < 0) continue;
+        uint32_t id = sets[i]->nodes[pos]->id;
+        if (ui_model_find(u, id) < 0 && !u->diff_marks && i == 1) {
+            u->diff_marks = true;
+            ui_model_refilter(u);
+        }
+        ui_select_id(u, id);
+        if (ui_model_find(u, id) >= 0) return true;
+    }
+    ui_message(u, true, "%s: no node of that name at this step", node);
+    return false;
+}
+
+void ui_open_screen(ui *u, ui_screen s)
+{
+    if (u->screen == s) {
+        u->screen = UI_S_MAIN;
+        return;
+    }
+    u->screen = s;
+    ui_pane *p = &u->panes[UI_P_SCREEN];
+    p->ops = s == UI_S_TABLE ? &ui_table_ops : s == UI_S_RUN ? &ui_run_ops : &ui_help_ops;
+    p->sel = p->top = 0;
+    if (s == UI_S_TABLE) ui_table_build(u);
+    else if (s == UI_S_RUN) ui_run_build(u);
+    else ui_help_build(u);
+}
+
+/* gd / gu: pressed again, they go through the other arguments / users of the node where the
+ * cycle started. */
+static void cycle_related(ui *u, bool users)
+{
+    const ls_program *p;
+    uint8_t mark;
+    const ls_node *n = ui_selected_node(u, &p, &mark);
+    if (!n) return;
+    ui_action a = users ? UI_A_USERS : UI_A_PRODUCER;
+    if (u->last_action == a && u->cycle_origin) {
+        u->cycle_index++;
+    } else {
+        u->cycle_origin = n->id;
+        u->cycle_index = 0;
+    }
+    const ls_node *o = ls_program_node(p, u->cycle_origin);
+    if (!o) {
+        p = u->m.prog;
+        o = p ? ls_program_node(p, u->cycle_origin) : NULL;
+    }
+    if (!o) return;
+    uint32_t ids[256], n_ids = 0;
+    if (users) {
+        int32_t pos = ls_program_pos(p, o->id);
+        uint32_t cnt = 0;
+        const uint32_t *us = pos >= 0 ? ls_program_users(p, (uint32_t)pos, &cnt) : NULL;
+        for (uint32_t i = 0; i < cnt && n_ids < 256; i++) ids[n_ids++] = p->nodes[us[i]]->id;
+    } else {
+        for (uint16_t i = 0; i < o->nargs; i++) {
+            const ls_arg *ar = &o->args[i];
+            uint32_t one = ar->kind == LS_ARG_NODE ? ar->v.node : 0;
+            uint32_t cnt = ar->kind == LS_ARG_NODES || ar->kind == LS_ARG_OPT_NODES ? ar->n : one ? 1 : 0;
+            for (uint32_t k = 0; k < cnt && n_ids < 256; k++) {
+                uint32_t id = one ? one : ar->v.nodes[k];
+                bool dup = !id;
+                for (uint32_t j = 0; j < n_ids && !dup; j++) dup = ids[j] == id;
+                if (!dup) ids[n_ids++] = id;
+            }
+        }
+    }
+    if (!n_ids) {
+        ui_message(u, false, "%s has no %s", o->name, users ? "users" : "arguments from other nodes");
+        return;
+    }
+    uint32_t k = u->cycle_index % n_ids;
+    const ls_node *t = ls_program_node(p, ids[k]);
+    ui_select_id(u, ids[k]);
+    ui_message(u, false, "%s %u/%u of %s: %s", users ? "user" : "argument", k + 1, n_ids, o->name, t ? t->name : "?");
+}
+
+static void move_sel(ui *u, int64_t delta)
+{
+    ui_pane *p = ui_focused_pane(u);
+    uint32_t n = p->ops->count(u);
+    if (!n) return;
+    int64_t s = (int64_t)p->sel + delta;
+    if (s < 0) s = 0;
+    if (s >= (int64_t)n) s = n - 1;
+    ui_pane_select(u, p, (uint32_t)s);
+}
+
+static void cycle_focus(ui *u, int dir)
+{
+    static const ui_pane_id order[] = {UI_P_GRAPH, UI_P_NODE, UI_P_CHANGES, UI_P_PARTITIONS, UI_P_TIMELINE};
+    int n = (int)(sizeof order / sizeof order[0]), i = 0;
+    while (i < n && order[i] != u->focus) i++;
+    u->focus = order[((i + dir) % n + n) % n];
+}
+
+void ui_run_action(ui *u, ui_action a)
+{
+    ui_pane *p = ui_focused_pane(u);
+    int page = ui_pane_rows(p);
+    if (u->too_small && a != UI_A_QUIT && a != UI_A_REDRAW && a != UI_A_COMMAND) {
+        u->last_action = a;
+        return; /* nothing to act on until the terminal is big enough */
+    }
+    switch (a) {
+    case UI_A_NONE: break;
+    case UI_A_DOWN: move_sel(u, 1); break;
+    case UI_A_UP: move_sel(u, -1); break;
+    case UI_A_HALF_DOWN: move_sel(u, page / 2 ? page / 2 : 1); break;
+    case UI_A_HALF_UP: move_sel(u, -(page / 2 ? page / 2 : 1)); break;
+    case UI_A_PAGE_DOWN: move_sel(u, page); break;
+    case UI_A_PAGE_UP: move_sel(u, -page); break;
+    case UI_A_FIRST: move_sel(u, -(int64_t)p->ops->count(u)); break;
+    case UI_A_LAST: move_sel(u, p->ops->count(u)); break;
+    case UI_A_NEXT_PANE:
+    case UI_A_PREV_PANE:
+        if (u->screen == UI_S_MAIN) cycle_focus(u, a == UI_A_NEXT_PANE ? 1 : -1);
+        break;
+    case UI_A_STEP_NEXT:
+        if (u->step + 1 < u->h->n) ui_set_step(u, u->step + 1);
+        else ui_message(u, false, "last step");
+        break;
+    case UI_A_STEP_PREV:
+        if (u->step > 0) ui_set_step(u, u->step - 1);
+        else ui_message(u, false, "first step");
+        break;
+    case UI_A_STEP_FIRST: ui_set_step(u, 0); break;
+    case UI_A_STEP_LAST: ui_set_step(u, u->h->n - 1); break;
+    case UI_A_ENTER:
+        if (p->ops->activate && p->ops->count(u)) p->ops->activate(u, p->sel);
+        break;
+    case UI_A_BACK:
+        if (u->screen != UI_S_MAIN) u->screen = UI_S_MAIN;
+        else ui_leave_sub(u);
+        break;
+    case UI_A_PRODUCER: cycle_related(u, false); break;
+    case UI_A_USERS: cycle_related(u, true); break;
+    case UI_A_DIFF:
+        u->diff_marks = !u->diff_marks;
+        ui_model_refilter(u);
+        ui_reselect(u);
+        ui_message(u, false, "diff marks %s", u->diff_marks ? "on" : "off");
+        break;
+    case UI_A_SEARCH: ui_prompt_open(u, '/'); break;
+    case UI_A_SEARCH_NEXT: ui_search_next(u, false); break;
+    case UI_A_SEARCH_PREV: ui_search_next(u, true); break;
+    case UI_A_FILTER: ui_prompt_open(u, 'f'); break;
+    case UI_A_CANCEL:
+        if (u->screen != UI_S_MAIN) {
+            u->screen = UI_S_MAIN;
+        } else {
+            u->search_active = false;
+            u->search[0] = 0;
+            if (u->filter != UI_FILTER_NONE) {
+                u->filter = UI_FILTER_NONE;
+                ui_model_refilter(u);
+                ui_reselect(u);
+            }
+            ui_message(u, false, "search and filter cleared");
+        }
+        break;
+    case UI_A_TABLE: ui_open_screen(u, UI_S_TABLE); break;
+    case UI_A_RUN:
+        u->run_args[0] = 0;
+        ui_open_screen(u, UI_S_RUN);
+        break;
+    case UI_A_HELP: ui_open_screen(u, UI_S_HELP); break;
+    case UI_A_EXPORT:
+        ui_prompt_open(u, ':');
+        snprintf(u->prompt, sizeof u->prompt, "export ");
+        u->prompt_len = strlen(u->prompt);
+        break;
+    case UI_A_COMMAND: ui_prompt_open(u, ':'); break;
+    case UI_A_REDRAW: clearok(curscr, TRUE); break;
+    case UI_A_QUIT:
+        if (u->screen != UI_S_MAIN) u->screen = UI_S_MAIN;
+        else u->quit = true;
+        break;
+    default: break;
+    }
+    if (a != UI_A_NONE) u->last_action = a; /* a pending prefix (g) does not break a gd/gu cycle */
+}
+
+/* ---- mouse */
+
+void ui_on_mouse(ui *u)
+{
+    MEVENT *e = &u->mouse;
+    ui_pane_id hit = UI_P_ALL;
+    int first = u->screen == UI_S_MAIN ? 0 : UI_P_SCREEN, last = u->screen == UI_S_MAIN ? UI_P_COUNT : UI_P_ALL;
+    for (int i = first; i < last; i++) {
+        ui_rect r = u->panes[i].r;
+        if (e->y >= r.y && e->y < r.y + r.h && e->x >= r.x && e->x < r.x + r.w) hit = (ui_pane_id)i;
+    }
+    if (hit == UI_P_ALL) return;
+    ui_pane *p = &u->panes[hit];
+    if (u->screen == UI_S_MAIN) u->focus = hit;
+    if (e->bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+        int d = e->bstate & BUTTON4_PRESSED ? -3 : 3;
+        uint32_t n = p->ops->count(u);
+        int64_t top = (int64_t)p->top + d, h = ui_pane_rows(p);
+        if (top > (int64_t)n - h) top = (int64_t)n - h;
+        if (top < 0) top = 0;
+        p->top = (uint32_t)top;
+        if (p->sel < p->top) ui_pane_select(u, p, p->top);
+        else if (p->sel >= p->top + (uint32_t)h) ui_pane_select(u, p, p->top + (uint32_t)h - 1);
+        return;
+    }
+    if (e->y > p->r.y) {
+        uint32_t row = p->top + (uint32_t)(e->y - p->r.y - 1);
+        if (row < p->ops->count(u)) {
+            ui_pane_select(u, p, row);
+            if (e->bstate & BUTTON1_DOUBLE_CLICKED) ui_run_action(u, UI_A_ENTER);
+        }
+    }
+}
+
