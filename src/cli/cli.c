@@ -8,8 +8,11 @@
 #include "common.h"
 #include "../../views/tui.h"
 
+int ls_cmd_info(int, char **), ls_cmd_verify(int, char **);
 static const ls_command commands[] = {
     {"help", NULL, "help", "show this help"},
+    {"info", ls_cmd_info, "info FILE [--json] [--model NAME]", "what a program holds: nodes, ops, inputs, tags, verifier"},
+    {"verify", ls_cmd_verify, "verify FILE [--model NAME]", "run the verifier (exit 1 when it finds errors)"},
 };
 
 const ls_command *ls_cli_commands(int *count)

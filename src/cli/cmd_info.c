@@ -1,0 +1,373 @@
+/* lowerscope info FILE [--json] [--model NAME] [--metadata-only]: what a program holds, in a
+ * few lines (or JSON, format_version 1, documented in docs/cli.md). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ops.h"
+#include "../ptrmap.h"
+#include "reader.h"
+#include "verify.h"
+
+int ls_cmd_info(int argc, char **argv);
+
+#define INFO_FORMAT_VERSION 1
+
+/* ---- counting */
+
+typedef struct count {
+    const char *key; /* interned: target, kind or tag */
+    uint32_t n;
+    uint64_t bytes;
+} count;
+
+typedef struct counts {
+    LS_VEC(count) v;
+    ls_ptrmap ix;
+} counts;
+
+static count *bump(counts *c, const char *key, uint64_t bytes)
+{
+    uintptr_t i;
+    if (!ls_ptrmap_get(&c->ix, key, &i)) {
+        count z = {key, 0, 0};
+        i = c->v.n;
+        ls_ptrmap_put(&c->ix, key, i);
+        ls_vec_push(&c->v, z);
+    }
+    c->v.v[i].n++;
+    c->v.v[i].bytes += bytes;
+    return &c->v.v[i];
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+    const count *x = a, *y = b;
+    if (x->n != y->n) return x->n < y->n ? 1 : -1;
+    return strcmp(x->key, y->key);
+}
+
+static void counts_free(counts *c)
+{
+    free(c->v.v);
+    ls_ptrmap_free(&c->ix);
+}
+
+static uint64_t meta_bytes(const ls_tmeta *m)
+{
+    int64_t n = 1;
+    for (int d = 0; d < m->ndim; d++) n *= m->sizes[d] > 0 ? m->sizes[d] : 0;
+    return (uint64_t)n * ls_dtype_size(m->dtype);
+}
+
+static const char *human_bytes(uint64_t b, char *buf, size_t cap)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024 && u < 4) v /= 1024, u++;
+    if (u == 0) snprintf(buf, cap, "%" PRIu64 " B", b);
+    else snprintf(buf, cap, "%.*f %s", v < 10 ? 1 : 0, v, units[u]);
+    return buf;
+}
+
+typedef struct summary {
+    counts kinds, ops, inputs, outputs, tags;
+    LS_VEC(const char *) unknown; /* distinct unknown targets */
+    uint64_t weight_bytes;
+    uint32_t weight_tensors;
+} summary;
+
+static void summarize(const ls_program *p, summary *s)
+{
+    memset(s, 0, sizeof *s);
+    ls_ptrmap unknown_seen = {0};
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        const ls_node *n = p->nodes[i];
+        bump(&s->kinds, ls_intern(ls_node_kind_name((ls_node_kind)n->kind)), 0);
+        if (n->tag) bump(&s->tags, n->tag, 0);
+        if (n->kind != LS_NODE_CALL) continue;
+        bump(&s->ops, n->target, 0);
+        if (!n->op && !ls_ptrmap_get(&unknown_seen, n->target, NULL)) {
+            ls_ptrmap_put(&unknown_seen, n->target, 1);
+            ls_vec_push(&s->unknown, n->target);
+        }
+    }
+    ls_ptrmap_free(&unknown_seen);
+    for (uint32_t i = 0; i < p->n_inputs; i++) {
+        const ls_input_spec *in = &p->inputs[i];
+        int32_t pos = in->name ? ls_program_find(p, in->name) : -1;
+        const ls_node *n = pos >= 0 ? p->nodes[pos] : NULL;
+        uint64_t b = n && n->val_kind == LS_VAL_TENSOR ? meta_bytes(&n->vals[0]) : 0;
+        bump(&s->inputs, ls_intern(ls_input_kind_name((ls_input_kind)in->kind)), b);
+    }
+    for (uint32_t i = 0; i < p->n_outputs; i++)
+        bump(&s->outputs, ls_intern(ls_output_kind_name((ls_output_kind)p->outputs[i].kind)), 0);
+    for (uint32_t i = 0; i < p->n_state; i++, s->weight_tensors++) s->weight_bytes += meta_bytes(&p->state_dict[i].meta);
+    for (uint32_t i = 0; i < p->n_constants; i++, s->weight_tensors++) s->weight_bytes += meta_bytes(&p->constants[i].meta);
+    qsort(s->ops.v.v, s->ops.v.n, sizeof(count), by_count_desc);
+}
+
+static void summary_free(summary *s)
+{
+    counts_free(&s->kinds);
+    counts_free(&s->ops);
+    counts_free(&s->inputs);
+    counts_free(&s->outputs);
+    counts_free(&s->tags);
+    free(s->unknown.v);
+}
+
+static uint32_t sub_nodes(const ls_submodule *sub)
+{
+    return sub->program ? sub->program->n_nodes : 0;
+}
+
+/* ---- the human form */
+
+static void print_counts(const char *label, uint32_t total, const counts *c, bool with_bytes, uint32_t max)
+{
+    printf("  %-9s %u", label, total);
+    char hb[32];
+    for (uint32_t i = 0; i < c->v.n && i < max; i++) {
+        printf("%s%s %u", i ? " · " : ": ", c->v.v[i].key, c->v.v[i].n);
+        if (with_bytes && c->v.v[i].bytes) printf(" (%s)", human_bytes(c->v.v[i].bytes, hb, sizeof hb));
+    }
+    if (c->v.n > max) printf(" · %u more", c->v.n - max);
+    printf("\n");
+}
+
+static void print_human(const char *path, const ls_program *p, const summary *s, const ls_verify_result *vr)
+{
+    char hb[32];
+    printf("%s\n", path);
+    printf("  program   %s · %s (%s)", p->name, ls_dialect_name((ls_dialect)p->dialect), p->verifier ? p->verifier : "-");
+    if (p->torch_version) printf(" · torch %s", p->torch_version);
+    printf(" · schema %d.%d\n", p->schema_major, p->schema_minor);
+    print_counts("nodes", p->n_nodes, &s->kinds, false, 8);
+    /* ops by count, short names */
+    uint32_t calls = 0;
+    for (uint32_t i = 0; i < s->ops.v.n; i++) calls += s->ops.v.v[i].n;
+    printf("  %-9s %u", "ops", calls);
+    for (uint32_t i = 0; i < s->ops.v.n && i < 8; i++) {
+        ls_dialect d;
+        const ls_op *op = ls_op_from_target(s->ops.v.v[i].key, &d);
+        printf("%s%s%s %u", i ? " · " : ": ", ls_target_short(s->ops.v.v[i].key), op ? "" : "?", s->ops.v.v[i].n);
+    }
+    if (s->ops.v.n > 8) printf(" · %u more", s->ops.v.n - 8);
+    printf("\n");
+    if (s->unknown.n) {
+        printf("  %-9s %u op%s lowerscope does not know (shown, never run or delegated):", "unknown", s->unknown.n,
+               s->unknown.n == 1 ? "" : "s");
+        for (uint32_t i = 0; i < s->unknown.n && i < 4; i++) printf("%s %s", i ? "," : "", s->unknown.v[i]);
+        printf("%s\n", s->unknown.n > 4 ? ", ..." : "");
+    }
+    print_counts("inputs", p->n_inputs, &s->inputs, true, 8);
+    print_counts("outputs", p->n_outputs, &s->outputs, false, 8);
+    if (!p->has_weights) printf("  %-9s metadata only: the file holds no weight data\n", "weights");
+    else if (s->weight_tensors)
+        printf("  %-9s %s in %u tensor%s\n", "weights", human_bytes(s->weight_bytes, hb, sizeof hb), s->weight_tensors,
+               s->weight_tensors == 1 ? "" : "s");
+    if (s->tags.v.n) {
+        printf("  %-9s %u", "tags", s->tags.v.n);
+        for (uint32_t i = 0; i < s->tags.v.n && i < 8; i++) {
+            const char *be = ls_program_tag_backend(p, s->tags.v.v[i].key);
+            printf("%s%s %u node%s%s%s", i ? " · " : ": ", s->tags.v.v[i].key, s->tags.v.v[i].n,
+                   s->tags.v.v[i].n == 1 ? "" : "s", be ? " → " : "", be ? be : "");
+        }
+        printf("%s\n", s->tags.v.n > 8 ? " · ..." : "");
+    } else {
+        printf("  %-9s none\n", "tags");
+    }
+    uint32_t getattrs = 0;
+    for (uint32_t i = 0; i < p->n_nodes; i++) getattrs += p->nodes[i]->kind == LS_NODE_GET_ATTR;
+    if (p->n_subs || getattrs) {
+        printf("  %-9s %u", "lowered", p->n_subs > getattrs ? p->n_subs : getattrs);
+        uint32_t shown = 0;
+        for (uint32_t i = 0; i < p->n_subs && shown < 6; i++, shown++)
+            printf("%s%s %s (%u nodes)", shown ? " · " : ": ", p->subs[i].name,
+                   p->subs[i].backend_id ? p->subs[i].backend_id : "?", sub_nodes(&p->subs[i]));
+        for (uint32_t i = 0; i < p->n_nodes && shown < 6; i++) {
+            const ls_node *n = p->nodes[i];
+            if (n->kind != LS_NODE_GET_ATTR || ls_program_sub(p, n->target)) continue;
+            printf("%s%s (not in the file)", shown++ ? " · " : ": ", n->target ? n->target : n->name);
+        }
+        printf("\n");
+    }
+    uint32_t warnings = vr->n - vr->n_errors;
+    if (!vr->n) {
+        printf("  %-9s ok\n", "verifier");
+    } else {
+        printf("  %-9s %u error%s, %u warning%s", "verifier", vr->n_errors, vr->n_errors == 1 ? "" : "s", warnings,
+               warnings == 1 ? "" : "s");
+        const ls_finding *f = vr->v;
+        for (uint32_t i = 0; i < vr->n; i++)
+            if (vr->v[i].severity == LS_SEV_ERROR) {
+                f = &vr->v[i];
+                break;
+            }
+        int len = (int)strlen(f->msg);
+        printf(": %s%s%.*s%s\n", f->program ? f->program : "", f->program ? ": " : "", len > 100 ? 100 : len, f->msg,
+               len > 100 ? "..." : "");
+        printf("  %-9s lowerscope verify %s lists %s\n", "", path, vr->n == 1 ? "it" : "them all");
+    }
+}
+
+/* ---- the JSON form */
+
+static void json_counts(ls_buf *b, const char *key, const counts *c, bool with_bytes)
+{
+    ls_buf_printf(b, ",\"%s\":{", key);
+    for (uint32_t i = 0; i < c->v.n; i++) {
+        if (i) ls_buf_putc(b, ',');
+        ls_buf_json_str(b, c->v.v[i].key);
+        if (with_bytes) ls_buf_printf(b, ":{\"count\":%u,\"bytes\":%" PRIu64 "}", c->v.v[i].n, c->v.v[i].bytes);
+        else ls_buf_printf(b, ":%u", c->v.v[i].n);
+    }
+    ls_buf_putc(b, '}');
+}
+
+static void json_meta(ls_buf *b, const ls_node *n)
+{
+    if (!n || n->val_kind != LS_VAL_TENSOR) {
+        ls_buf_puts(b, ",\"dtype\":null,\"shape\":null,\"bytes\":null");
+        return;
+    }
+    const ls_tmeta *m = &n->vals[0];
+    ls_buf_puts(b, ",\"dtype\":");
+    ls_buf_json_str(b, ls_dtype_name(m->dtype));
+    ls_buf_puts(b, ",\"shape\":[");
+    for (int d = 0; d < m->ndim; d++) {
+        if (d) ls_buf_putc(b, ',');
+        if (m->sym[d]) ls_buf_json_str(b, m->sym[d]);
+        else ls_buf_printf(b, "%" PRId64, m->sizes[d]);
+    }
+    ls_buf_printf(b, "],\"bytes\":%" PRIu64, meta_bytes(m));
+}
+
+static void print_json(const char *path, const ls_program *p, const summary *s, const ls_verify_result *vr)
+{
+    ls_buf b = {0};
+    ls_buf_printf(&b, "{\"format_version\":%d,\"file\":", INFO_FORMAT_VERSION);
+    ls_buf_json_str(&b, path);
+    ls_buf_puts(&b, ",\"name\":");
+    ls_buf_json_str(&b, p->name);
+    ls_buf_puts(&b, ",\"dialect\":");
+    ls_buf_json_str(&b, ls_dialect_name((ls_dialect)p->dialect));
+    ls_buf_puts(&b, ",\"verifier\":");
+    ls_buf_json_str(&b, p->verifier);
+    ls_buf_puts(&b, ",\"torch_version\":");
+    ls_buf_json_str(&b, p->torch_version);
+    ls_buf_printf(&b, ",\"schema_version\":\"%d.%d\",\"has_weights\":%s,\"weight_bytes\":%" PRIu64, p->schema_major,
+                  p->schema_minor, p->has_weights ? "true" : "false", s->weight_bytes);
+    ls_buf_printf(&b, ",\"nodes\":{\"total\":%u", p->n_nodes);
+    json_counts(&b, "by_kind", &s->kinds, false);
+    json_counts(&b, "by_target", &s->ops, false);
+    ls_buf_puts(&b, "},\"unknown_targets\":[");
+    for (uint32_t i = 0; i < s->unknown.n; i++) {
+        if (i) ls_buf_putc(&b, ',');
+        ls_buf_json_str(&b, s->unknown.v[i]);
+    }
+    ls_buf_puts(&b, "]");
+    json_counts(&b, "inputs_by_kind", &s->inputs, true);
+    ls_buf_puts(&b, ",\"inputs\":[");
+    for (uint32_t i = 0; i < p->n_inputs; i++) {
+        const ls_input_spec *in = &p->inputs[i];
+        int32_t pos = in->name ? ls_program_find(p, in->name) : -1;
+        ls_buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+        ls_buf_json_str(&b, in->name);
+        ls_buf_puts(&b, ",\"kind\":");
+        ls_buf_json_str(&b, ls_input_kind_name((ls_input_kind)in->kind));
+        ls_buf_puts(&b, ",\"target\":");
+        ls_buf_json_str(&b, in->target);
+        if (in->kind == LS_IN_BUFFER) ls_buf_printf(&b, ",\"persistent\":%s", in->persistent ? "true" : "false");
+        json_meta(&b, pos >= 0 ? p->nodes[pos] : NULL);
+        ls_buf_putc(&b, '}');
+    }
+    ls_buf_puts(&b, "]");
+    json_counts(&b, "outputs_by_kind", &s->outputs, false);
+    ls_buf_puts(&b, ",\"outputs\":[");
+    for (uint32_t i = 0; i < p->n_outputs; i++) {
+        ls_buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+        ls_buf_json_str(&b, p->outputs[i].name);
+        ls_buf_puts(&b, ",\"kind\":");
+        ls_buf_json_str(&b, ls_output_kind_name((ls_output_kind)p->outputs[i].kind));
+        ls_buf_puts(&b, ",\"target\":");
+        ls_buf_json_str(&b, p->outputs[i].target);
+        ls_buf_putc(&b, '}');
+    }
+    ls_buf_puts(&b, "],\"tags\":[");
+    for (uint32_t i = 0; i < s->tags.v.n; i++) {
+        ls_buf_puts(&b, i ? ",{\"tag\":" : "{\"tag\":");
+        ls_buf_json_str(&b, s->tags.v.v[i].key);
+        ls_buf_puts(&b, ",\"backend\":");
+        ls_buf_json_str(&b, ls_program_tag_backend(p, s->tags.v.v[i].key));
+        ls_buf_printf(&b, ",\"nodes\":%u}", s->tags.v.v[i].n);
+    }
+    ls_buf_puts(&b, "],\"submodules\":[");
+    for (uint32_t i = 0; i < p->n_subs; i++) {
+        ls_buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+        ls_buf_json_str(&b, p->subs[i].name);
+        ls_buf_puts(&b, ",\"backend_id\":");
+        ls_buf_json_str(&b, p->subs[i].backend_id);
+        ls_buf_printf(&b, ",\"nodes\":%u}", sub_nodes(&p->subs[i]));
+    }
+    ls_buf_printf(&b, "],\"verify\":{\"ok\":%s,\"errors\":%u,\"warnings\":%u,\"findings\":[",
+                  vr->n_errors ? "false" : "true", vr->n_errors, vr->n - vr->n_errors);
+    for (uint32_t i = 0; i < vr->n; i++) {
+        const ls_finding *f = &vr->v[i];
+        ls_buf_printf(&b, "%s{\"severity\":\"%s\",\"program\":", i ? "," : "",
+                      f->severity == LS_SEV_ERROR ? "error" : "warning");
+        ls_buf_json_str(&b, f->program);
+        ls_buf_puts(&b, ",\"node\":");
+        ls_buf_json_str(&b, f->node);
+        ls_buf_puts(&b, ",\"message\":");
+        ls_buf_json_str(&b, f->msg);
+        ls_buf_putc(&b, '}');
+    }
+    ls_buf_puts(&b, "]}}\n");
+    fputs(b.s, stdout);
+    ls_buf_free(&b);
+}
+
+int ls_cmd_info(int argc, char **argv)
+{
+    const char *path = NULL;
+    bool json = false;
+    ls_load_opts opts = {0};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) json = true;
+        else if (strcmp(argv[i], "--metadata-only") == 0) opts.metadata_only = true;
+        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) opts.model = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            ls_cli_error("info: unknown option '%s' (usage: lowerscope info FILE [--json] [--model NAME] [--metadata-only])", argv[i]);
+            return LS_EXIT_INPUT;
+        } else if (!path) path = argv[i];
+        else {
+            ls_cli_error("info: one FILE at a time ('%s' is a second one)", argv[i]);
+            return LS_EXIT_INPUT;
+        }
+    }
+    if (!path) {
+        ls_cli_error("info: which file? (usage: lowerscope info FILE [--json] [--model NAME] [--metadata-only])");
+        return LS_EXIT_INPUT;
+    }
+    ls_program *p;
+    ls_error err;
+    if (ls_load(path, &opts, &p, &err) != 0) {
+        ls_cli_error("%s", err.msg);
+        return LS_EXIT_INPUT;
+    }
+    ls_verify_result vr;
+    ls_verify(p, &vr);
+    summary s;
+    summarize(p, &s);
+    if (json) print_json(path, p, &s, &vr);
+    else print_human(path, p, &s, &vr);
+    summary_free(&s);
+    ls_verify_result_free(&vr);
+    ls_program_unref(p);
+    return LS_EXIT_OK;
+}

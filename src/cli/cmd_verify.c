@@ -1,0 +1,61 @@
+/* lowerscope verify FILE [--model NAME] [--metadata-only]: runs the verifier on a program and
+ * its lowered submodules. Exit 0 valid, 1 verifier errors (listed), 2 unreadable input. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "reader.h"
+#include "verify.h"
+
+int ls_cmd_verify(int argc, char **argv);
+
+int ls_cmd_verify(int argc, char **argv)
+{
+    const char *path = NULL;
+    ls_load_opts opts = {0};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--metadata-only") == 0) opts.metadata_only = true;
+        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) opts.model = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            ls_cli_error("verify: unknown option '%s' (usage: lowerscope verify FILE [--model NAME] [--metadata-only])", argv[i]);
+            return LS_EXIT_INPUT;
+        } else if (!path) path = argv[i];
+        else {
+            ls_cli_error("verify: one FILE at a time ('%s' is a second one)", argv[i]);
+            return LS_EXIT_INPUT;
+        }
+    }
+    if (!path) {
+        ls_cli_error("verify: which file? (usage: lowerscope verify FILE [--model NAME] [--metadata-only])");
+        return LS_EXIT_INPUT;
+    }
+    ls_program *p;
+    ls_error err;
+    if (ls_load(path, &opts, &p, &err) != 0) {
+        ls_cli_error("%s", err.msg);
+        return LS_EXIT_INPUT;
+    }
+    ls_verify_result vr;
+    ls_verify(p, &vr);
+    for (uint32_t i = 0; i < vr.n; i++) {
+        const ls_finding *f = &vr.v[i];
+        printf("%s: %s%s%s: %s\n", path, f->program ? f->program : "", f->program ? ": " : "",
+               f->severity == LS_SEV_ERROR ? "error" : "warning", f->msg);
+    }
+    uint32_t warnings = vr.n - vr.n_errors;
+    uint32_t subs = 0;
+    for (uint32_t i = 0; i < p->n_subs; i++) subs += p->subs[i].program != NULL;
+    if (vr.n_errors)
+        printf("%s: invalid: %u error%s, %u warning%s\n", path, vr.n_errors, vr.n_errors == 1 ? "" : "s", warnings,
+               warnings == 1 ? "" : "s");
+    else {
+        printf("%s: valid: %u nodes", path, p->n_nodes);
+        if (subs) printf(", %u lowered submodule%s", subs, subs == 1 ? "" : "s");
+        if (!p->has_weights) printf(", metadata only (weight data not checked)");
+        printf(", %u warning%s\n", warnings, warnings == 1 ? "" : "s");
+    }
+    int rc = vr.n_errors ? LS_EXIT_FINDINGS : LS_EXIT_OK;
+    ls_verify_result_free(&vr);
+    ls_program_unref(p);
+    return rc;
+}

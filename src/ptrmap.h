@@ -1,0 +1,102 @@
+/* A map from pointers (interned strings, nodes) to pointer-sized values: open addressing,
+ * power-of-two table, O(1) inserts and lookups. Internal to the core; header-only so the
+ * readers and the verifier share it without a public API. */
+#ifndef LS_PTRMAP_H
+#define LS_PTRMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "common.h"
+
+typedef struct ls_ptrmap {
+    const void **keys;
+    uintptr_t *vals;
+    uint32_t cap, used;
+} ls_ptrmap;
+
+static inline uint32_t ls_ptrmap_hash(const void *k)
+{
+    uint64_t x = (uint64_t)(uintptr_t)k;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 32;
+    return (uint32_t)x;
+}
+
+static inline void ls_ptrmap_reserve(ls_ptrmap *m, uint32_t want)
+{
+    if ((uint64_t)(want + 1) * 2 <= m->cap) return;
+    uint32_t nc = m->cap ? m->cap : 64;
+    while ((uint64_t)(want + 1) * 2 > nc) nc *= 2;
+    const void **nk = ls_calloc(nc, sizeof *nk);
+    uintptr_t *nv = ls_malloc(sizeof *nv * nc);
+    for (uint32_t i = 0; i < m->cap; i++) {
+        if (!m->keys[i]) continue;
+        uint32_t j = ls_ptrmap_hash(m->keys[i]) & (nc - 1);
+        while (nk[j]) j = (j + 1) & (nc - 1);
+        nk[j] = m->keys[i];
+        nv[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = nk;
+    m->vals = nv;
+    m->cap = nc;
+}
+
+/* The value for key, or false when absent. */
+static inline bool ls_ptrmap_get(const ls_ptrmap *m, const void *key, uintptr_t *val)
+{
+    if (!m->cap || !key) return false;
+    for (uint32_t j = ls_ptrmap_hash(key) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1))
+        if (m->keys[j] == key) {
+            if (val) *val = m->vals[j];
+            return true;
+        }
+    return false;
+}
+
+/* Inserts key → val unless key is present; returns false (and leaves the map) if it was,
+ * with *old set to the value already there. */
+static inline bool ls_ptrmap_add(ls_ptrmap *m, const void *key, uintptr_t val, uintptr_t *old)
+{
+    ls_ptrmap_reserve(m, m->used + 1);
+    uint32_t j = ls_ptrmap_hash(key) & (m->cap - 1);
+    for (; m->keys[j]; j = (j + 1) & (m->cap - 1))
+        if (m->keys[j] == key) {
+            if (old) *old = m->vals[j];
+            return false;
+        }
+    m->keys[j] = key;
+    m->vals[j] = val;
+    m->used++;
+    return true;
+}
+
+/* Inserts or replaces. */
+static inline void ls_ptrmap_put(ls_ptrmap *m, const void *key, uintptr_t val)
+{
+    ls_ptrmap_reserve(m, m->used + 1);
+    uint32_t j = ls_ptrmap_hash(key) & (m->cap - 1);
+    for (; m->keys[j]; j = (j + 1) & (m->cap - 1))
+        if (m->keys[j] == key) {
+            m->vals[j] = val;
+            return;
+        }
+    m->keys[j] = key;
+    m->vals[j] = val;
+    m->used++;
+}
+
+static inline void ls_ptrmap_free(ls_ptrmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    m->keys = NULL;
+    m->vals = NULL;
+    m->cap = m->used = 0;
+}
+
+#endif

@@ -1,0 +1,327 @@
+/* .pt2 archives (torch >= 2.8 torch.export.save: a zip of stored members, usually under one
+ * root folder such as linear_3/) and the same layout unpacked into a folder: find the model
+ * JSON, hand its members to the JSON reader as a weight source. Legacy archives (torch <= 2.7,
+ * serialized_exported_program.json plus pickles) load as metadata only. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zip.h>
+
+#include "read_internal.h"
+
+/* ---- the zip weight source */
+
+typedef struct zip_src {
+    zip_t *za;
+    char *prefix; /* "linear_3/" or "" */
+} zip_src;
+
+static zip_int64_t zip_locate(zip_src *z, const char *rel)
+{
+    char name[1024];
+    if ((size_t)snprintf(name, sizeof name, "%s%s", z->prefix, rel) >= sizeof name) return -1;
+    return zip_name_locate(z->za, name, 0);
+}
+
+static bool zip_has(ls_weight_source *ws, const char *rel)
+{
+    return zip_locate(ws->impl, rel) >= 0;
+}
+
+static int zip_read_index(zip_t *za, zip_int64_t idx, const char *where, const char *rel, ls_blob **out, ls_error *err)
+{
+    zip_stat_t st;
+    if (zip_stat_index(za, (zip_uint64_t)idx, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
+        return ls_fail(err, "%s: %s: cannot read the member's size: %s", where, rel, zip_strerror(za));
+    if (st.size > LS_READ_MAX_MEMBER_BYTES)
+        return ls_fail(err, "%s: %s: the member claims %llu bytes, more than lowerscope reads", where, rel,
+                       (unsigned long long)st.size);
+    uint8_t *buf = ls_alloc_aligned((size_t)st.size + 1);
+    if (!buf) return ls_fail(err, "%s: %s: cannot allocate %llu bytes", where, rel, (unsigned long long)st.size);
+    zip_file_t *zf = zip_fopen_index(za, (zip_uint64_t)idx, 0);
+    if (!zf) {
+        ls_free_aligned(buf);
+        return ls_fail(err, "%s: %s: cannot open the member: %s", where, rel, zip_strerror(za));
+    }
+    zip_uint64_t got = 0;
+    while (got < st.size) {
+        zip_int64_t r = zip_fread(zf, buf + got, st.size - got);
+        if (r <= 0) break;
+        got += (zip_uint64_t)r;
+    }
+    int bad = got != st.size;
+    char why[256];
+    snprintf(why, sizeof why, "%s", bad ? zip_error_strerror(zip_file_get_error(zf)) : "");
+    zip_fclose(zf);
+    if (bad) {
+        ls_free_aligned(buf);
+        return ls_fail(err, "%s: %s: the member is damaged or truncated (read %llu of %llu bytes: %s)", where, rel,
+                       (unsigned long long)got, (unsigned long long)st.size, why);
+    }
+    buf[st.size] = 0;
+    *out = ls_blob_wrap(buf, (size_t)st.size);
+    return 0;
+}
+
+static int zip_read(ls_weight_source *ws, const char *rel, ls_blob **out, ls_error *err)
+{
+    zip_src *z = ws->impl;
+    zip_int64_t idx = zip_locate(z, rel);
+    if (idx < 0) return ls_fail(err, "%s: no member %s%s", ws->where, z->prefix, rel);
+    return zip_read_index(z->za, idx, ws->where, rel, out, err);
+}
+
+static void zip_release(ls_weight_source *ws)
+{
+    zip_src *z = ws->impl;
+    zip_discard(z->za);
+    free(z->prefix);
+    free(z);
+}
+
+/* ---- the folder weight source */
+
+typedef struct dir_src {
+    char *root;
+} dir_src;
+
+static bool dir_has(ls_weight_source *ws, const char *rel)
+{
+    dir_src *d = ws->impl;
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", d->root, rel);
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int dir_read(ls_weight_source *ws, const char *rel, ls_blob **out, ls_error *err)
+{
+    dir_src *d = ws->impl;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", d->root, rel);
+    uint8_t *data;
+    size_t size;
+    if (ls_read_file(path, (size_t)LS_READ_MAX_MEMBER_BYTES, &data, &size, err) != 0) return -1;
+    *out = ls_blob_wrap(data, size);
+    return 0;
+}
+
+static void dir_release(ls_weight_source *ws)
+{
+    dir_src *d = ws->impl;
+    free(d->root);
+    free(d);
+}
+
+ls_weight_source *ls_weight_source_folder(const char *root, const char *model)
+{
+    ls_weight_source *ws = ls_calloc(1, sizeof *ws);
+    dir_src *d = ls_calloc(1, sizeof *d);
+    d->root = ls_strdup(root);
+    ws->where = ls_intern(root);
+    ws->model = ls_intern(model ? model : "model");
+    ws->has = dir_has;
+    ws->read = dir_read;
+    ws->release = dir_release;
+    ws->impl = d;
+    return ws;
+}
+
+/* ---- choosing the model */
+
+typedef LS_VEC(const char *) name_list;
+
+static int pick_model(const char *where, const name_list *models, const ls_load_opts *opts, const char **model,
+                      ls_error *err)
+{
+    const char *want = opts && opts->model ? ls_intern(opts->model) : NULL;
+    const char *deflt = ls_intern("model");
+    *model = NULL;
+    for (uint32_t i = 0; i < models->n; i++) {
+        if (want && models->v[i] == want) *model = want;
+        if (!want && models->v[i] == deflt) *model = deflt;
+    }
+    if (!*model && !want && models->n == 1) *model = models->v[0];
+    if (*model) return 0;
+    ls_buf b = {0};
+    for (uint32_t i = 0; i < models->n; i++) ls_buf_printf(&b, "%s%s", i ? ", " : "", models->v[i]);
+    if (want) ls_fail(err, "%s: no model '%s' in models/ (it has: %s)", where, want, b.s ? b.s : "none");
+    else ls_fail(err, "%s: several models (%s): choose one with --model NAME", where, b.s);
+    ls_buf_free(&b);
+    return -1;
+}
+
+static int load_model(ls_weight_source *ws, const char *where, bool folder, const char *model,
+                      const ls_load_opts *opts, ls_program **out, ls_error *err)
+{
+    const char *rel = ls_internf("models/%s.json", model);
+    ls_blob *json;
+    if (ws->read(ws, rel, &json, err) != 0) return -1;
+    ws->model = model;
+    const char *w = ls_internf(folder ? "%s/%s" : "%s: %s", where, rel);
+    int rc = ls_load_json_ex(w, model, (const char *)json->data, json->size, ws, opts && opts->metadata_only, 0,
+                             out, err);
+    ls_blob_unref(json);
+    return rc;
+}
+
+/* ---- zip archives */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static int count_slashes(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '/';
+    return n;
+}
+
+int ls_load_archive(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err)
+{
+    *out = NULL;
+    int code;
+    zip_t *za = zip_open(path, ZIP_RDONLY, &code);
+    if (!za) {
+        zip_error_t ze;
+        zip_error_init_with_code(&ze, code);
+        ls_fail(err, "%s: not a readable zip archive (%s): the file is truncated or damaged", path,
+                zip_error_strerror(&ze));
+        zip_error_fini(&ze);
+        return -1;
+    }
+    zip_int64_t n = zip_get_num_entries(za, 0);
+    const char *prefix = NULL, *legacy = NULL;
+    bool etrecord = false;
+    for (zip_int64_t i = 0; i < n; i++) {
+        const char *name = zip_get_name(za, (zip_uint64_t)i, 0);
+        if (!name) continue;
+        if (!prefix && ends_with(name, "archive_format") && count_slashes(name) <= 1 &&
+            (strcmp(name, "archive_format") == 0 || ends_with(name, "/archive_format")))
+            prefix = ls_intern_n(name, strlen(name) - strlen("archive_format"));
+        if (!legacy && ends_with(name, "serialized_exported_program.json") && count_slashes(name) <= 1)
+            legacy = ls_intern(name);
+        if (ends_with(name, "ETRECORD_V0")) etrecord = true;
+    }
+    if (!prefix && !legacy) { /* no archive_format: accept models/ at the top or under one folder */
+        for (zip_int64_t i = 0; i < n && !prefix; i++) {
+            const char *name = zip_get_name(za, (zip_uint64_t)i, 0);
+            const char *m = name ? strstr(name, "models/") : NULL;
+            if (m && (m == name || m[-1] == '/') && count_slashes(name) <= 2) prefix = ls_intern_n(name, (size_t)(m - name));
+        }
+    }
+    ls_weight_source *ws = ls_calloc(1, sizeof *ws);
+    zip_src *z = ls_calloc(1, sizeof *z);
+    z->za = za;
+    z->prefix = ls_strdup(prefix ? prefix : "");
+    ws->where = ls_intern(path);
+    ws->has = zip_has;
+    ws->read = zip_read;
+    ws->release = zip_release;
+    ws->impl = z;
+    int rc;
+    name_list models = {0};
+    if (prefix) {
+        size_t pl = strlen(prefix);
+        for (zip_int64_t i = 0; i < n; i++) {
+            const char *name = zip_get_name(za, (zip_uint64_t)i, 0);
+            if (!name || strncmp(name, prefix, pl) != 0 || strncmp(name + pl, "models/", 7) != 0) continue;
+            const char *base = name + pl + 7;
+            if (!strchr(base, '/') && ends_with(base, ".json") && strlen(base) > 5)
+                ls_vec_push(&models, ls_intern_n(base, strlen(base) - 5));
+        }
+    }
+    const char *model;
+    if (models.n) {
+        rc = pick_model(path, &models, opts, &model, err);
+        if (rc == 0) rc = load_model(ws, path, false, model, opts, out, err);
+    } else if (legacy) { /* torch <= 2.7: the weights are pickles lowerscope does not read */
+        ls_blob *json;
+        free(z->prefix);
+        z->prefix = ls_strdup("");
+        rc = zip_read(ws, legacy, &json, err);
+        if (rc == 0) {
+            rc = ls_load_json_ex(ls_internf("%s: %s", path, legacy), "model", (const char *)json->data, json->size,
+                                 NULL, true, 0, out, err);
+            ls_blob_unref(json);
+        }
+    } else if (etrecord) {
+        rc = ls_fail(err, "%s: an ETRecord (ETRECORD_V0), not a .pt2 program archive", path);
+    } else {
+        ls_buf b = {0};
+        for (zip_int64_t i = 0; i < n && i < 8; i++) ls_buf_printf(&b, "%s%s", i ? ", " : "", zip_get_name(za, (zip_uint64_t)i, 0));
+        if (n > 8) ls_buf_printf(&b, ", ... (%lld members)", (long long)n);
+        rc = ls_fail(err, "%s: no models/<name>.json in the archive: not a .pt2 program (members: %s)", path,
+                     b.s ? b.s : "none");
+        ls_buf_free(&b);
+    }
+    free(models.v);
+    ls_weight_source_free(ws);
+    return rc;
+}
+
+/* ---- folders */
+
+static bool is_archive_root(const char *dir)
+{
+    char p[4096];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/archive_format", dir);
+    if (stat(p, &st) == 0) return true;
+    snprintf(p, sizeof p, "%s/models", dir);
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int ls_load_folder(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err)
+{
+    *out = NULL;
+    char root[4096];
+    snprintf(root, sizeof root, "%s", path);
+    if (!is_archive_root(root)) { /* unzip -d X puts the root folder (linear_3/) inside X */
+        DIR *d = opendir(path);
+        int found = 0;
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            if (e->d_name[0] == '.') continue;
+            char sub[4096];
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            if (is_archive_root(sub)) {
+                found++;
+                snprintf(root, sizeof root, "%s", sub);
+            }
+        }
+        if (d) closedir(d);
+        if (found != 1)
+            return ls_fail(err, "%s: a folder without archive_format or models/: not an unpacked .pt2", path);
+    }
+    name_list models = {0};
+    char mdir[4200];
+    snprintf(mdir, sizeof mdir, "%s/models", root);
+    DIR *d = opendir(mdir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && ends_with(e->d_name, ".json")) ls_vec_push(&models, ls_intern_n(e->d_name, l - 5));
+    }
+    if (d) closedir(d);
+    int rc;
+    if (!models.n) {
+        rc = ls_fail(err, "%s: no models/<name>.json in the folder: not an unpacked .pt2 program", root);
+    } else {
+        const char *model;
+        rc = pick_model(root, &models, opts, &model, err);
+        if (rc == 0) {
+            ls_weight_source *ws = ls_weight_source_folder(root, model);
+            rc = load_model(ws, root, true, model, opts, out, err);
+            ls_weight_source_free(ws);
+        }
+    }
+    free(models.v);
+    return rc;
+}

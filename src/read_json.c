@@ -1,0 +1,710 @@
+/* The exported-program JSON reader: torch.export's serialized ExportedProgram (schema 8.x and
+ * the old v1 form with every union member written out) into the program model, in one pass
+ * over the cJSON tree. Names are interned once and resolved through hash maps, so loading is
+ * linear in the size of the file. Signature and data tables: read_spec.c, read_weights.c. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "namer.h"
+#include "ops.h"
+#include "ptrmap.h"
+#include "read_json.h"
+
+/* ---- small things */
+
+static int node_fail(loader *L, const ls_node *n, uint32_t idx, const char *fmt, ...) LS_PRINTF(4, 5);
+static int node_fail(loader *L, const ls_node *n, uint32_t idx, const char *fmt, ...)
+{
+    char what[LS_ERR_MAX / 2];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (n && n->name) return ls_fail(L->err, "%s: node '%s': %s", L->where, n->name, what);
+    return ls_fail(L->err, "%s: graph node #%u (%s): %s", L->where, idx, n && n->target ? n->target : "?", what);
+}
+
+uint32_t ls_loader_lookup(loader *L, const char *name)
+{
+    uintptr_t id;
+    return ls_ptrmap_get(&L->values, ls_intern(name), &id) ? (uint32_t)id : 0;
+}
+
+int ls_loader_define(loader *L, ls_node *n)
+{
+    uintptr_t old;
+    if (!ls_ptrmap_add(&L->values, n->name, n->id, &old)) {
+        ls_node *prev = ls_program_node(L->p, (uint32_t)old);
+        return ls_fail(L->err, "%s: node '%s': the name is already used by an earlier %s", L->where, n->name,
+                       prev && prev->kind == LS_NODE_PLACEHOLDER ? "placeholder" : "node");
+    }
+    return 0;
+}
+
+/* A value a node argument names: must be defined before the node. */
+static int resolve(loader *L, const cJSON *name_json, uint32_t *id)
+{
+    const char *name = ls_jstr(name_json);
+    if (!name) return ls_fail(L->err, "a tensor argument without a name");
+    *id = ls_loader_lookup(L, name);
+    if (!*id) return ls_fail(L->err, "'%s' is not defined before it", name);
+    return 0;
+}
+
+/* The name of a value in an output or spec position: TensorArgument {name}, or an Argument
+ * union holding as_tensor / as_sym_* / as_custom_obj. NULL for constants. */
+const char *ls_arg_value_name(const cJSON *a)
+{
+    const char *s = ls_jstr(ls_jget(a, "name"));
+    if (s) return s;
+    const char *k;
+    const cJSON *v = ls_junion(a, &k);
+    if (!v) return NULL;
+    if (strcmp(k, "as_tensor") == 0 || strcmp(k, "as_custom_obj") == 0 || strcmp(k, "as_token") == 0)
+        return ls_jstr(ls_jget(v, "name"));
+    if (strncmp(k, "as_sym_", 7) == 0) return ls_jstr(ls_jget(v, "as_name"));
+    return NULL;
+}
+
+static void raw_arg(const char *kind, const cJSON *v, ls_arg *out)
+{
+    char *text = cJSON_PrintUnformatted(v);
+    ls_buf b = {0};
+    ls_buf_printf(&b, "{\"%s\":%s}", kind, text ? text : "null");
+    cJSON_free(text);
+    out->kind = LS_ARG_RAW;
+    out->v.s = ls_intern(b.s);
+    ls_buf_free(&b);
+}
+
+static int read_list(loader *L, const cJSON *v, ls_arg_kind kind, ls_arg *out)
+{
+    if (!cJSON_IsArray(v)) return ls_fail(L->err, "expected a list");
+    int n = cJSON_GetArraySize(v);
+    out->kind = (uint8_t)kind;
+    out->n = (uint32_t)n;
+    switch (kind) {
+    case LS_ARG_INTS: {
+        int64_t *a = ls_malloc(sizeof *a * (size_t)(n ? n : 1));
+        out->v.ints = a;
+        for (const cJSON *c = v->child; c; c = c->next, a++)
+            if (!ls_jint(c, a)) return ls_fail(L->err, "expected a list of integers");
+        return 0;
+    }
+    case LS_ARG_FLOATS: {
+        double *a = ls_malloc(sizeof *a * (size_t)(n ? n : 1));
+        out->v.floats = a;
+        for (const cJSON *c = v->child; c; c = c->next, a++)
+            if (!ls_jfloat(c, a)) return ls_fail(L->err, "expected a list of floats");
+        return 0;
+    }
+    case LS_ARG_BOOLS: {
+        bool *a = ls_malloc(sizeof *a * (size_t)(n ? n : 1));
+        out->v.bools = a;
+        for (const cJSON *c = v->child; c; c = c->next, a++) {
+            if (!cJSON_IsBool(c)) return ls_fail(L->err, "expected a list of booleans");
+            *a = cJSON_IsTrue(c);
+        }
+        return 0;
+    }
+    case LS_ARG_STRINGS: {
+        const char **a = ls_malloc(sizeof *a * (size_t)(n ? n : 1));
+        out->v.strs = a;
+        for (const cJSON *c = v->child; c; c = c->next, a++) {
+            if (!ls_jstr(c)) return ls_fail(L->err, "expected a list of strings");
+            *a = ls_intern(c->valuestring);
+        }
+        return 0;
+    }
+    case LS_ARG_NODES:
+    case LS_ARG_OPT_NODES: {
+        uint32_t *a = ls_calloc((size_t)(n ? n : 1), sizeof *a);
+        out->v.nodes = a;
+        for (const cJSON *c = v->child; c; c = c->next, a++) {
+            const cJSON *t = c;
+            if (kind == LS_ARG_OPT_NODES) { /* OptionalTensorArgument: as_tensor or as_none */
+                const char *k;
+                t = ls_junion(c, &k);
+                if (!t || strcmp(k, "as_none") == 0) continue;
+                if (strcmp(k, "as_tensor") != 0) return ls_fail(L->err, "unexpected '%s' in a Tensor?[] list", k);
+            }
+            if (resolve(L, ls_jget(t, "name"), a) != 0) return -1;
+        }
+        return 0;
+    }
+    default: return ls_fail(L->err, "internal: list kind %d", kind);
+    }
+}
+
+/* SymInt[] / SymBool[] / SymFloat[]: plain values unless some element names a node. */
+static int read_sym_list(loader *L, const char *kind, const cJSON *v, ls_arg *out)
+{
+    if (!cJSON_IsArray(v)) return ls_fail(L->err, "expected a list");
+    bool any_node = false;
+    for (const cJSON *c = v->child; c; c = c->next)
+        if (ls_jget(c, "as_name")) any_node = true;
+    int n = cJSON_GetArraySize(v);
+    if (strcmp(kind, "as_sym_ints") == 0) {
+        if (any_node) {
+            out->kind = LS_ARG_SYMINTS;
+            out->n = (uint32_t)n;
+            ls_symint *a = ls_calloc((size_t)(n ? n : 1), sizeof *a);
+            out->v.symints = a;
+            for (const cJSON *c = v->child; c; c = c->next, a++) {
+                const char *k;
+                const cJSON *e = ls_junion(c, &k);
+                if (e && strcmp(k, "as_name") == 0) {
+                    a->is_node = true;
+                    if (resolve(L, e, &a->node) != 0) return -1;
+                } else if (!e || !ls_jint(e, &a->i)) {
+                    return ls_fail(L->err, "bad SymInt list element");
+                }
+            }
+            return 0;
+        }
+        out->kind = LS_ARG_INTS;
+        out->n = (uint32_t)n;
+        int64_t *a = ls_malloc(sizeof *a * (size_t)(n ? n : 1));
+        out->v.ints = a;
+        for (const cJSON *c = v->child; c; c = c->next, a++)
+            if (!ls_jint(ls_junion(c, NULL), a)) return ls_fail(L->err, "bad SymInt list element");
+        return 0;
+    }
+    if (any_node) {
+        raw_arg(kind, v, out);
+        return 0;
+    }
+    bool is_bool = strcmp(kind, "as_sym_bools") == 0;
+    out->kind = is_bool ? LS_ARG_BOOLS : LS_ARG_FLOATS;
+    out->n = (uint32_t)n;
+    if (is_bool) out->v.bools = ls_malloc(sizeof(bool) * (size_t)(n ? n : 1));
+    else out->v.floats = ls_malloc(sizeof(double) * (size_t)(n ? n : 1));
+    int i = 0;
+    for (const cJSON *c = v->child; c; c = c->next, i++) {
+        const cJSON *e = ls_junion(c, NULL);
+        if (is_bool) {
+            if (!cJSON_IsBool(e)) return ls_fail(L->err, "bad SymBool list element");
+            out->v.bools[i] = cJSON_IsTrue(e);
+        } else if (!ls_jfloat(e, &out->v.floats[i])) {
+            return ls_fail(L->err, "bad SymFloat list element");
+        }
+    }
+    return 0;
+}
+
+/* A single SymInt/SymBool/SymFloat argument: a node or a plain value. */
+static int read_sym(loader *L, const cJSON *v, ls_arg_kind plain, ls_arg *out)
+{
+    const char *k;
+    const cJSON *e = ls_junion(v, &k);
+    if (!e) return ls_fail(L->err, "expected a symbolic argument object");
+    if (strcmp(k, "as_name") == 0) {
+        out->kind = LS_ARG_NODE;
+        return resolve(L, e, &out->v.node);
+    }
+    out->kind = (uint8_t)plain;
+    if (plain == LS_ARG_INT && ls_jint(e, &out->v.i)) return 0;
+    if (plain == LS_ARG_FLOAT && ls_jfloat(e, &out->v.f)) return 0;
+    if (plain == LS_ARG_BOOL && cJSON_IsBool(e)) {
+        out->v.b = cJSON_IsTrue(e);
+        return 0;
+    }
+    return ls_fail(L->err, "bad value in '%s'", k);
+}
+
+int ls_loader_read_arg(loader *L, const cJSON *a, ls_arg *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *k;
+    const cJSON *v = ls_junion(a, &k);
+    if (!v) return ls_fail(L->err, "expected an Argument object");
+    if (strncmp(k, "as_", 3) != 0) return ls_fail(L->err, "unknown argument kind '%s'", k);
+    const char *s = k + 3;
+    switch (s[0]) {
+    case 't':
+        if (strcmp(s, "tensor") == 0) {
+            out->kind = LS_ARG_NODE;
+            return resolve(L, ls_jget(v, "name"), &out->v.node);
+        }
+        if (strcmp(s, "tensors") == 0) return read_list(L, v, LS_ARG_NODES, out);
+        break;
+    case 'i':
+        if (strcmp(s, "int") == 0) {
+            out->kind = LS_ARG_INT;
+            return ls_jint(v, &out->v.i) ? 0 : ls_fail(L->err, "as_int is not an integer");
+        }
+        if (strcmp(s, "ints") == 0) return read_list(L, v, LS_ARG_INTS, out);
+        break;
+    case 'n':
+        if (strcmp(s, "none") == 0) return 0;
+        break;
+    case 'f':
+        if (strcmp(s, "float") == 0) {
+            out->kind = LS_ARG_FLOAT;
+            return ls_jfloat(v, &out->v.f) ? 0 : ls_fail(L->err, "as_float is not a number");
+        }
+        if (strcmp(s, "floats") == 0) return read_list(L, v, LS_ARG_FLOATS, out);
+        break;
+    case 'b':
+        if (strcmp(s, "bool") == 0) {
+            if (!cJSON_IsBool(v)) return ls_fail(L->err, "as_bool is not a boolean");
+            out->kind = LS_ARG_BOOL;
+            out->v.b = cJSON_IsTrue(v);
+            return 0;
+        }
+        if (strcmp(s, "bools") == 0) return read_list(L, v, LS_ARG_BOOLS, out);
+        break;
+    case 's':
+        if (strcmp(s, "string") == 0) {
+            if (!ls_jstr(v)) return ls_fail(L->err, "as_string is not a string");
+            out->kind = LS_ARG_STRING;
+            out->v.s = ls_intern(v->valuestring);
+            return 0;
+        }
+        if (strcmp(s, "strings") == 0) return read_list(L, v, LS_ARG_STRINGS, out);
+        if (strcmp(s, "scalar_type") == 0) {
+            int64_t code;
+            if (!ls_jint(v, &code)) return ls_fail(L->err, "as_scalar_type is not a number");
+            ls_dtype dt = ls_dtype_from_export((int)code);
+            if (dt == LS_DT_UNKNOWN) break; /* complex, float8: kept as written */
+            out->kind = LS_ARG_DTYPE;
+            out->v.i = dt;
+            return 0;
+        }
+        if (strcmp(s, "sym_int") == 0) return read_sym(L, v, LS_ARG_INT, out);
+        if (strcmp(s, "sym_bool") == 0) return read_sym(L, v, LS_ARG_BOOL, out);
+        if (strcmp(s, "sym_float") == 0) return read_sym(L, v, LS_ARG_FLOAT, out);
+        if (strcmp(s, "sym_ints") == 0 || strcmp(s, "sym_bools") == 0 || strcmp(s, "sym_floats") == 0)
+            return read_sym_list(L, k, v, out);
+        break;
+    case 'o':
+        if (strcmp(s, "optional_tensors") == 0) return read_list(L, v, LS_ARG_OPT_NODES, out);
+        if (strcmp(s, "optional_tensor") == 0) {
+            const char *ok;
+            const cJSON *t = ls_junion(v, &ok);
+            if (!t || strcmp(ok, "as_none") == 0) return 0;
+            out->kind = LS_ARG_NODE;
+            return resolve(L, ls_jget(t, "name"), &out->v.node);
+        }
+        break;
+    case 'l':
+    case 'm':
+        if (strcmp(s, "layout") == 0 || strcmp(s, "memory_format") == 0) {
+            out->kind = s[0] == 'l' ? LS_ARG_LAYOUT : LS_ARG_MEMFMT;
+            return ls_jint(v, &out->v.i) ? 0 : ls_fail(L->err, "%s is not a number", k);
+        }
+        break;
+    case 'd':
+        if (strcmp(s, "device") == 0) {
+            const char *type = ls_jstr(ls_jget(v, "type"));
+            int64_t index;
+            if (!type) return ls_fail(L->err, "as_device without a type");
+            out->kind = LS_ARG_DEVICE;
+            out->v.s = ls_jint(ls_jget(v, "index"), &index) ? ls_internf("%s:%lld", type, (long long)index)
+                                                              : ls_intern(type);
+            return 0;
+        }
+        break;
+    case 'c':
+        if (strcmp(s, "custom_obj") == 0) { /* a lifted custom object is a placeholder */
+            uint32_t id = ls_jstr(ls_jget(v, "name")) ? ls_loader_lookup(L, ls_jstr(ls_jget(v, "name"))) : 0;
+            if (id) {
+                out->kind = LS_ARG_NODE;
+                out->v.node = id;
+                return 0;
+            }
+        }
+        break;
+    default: break;
+    }
+    raw_arg(k, v, out); /* as_graph, as_operator, as_complex, ...: kept, not interpreted */
+    return 0;
+}
+
+/* ---- node metadata */
+
+/* custom metadata: {"delegation_tag": "tag0", ...}. The tag goes to n->tag, the rest (if any)
+ * stays as JSON text. json.dumps spacing makes the common case easy to read without cJSON. */
+static void read_custom(loader *L, ls_node *n, const char *s)
+{
+    static const char key[] = "\"delegation_tag\"";
+    const char *p = s;
+    while (*p == ' ') p++;
+    if (*p == '{') {
+        p++;
+        while (*p == ' ') p++;
+        if (strncmp(p, key, sizeof key - 1) == 0) {
+            p += sizeof key - 1;
+            while (*p == ' ') p++;
+            if (*p == ':') {
+                p++;
+                while (*p == ' ') p++;
+                const char *q = p + 1;
+                if (*p == '"') {
+                    while (*q && *q != '"' && *q != '\\') q++;
+                    const char *e = q + (*q == '"');
+                    while (*e == ' ') e++;
+                    if (*q == '"' && e[0] == '}' && e[1] == 0) {
+                        n->tag = ls_intern_n(p + 1, (size_t)(q - p - 1));
+                        return;
+                    }
+                }
+            }
+        }
+    }
+    cJSON *c = cJSON_Parse(s);
+    if (!c || !cJSON_IsObject(c)) {
+        n->custom = ls_intern(s); /* not an object: keep the text as it is */
+        cJSON_Delete(c);
+        return;
+    }
+    const char *tag = ls_jstr(ls_jget(c, "delegation_tag"));
+    if (tag) {
+        n->tag = ls_intern(tag);
+        cJSON_DeleteItemFromObjectCaseSensitive(c, "delegation_tag");
+    }
+    if (c->child) {
+        char *rest = cJSON_PrintUnformatted(c);
+        n->custom = ls_intern(rest);
+        cJSON_free(rest);
+    }
+    cJSON_Delete(c);
+    (void)L;
+}
+
+static void read_metadata(loader *L, ls_node *n, const cJSON *md)
+{
+    if (!md) return;
+    for (const cJSON *c = md->child; c; c = c->next) {
+        const char *k = c->string, *s = ls_jstr(c);
+        if (!k || !s) continue;
+        switch (k[0]) {
+        case 's':
+            if (strcmp(k, "stack_trace") == 0) n->stack_trace = ls_intern(s);
+            else if (strcmp(k, "source_fn_stack") == 0) n->source_fn = ls_intern(s);
+            break;
+        case 'n':
+            if (strcmp(k, "nn_module_stack") == 0) n->module_stack = ls_intern(s);
+            else if (strcmp(k, "no_copy") == 0) n->no_copy = strcmp(s, "True") == 0 || strcmp(s, "true") == 0;
+            break;
+        case 't':
+            if (strcmp(k, "torch_fn") == 0) n->torch_fn = ls_intern(s);
+            break;
+        case 'c':
+            if (strcmp(k, "custom") == 0) read_custom(L, n, s);
+            break;
+        case 'd':
+            if (strcmp(k, "debug_handle") == 0) n->debug_handle = strtoll(s, NULL, 10);
+            else if (strcmp(k, "delegation_tag") == 0) n->tag = ls_intern(s);
+            break;
+        default: break;
+        }
+    }
+}
+
+static void note_tag(loader *L, const char *tag)
+{
+    uintptr_t dummy;
+    if (!tag || ls_ptrmap_get(&L->tag_seen, tag, &dummy)) return;
+    ls_ptrmap_put(&L->tag_seen, tag, 1);
+    ls_vec_push(&L->tag_order, tag);
+}
+
+/* ---- values */
+
+/* The TensorMeta of a named value (from tensor_values), or false when there is none. */
+bool ls_loader_tmeta(loader *L, const char *name, ls_tmeta *m)
+{
+    uintptr_t v;
+    if (!ls_ptrmap_get(&L->tvals, name, &v)) return false;
+    ls_error e;
+    if (ls_read_tmeta((const cJSON *)v, m, NULL, NULL, &e) != 0) {
+        if (!L->deferred_fail) {
+            L->deferred_fail = true;
+            ls_fail(L->err, "%s: value '%s': %s", L->where, name, e.msg);
+        }
+        return false;
+    }
+    return true;
+}
+
+/* ---- call nodes */
+
+static const ls_op *target_op(loader *L, const char *target, uint8_t *dialect)
+{
+    uintptr_t v;
+    if (ls_ptrmap_get(&L->targets, target, &v)) {
+        *dialect = (uint8_t)(v & 3);
+        return (const ls_op *)(v & ~(uintptr_t)3);
+    }
+    ls_dialect d;
+    const ls_op *op = ls_op_from_target(target, &d);
+    ls_ptrmap_put(&L->targets, target, (uintptr_t)op | (uintptr_t)d);
+    *dialect = (uint8_t)d;
+    return op;
+}
+
+/* Reads a node's NamedArguments as the file has them (names, keyword flags). */
+static int read_inputs(loader *L, ls_node *n, uint32_t idx, const cJSON *inputs, bool skip_first, ls_arg **out,
+                       uint16_t *nout)
+{
+    int count = inputs ? cJSON_GetArraySize(inputs) : 0;
+    if (count > 60000) return node_fail(L, n, idx, "%d arguments", count);
+    ls_arg *given = ls_calloc((size_t)(count ? count : 1), sizeof *given);
+    uint16_t g = 0;
+    int i = 0;
+    for (const cJSON *in = inputs ? inputs->child : NULL; in; in = in->next, i++) {
+        if (skip_first && i == 0) continue;
+        const char *aname = ls_jstr(ls_jget(in, "name"));
+        const cJSON *arg = ls_jget(in, "arg");
+        int64_t kind = 0;
+        ls_jint(ls_jget(in, "kind"), &kind);
+        if (!arg || ls_loader_read_arg(L, arg, &given[g]) != 0) {
+            if (!arg) ls_fail(L->err, "no arg");
+            char argplace[96];
+            if (aname && *aname) snprintf(argplace, sizeof argplace, "argument '%s'", aname);
+            else snprintf(argplace, sizeof argplace, "argument %d", i);
+            if (n->name) ls_fail_prefix(L->err, "%s: node '%s' %s", L->where, n->name, argplace);
+            else ls_fail_prefix(L->err, "%s: graph node #%u (%s) %s", L->where, idx, n->target, argplace);
+            for (uint16_t j = 0; j <= g; j++) ls_arg_free(&given[j]);
+            free(given);
+            return -1;
+        }
+        given[g].name = aname && *aname ? ls_intern(aname) : NULL;
+        if (kind == 2) given[g].flags |= LS_ARGF_KEYWORD;
+        g++;
+    }
+    *out = given;
+    *nout = g;
+    return 0;
+}
+
+static ls_node *new_getitem(loader *L, ls_node *parent, const char *name, int64_t idx)
+{
+    ls_node *g = ls_node_new(L->p, LS_NODE_CALL, name, NULL);
+    g->target = L->getitem_target;
+    g->op = L->getitem_op;
+    ls_arg *args = ls_calloc(2, sizeof *args);
+    args[0] = ls_arg_node(parent->id);
+    args[0].name = L->getitem_op->schema.params[0].name;
+    args[1] = ls_arg_int(idx);
+    args[1].name = L->getitem_op->schema.params[1].name;
+    ls_node_set_args(g, args, 2);
+    /* torch gives a getitem its producer's metadata */
+    g->stack_trace = parent->stack_trace;
+    g->module_stack = parent->module_stack;
+    g->source_fn = parent->source_fn;
+    g->torch_fn = parent->torch_fn;
+    g->custom = parent->custom;
+    g->tag = parent->tag;
+    return g;
+}
+
+/* A multi-output node: one getitem per value, named as the file names the values, in the
+ * order FX's deserializer makes them. elements: Argument unions, or TensorArguments when
+ * the node returned a Tensor[] (as_tensors). */
+static int add_getitems(loader *L, ls_node *parent, uint32_t idx, const cJSON *elements, bool plain)
+{
+    int count = cJSON_GetArraySize(elements);
+    if (count > 60000) return node_fail(L, parent, idx, "%d outputs", count);
+    ls_tmeta *ms = ls_calloc((size_t)(count ? count : 1), sizeof *ms);
+    int i = 0, rc = 0;
+    for (const cJSON *e = elements->child; e && rc == 0; e = e->next, i++) {
+        const char *k = "as_tensor";
+        const cJSON *v = e;
+        if (!plain) v = ls_junion(e, &k);
+        if (!v || strcmp(k, "as_none") == 0) continue;
+        if (strcmp(k, "as_tensors") == 0) { /* a list inside a tuple: getitem, then its items */
+            ls_node *lg = new_getitem(L, parent, NULL, i);
+            ls_vec_push(&L->unnamed, lg);
+            ls_program_append(L->p, lg);
+            rc = add_getitems(L, lg, idx, v, true);
+            continue;
+        }
+        const char *name = plain ? ls_jstr(ls_jget(v, "name")) : ls_arg_value_name(e);
+        if (!name) {
+            rc = node_fail(L, parent, idx, "output %d has no name", i);
+            break;
+        }
+        ls_node *g = new_getitem(L, parent, name, i);
+        if (strncmp(k, "as_sym_", 7) == 0) {
+            g->val_kind = LS_VAL_SYMINT;
+        } else if (ls_loader_tmeta(L, g->name, &ms[i])) {
+            ls_node_set_val(g, &ms[i]);
+        } else if (L->deferred_fail) {
+            rc = -1;
+        }
+        ls_program_append(L->p, g);
+        if (rc == 0) rc = ls_loader_define(L, g);
+    }
+    ls_node_set_vals(parent, LS_VAL_TENSORS, ms, (uint16_t)count);
+    free(ms);
+    return rc;
+}
+
+/* executorch_call_delegate's first input names the lowered module; ExecuTorch's serializer
+ * writes the module itself there as a JSON string. The node becomes FX's get_attr + call. */
+static int lowered_module_arg(loader *L, ls_node *call, const cJSON *first, uint32_t *getattr_id)
+{
+    const char *name = ls_jstr(ls_jget(first, "name"));
+    const char *k;
+    const cJSON *v = ls_junion(ls_jget(first, "arg"), &k);
+    if (!name || !*name || !v || strcmp(k, "as_string") != 0) return 0;
+    uint32_t have = ls_loader_lookup(L, name);
+    ls_node *prev = have ? ls_program_node(L->p, have) : NULL;
+    if (prev && prev->kind == LS_NODE_GET_ATTR) { /* the same module called again */
+        *getattr_id = have;
+        return 1;
+    }
+    ls_node *ga = ls_node_new(L->p, LS_NODE_GET_ATTR, name, name);
+    ls_program_append(L->p, ga);
+    if (ls_loader_define(L, ga) != 0) return -1;
+    *getattr_id = ga->id;
+    if (L->depth < 4 && ls_jstr(v)) {
+        ls_submodule sub = {0};
+        ls_error e;
+        if (ls_read_lowered_module(L->where, name, v->valuestring, L->depth + 1, &sub, &e) == 0) {
+            ls_program_add_sub(L->p, &sub);
+            ls_program_unref(sub.program);
+            ls_blob_unref(sub.processed);
+            for (uint32_t i = 0; i < sub.nspecs; i++) ls_blob_unref(sub.specs[i].value);
+            free(sub.specs);
+        }
+        /* otherwise the get_attr stays without a submodule: shown as unknown */
+    }
+    (void)call;
+    return 1;
+}
+
+static int read_node(loader *L, const cJSON *sn, uint32_t idx)
+{
+    const char *target = ls_jstr(ls_jget(sn, "target"));
+    if (!target) return ls_fail(L->err, "%s: graph node #%u: no target", L->where, idx);
+    const cJSON *outputs = ls_jget(sn, "outputs");
+    const cJSON *inputs = ls_jget(sn, "inputs");
+    if (outputs && !cJSON_IsArray(outputs)) return ls_fail(L->err, "%s: graph node #%u: outputs is not a list", L->where, idx);
+    if (inputs && !cJSON_IsArray(inputs)) return ls_fail(L->err, "%s: graph node #%u: inputs is not a list", L->where, idx);
+
+    /* How the node returns: one value names the node; several become getitems. */
+    int nout = outputs ? cJSON_GetArraySize(outputs) : 0;
+    const char *ok = NULL, *name = NULL;
+    const cJSON *single = NULL;
+    if (nout == 1) single = ls_junion(outputs->child, &ok);
+    bool one_value = single && (strcmp(ok, "as_tensor") == 0 || strncmp(ok, "as_sym_", 7) == 0);
+    if (one_value) name = ls_arg_value_name(outputs->child);
+    if (!name) {
+        const char *given = ls_jstr(ls_jget(sn, "name"));
+        if (given && *given) name = given;
+    }
+
+    ls_node *n = ls_node_new(L->p, LS_NODE_CALL, name, NULL);
+    n->target = ls_intern(target);
+    uint8_t dialect;
+    n->op = target_op(L, n->target, &dialect);
+    n->dialect = dialect;
+    read_metadata(L, n, ls_jget(sn, "metadata"));
+    note_tag(L, n->tag);
+
+    uint32_t getattr_id = 0;
+    bool delegate = n->op && n->op->id == LS_OP_call_delegate && inputs && inputs->child;
+    int lm = delegate ? lowered_module_arg(L, n, inputs->child, &getattr_id) : 0;
+    if (lm < 0) {
+        ls_node_unref(n);
+        return -1;
+    }
+    ls_arg *given;
+    uint16_t ng;
+    if (read_inputs(L, n, idx, inputs, lm == 1, &given, &ng) != 0) {
+        ls_node_unref(n);
+        return -1;
+    }
+    if (lm == 1) { /* FX's args: (lowered_module, *inputs) */
+        given = ls_realloc(given, sizeof *given * (ng + 1u));
+        memmove(given + 1, given, sizeof *given * ng);
+        given[0] = ls_arg_node(getattr_id);
+        given[0].name = L->lowered_module_name;
+        for (uint16_t i = 1; i <= ng; i++) given[i].name = NULL;
+        ng++;
+    }
+    if (n->op && !(n->op->flags & LS_OPF_SPECIAL)) {
+        ls_arg *norm;
+        uint16_t nn;
+        ls_error e;
+        if (ls_op_normalize_args(n->op, given, ng, &norm, &nn, &e) == 0) {
+            for (uint16_t i = 0; i < ng; i++) ls_arg_free(&given[i]);
+            free(given);
+            given = norm;
+            ng = nn;
+        } else {
+            /* The file's schema differs from ours (another torch version): keep the node as
+             * written, as an unknown op, and say why. */
+            for (uint16_t i = 0; i < ng; i++) ls_arg_free(&given[i]);
+            free(given);
+            if (read_inputs(L, n, idx, inputs, false, &given, &ng) != 0) {
+                ls_node_unref(n);
+                return -1;
+            }
+            n->op = NULL;
+            n->reason = LS_WHY_UNKNOWN_OP;
+            n->reason_detail = ls_internf("arguments do not fit lowerscope's schema: %s", e.msg);
+        }
+    }
+    ls_node_set_args(n, given, ng);
+
+    if (n->name && ls_loader_define(L, n) != 0) {
+        ls_node_unref(n);
+        return -1;
+    }
+    ls_program_append(L->p, n);
+    if (!n->name) ls_vec_push(&L->unnamed, n);
+
+    if (one_value) {
+        if (strncmp(ok, "as_sym_", 7) == 0) {
+            n->val_kind = LS_VAL_SYMINT;
+        } else {
+            ls_tmeta m;
+            if (ls_loader_tmeta(L, n->name, &m)) ls_node_set_val(n, &m);
+            else if (L->deferred_fail) return -1;
+        }
+        return 0;
+    }
+    if (single && strcmp(ok, "as_tensors") == 0) return add_getitems(L, n, idx, single, true);
+    if (nout > 1) return add_getitems(L, n, idx, outputs, false);
+    return 0;
+}
+
+int ls_loader_read_nodes(loader *L, const cJSON *nodes)
+{
+    if (!nodes) return 0;
+    if (!cJSON_IsArray(nodes)) return ls_fail(L->err, "%s: graph.nodes is not a list", L->where);
+    uint32_t idx = 0;
+    for (const cJSON *sn = nodes->child; sn; sn = sn->next, idx++)
+        if (read_node(L, sn, idx) != 0) return -1;
+    return 0;
+}
+
+/* Names for the nodes the file left unnamed (multi-output nodes of older writers, nested list
+ * getitems, the output node), FX-style from the op, once every file name is known. */
+void ls_loader_name_rest(loader *L)
+{
+    if (!L->unnamed.n) return;
+    ls_namer *nm = ls_namer_new(L->p);
+    for (uint32_t i = 0; i < L->unnamed.n; i++) {
+        ls_node *n = L->unnamed.v[i];
+        const char *base;
+        if (n->kind == LS_NODE_OUTPUT) base = "output";
+        else if (n->op && n->dialect == LS_DIALECT_EDGE && !(n->op->flags & LS_OPF_SPECIAL)) {
+            char b[160];
+            snprintf(b, sizeof b, "%s_%s_%s", n->op->ns, n->op->name, n->op->overload);
+            for (char *c = b; *c; c++)
+                if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+            base = ls_intern(b);
+        } else if (n->op) base = n->op->id == LS_OP_call_delegate ? "executorch_call_delegate" : n->op->name;
+        else base = ls_target_short(n->target);
+        n->name = ls_namer_take(nm, base && *base ? base : "node");
+    }
+    ls_namer_free(nm);
+    ls_program_touch(L->p);
+}

@@ -1,0 +1,82 @@
+/* ls_load: what kind of file is it? A folder (an unpacked .pt2), a zip (a .pt2 archive), an
+ * exported-program JSON, or an ExecuTorch .pte. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "read_internal.h"
+
+/* A models/<name>.json inside an unpacked archive: its weights are two folders up. */
+static ls_weight_source *sibling_weights(const char *path, const char **model)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t bl = strlen(base);
+    if (bl <= 5 || strcmp(base + bl - 5, ".json") != 0 || !slash || slash - path < 6 ||
+        strncmp(slash - 6, "models", 6) != 0 || (slash - 6 > path && slash[-7] != '/'))
+        return NULL;
+    char root[4096];
+    size_t rl = (size_t)(slash - 6 - path);
+    if (rl >= sizeof root) return NULL;
+    memcpy(root, path, rl);
+    root[rl] = 0;
+    if (!rl) snprintf(root, sizeof root, ".");
+    char probe[4200];
+    struct stat st;
+    snprintf(probe, sizeof probe, "%s/data", root);
+    if (stat(probe, &st) != 0 || !S_ISDIR(st.st_mode)) return NULL;
+    *model = ls_intern_n(base, bl - 5);
+    return ls_weight_source_folder(root, *model);
+}
+
+static int load_json_file(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err)
+{
+    uint8_t *data;
+    size_t size;
+    if (ls_read_file(path, LS_READ_MAX_JSON_BYTES, &data, &size, err) != 0) return -1;
+    const char *model = "model";
+    ls_weight_source *ws = sibling_weights(path, &model);
+    int rc = ls_load_json_ex(path, model, (const char *)data, size, ws, opts && opts->metadata_only, 0, out, err);
+    ls_weight_source_free(ws);
+    free(data);
+    return rc;
+}
+
+int ls_load(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0) return ls_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    int rc;
+    if (S_ISDIR(st.st_mode)) {
+        rc = ls_load_folder(path, opts, out, err);
+    } else {
+        unsigned char head[16] = {0};
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) return ls_fail(err, "%s: cannot open: %s", path, strerror(errno));
+        ssize_t got = read(fd, head, sizeof head);
+        close(fd);
+        if (got <= 0) return ls_fail(err, "%s: empty file", path);
+        size_t i = 0;
+        if (got >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF) i = 3; /* UTF-8 BOM */
+        while (i < (size_t)got && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
+        if (got >= 4 && head[0] == 'P' && head[1] == 'K' && (head[2] == 3 || head[2] == 5)) {
+            rc = ls_load_archive(path, opts, out, err);
+        } else if (got >= 8 && memcmp(head + 4, "ET12", 4) == 0) {
+            rc = ls_fail(err, "%s: an ExecuTorch .pte program: lowerscope opens .pt2 archives and exported-program "
+                              "JSON here (lowerscope --help lists the .pte commands)",
+                         path);
+        } else if (i < (size_t)got && (head[i] == '{' || head[i] == '[') ) {
+            rc = load_json_file(path, opts, out, err);
+        } else {
+            rc = ls_fail(err, "%s: not a .pt2 archive, an exported-program JSON or a .pte (it starts with %02x %02x %02x %02x)",
+                         path, head[0], head[1], head[2], head[3]);
+        }
+    }
+    if (rc == 0) (*out)->path = ls_intern(path);
+    return rc;
+}

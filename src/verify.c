@@ -1,0 +1,394 @@
+/* The verifier: torch.export's signature checks (_verify_exported_program_signature, with its
+ * wording), the graph checks FX and the dialect verifiers make, and the two problems that only
+ * show up later in ExecuTorch: a constant or buffer target listed twice (unlifting fails with
+ * "`X` is not a buffer") and an op of the other dialect. Unlike torch it does not stop at the
+ * first problem: every finding is listed. Runs on a program and each lowered submodule. */
+#include "verify.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "ptrmap.h"
+
+typedef struct vctx {
+    const ls_program *p;
+    const char *prog; /* NULL at the top level, else the submodule path */
+    ls_verify_result *out;
+    uint32_t cap;
+} vctx;
+
+static void add(vctx *c, ls_severity sev, const char *node, const char *fmt, ...) LS_PRINTF(4, 5);
+static void add(vctx *c, ls_severity sev, const char *node, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) n = 0;
+    char *msg = ls_malloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(msg, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    if (c->out->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 8;
+        c->out->v = ls_realloc(c->out->v, sizeof *c->out->v * c->cap);
+    }
+    ls_finding *f = &c->out->v[c->out->n++];
+    f->severity = (uint8_t)sev;
+    f->program = c->prog;
+    f->node = node;
+    f->msg = msg;
+    if (sev == LS_SEV_ERROR) c->out->n_errors++;
+}
+
+/* Python-like reprs, so messages read like torch's: ['a', 'b'] and {'x': 'y'}. */
+static void py_list(ls_buf *b, const char *const *items, uint32_t n)
+{
+    ls_buf_putc(b, '[');
+    for (uint32_t i = 0; i < n; i++) ls_buf_printf(b, "%s'%s'", i ? ", " : "", items[i] ? items[i] : "None");
+    ls_buf_putc(b, ']');
+}
+
+static void py_dict(ls_buf *b, const char *const *keys, const char *const *vals, uint32_t n)
+{
+    ls_buf_putc(b, '{');
+    for (uint32_t i = 0; i < n; i++)
+        ls_buf_printf(b, "%s'%s': '%s'", i ? ", " : "", keys[i] ? keys[i] : "None", vals[i] ? vals[i] : "None");
+    ls_buf_putc(b, '}');
+}
+
+/* ---- the graph */
+
+typedef struct arg_check {
+    vctx *c;
+    const ls_node *n;
+    const ls_arg *a;
+    int32_t pos;
+} arg_check;
+
+static void check_ref(uint32_t id, void *vctx_)
+{
+    arg_check *ac = vctx_;
+    const ls_program *p = ac->c->p;
+    int32_t at = ls_program_pos(p, id);
+    char argname[48];
+    if (ac->a->name) snprintf(argname, sizeof argname, "argument '%s'", ac->a->name);
+    else snprintf(argname, sizeof argname, "argument %d", (int)(ac->a - ac->n->args));
+    if (at < 0)
+        add(ac->c, LS_SEV_ERROR, ac->n->name, "node '%s' %s: node id %u is not in the graph", ac->n->name, argname, id);
+    else if (at >= ac->pos)
+        add(ac->c, LS_SEV_ERROR, ac->n->name, "node '%s' %s: '%s' is not defined before it", ac->n->name, argname,
+            p->nodes[at]->name);
+}
+
+static bool is_sym_op(const ls_op *op)
+{
+    return op && op->id == LS_OP_sym_size_int;
+}
+
+static void check_graph(vctx *c)
+{
+    const ls_program *p = c->p;
+    ls_ptrmap names = {0};
+    uint32_t n_outputs = 0;
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        const ls_node *n = p->nodes[i];
+        uintptr_t first;
+        if (!n->name) add(c, LS_SEV_ERROR, NULL, "node at position %u has no name", i);
+        else if (!ls_ptrmap_add(&names, n->name, i, &first))
+            add(c, LS_SEV_ERROR, n->name, "node name '%s' is used twice (positions %u and %u)", n->name,
+                (unsigned)first, i);
+        arg_check ac = {c, n, NULL, (int32_t)i};
+        for (uint16_t a = 0; a < n->nargs; a++) {
+            ac.a = &n->args[a];
+            ls_arg_each_node(&n->args[a], check_ref, &ac);
+        }
+        if (n->kind == LS_NODE_OUTPUT) n_outputs++;
+        if (n->kind == LS_NODE_GET_ATTR && !ls_program_sub(p, n->target))
+            add(c, LS_SEV_WARNING, n->name,
+                "get_attr '%s': the lowered module '%s' is not in the program (the file does not hold it): shown, "
+                "never run",
+                n->name, n->target ? n->target : "?");
+        if (n->kind != LS_NODE_CALL || !n->op) continue;
+        if (n->op->id == LS_OP_call_delegate) {
+            const ls_node *m = n->nargs && n->args[0].kind == LS_ARG_NODE ? ls_program_node(p, n->args[0].v.node) : NULL;
+            if (!m || m->kind != LS_NODE_GET_ATTR)
+                add(c, LS_SEV_ERROR, n->name, "node '%s': executorch_call_delegate's first argument is not a get_attr of a lowered module",
+                    n->name);
+        } else if (n->op->id == LS_OP_getitem) {
+            if (n->nargs < 2 || n->args[0].kind != LS_ARG_NODE || n->args[1].kind != LS_ARG_INT)
+                add(c, LS_SEV_ERROR, n->name, "node '%s': getitem needs (node, index) arguments", n->name);
+        }
+        /* the dialect: an Edge op in an ATen program, or an ATen compute op in an Edge one */
+        bool special = (n->op->flags & LS_OPF_SPECIAL) || is_sym_op(n->op);
+        if (p->dialect == LS_DIALECT_ATEN && n->dialect == LS_DIALECT_EDGE)
+            add(c, LS_SEV_ERROR, n->name,
+                "Operator '%s' is not an allowed operator type in the ATen dialect (verifier %s): node '%s' holds an "
+                "Edge-dialect op",
+                n->target, p->verifier ? p->verifier : "ATEN", n->name);
+        else if (p->dialect == LS_DIALECT_EDGE && n->dialect == LS_DIALECT_ATEN && !special)
+            add(c, LS_SEV_ERROR, n->name,
+                "Operator '%s' is not an allowed operator type in the Edge dialect: node '%s' holds an ATen op "
+                "(to_edge turns it into executorch.exir.dialects.edge.ops.%s)",
+                n->target, n->name, n->op->qualname);
+    }
+    ls_ptrmap_free(&names);
+    if (!p->n_nodes) add(c, LS_SEV_ERROR, NULL, "the graph has no nodes (not even an output node)");
+    else if (p->nodes[p->n_nodes - 1]->kind != LS_NODE_OUTPUT)
+        add(c, LS_SEV_ERROR, p->nodes[p->n_nodes - 1]->name, "last node must be output, got %s",
+            ls_node_kind_name((ls_node_kind)p->nodes[p->n_nodes - 1]->kind));
+    if (n_outputs > 1) add(c, LS_SEV_ERROR, NULL, "the graph has %u output nodes", n_outputs);
+}
+
+/* ---- the signature */
+
+static const char *spec_kind_title(const ls_input_spec *s)
+{
+    switch (s->kind) {
+    case LS_IN_PARAMETER: return "Parameter";
+    case LS_IN_BUFFER: return "Buffer";
+    case LS_IN_CONSTANT_TENSOR: return "Constant tensor";
+    default: return "Input";
+    }
+}
+
+static void check_data(vctx *c, const ls_input_spec *s, const ls_named_tensor *e)
+{
+    const ls_program *p = c->p;
+    char a[160], b[160];
+    if (!e->t) {
+        add(c, LS_SEV_WARNING, s->name, "%s %s has no data (a pickled tensor or a dtype lowerscope cannot hold)",
+            spec_kind_title(s), s->target);
+        return;
+    }
+    int32_t pos = s->name ? ls_program_find(p, s->name) : -1;
+    if (pos < 0 || p->nodes[pos]->val_kind != LS_VAL_TENSOR) return;
+    ls_tmeta have;
+    ls_tensor_meta(e->t, &have);
+    const ls_tmeta *want = &p->nodes[pos]->vals[0];
+    bool same = have.dtype == want->dtype && have.ndim == want->ndim;
+    for (int d = 0; same && d < have.ndim; d++) same = want->sym[d] || have.sizes[d] == want->sizes[d];
+    if (!same)
+        add(c, LS_SEV_ERROR, s->name, "%s %s holds %s but its placeholder '%s' says %s", spec_kind_title(s), s->target,
+            ls_tmeta_str(&have, a, sizeof a), s->name, ls_tmeta_str(want, b, sizeof b));
+}
+
+static void check_inputs(vctx *c)
+{
+    const ls_program *p = c->p;
+    LS_VEC(const ls_node *) ph = {0};
+    for (uint32_t i = 0; i < p->n_nodes; i++)
+        if (p->nodes[i]->kind == LS_NODE_PLACEHOLDER) ls_vec_push(&ph, p->nodes[i]);
+    if (ph.n != p->n_inputs) {
+        /* names on one side only, as torch lists them */
+        ls_ptrmap spec_names = {0}, ph_names = {0};
+        for (uint32_t i = 0; i < p->n_inputs; i++)
+            if (p->inputs[i].name) ls_ptrmap_put(&spec_names, p->inputs[i].name, 1);
+        for (uint32_t i = 0; i < ph.n; i++) ls_ptrmap_put(&ph_names, ph.v[i]->name, 1);
+        LS_VEC(const char *) a = {0}, b = {0};
+        for (uint32_t i = 0; i < ph.n; i++)
+            if (!ls_ptrmap_get(&spec_names, ph.v[i]->name, NULL)) ls_vec_push(&a, ph.v[i]->name);
+        for (uint32_t i = 0; i < p->n_inputs; i++)
+            if (p->inputs[i].name && !ls_ptrmap_get(&ph_names, p->inputs[i].name, NULL)) ls_vec_push(&b, p->inputs[i].name);
+        ls_buf sa = {0}, sb = {0};
+        py_list(&sa, a.v, a.n);
+        py_list(&sb, b.v, b.n);
+        add(c, LS_SEV_ERROR, NULL,
+            "Number of graph inputs (%u) does not match number of inputs in the graph signature (%u). Placeholders "
+            "missing input_specs: %s. Input_specs missing placeholders: %s",
+            ph.n, p->n_inputs, sa.s, sb.s);
+        ls_buf_free(&sa);
+        ls_buf_free(&sb);
+        free(a.v);
+        free(b.v);
+        ls_ptrmap_free(&spec_names);
+        ls_ptrmap_free(&ph_names);
+    }
+    ls_ptrmap state = {0}, consts = {0}; /* target → entry (the model's lookups are linear) */
+    for (uint32_t i = 0; i < p->n_state; i++) ls_ptrmap_put(&state, p->state_dict[i].name, (uintptr_t)&p->state_dict[i]);
+    for (uint32_t i = 0; i < p->n_constants; i++) ls_ptrmap_put(&consts, p->constants[i].name, (uintptr_t)&p->constants[i]);
+    ls_ptrmap targets = {0}; /* buffer / constant target → the first spec naming it */
+    for (uint32_t i = 0; i < p->n_inputs; i++) {
+        const ls_input_spec *s = &p->inputs[i];
+        if (i < ph.n && s->kind != LS_IN_CUSTOM_OBJ && s->kind != LS_IN_CONSTANT_INPUT && s->name != ph.v[i]->name)
+            add(c, LS_SEV_ERROR, ph.v[i]->name, "Input spec name %s does not match node name %s",
+                s->name ? s->name : "None", ph.v[i]->name);
+        if (s->kind != LS_IN_PARAMETER && s->kind != LS_IN_BUFFER && s->kind != LS_IN_CONSTANT_TENSOR) continue;
+        if (!s->target) {
+            add(c, LS_SEV_ERROR, s->name, "InputSpec for %s has no target.", s->name ? s->name : "None");
+            continue;
+        }
+        uintptr_t e1 = 0, e2 = 0;
+        ls_ptrmap_get(&state, s->target, &e1);
+        ls_ptrmap_get(&consts, s->target, &e2);
+        const ls_named_tensor *in_state = (const ls_named_tensor *)e1, *in_consts = (const ls_named_tensor *)e2;
+        const ls_named_tensor *data = NULL;
+        if (s->kind == LS_IN_PARAMETER) {
+            if (!in_state) add(c, LS_SEV_ERROR, s->name, "Parameter %s is not in the state dict.", s->target);
+            data = in_state;
+        } else if (s->kind == LS_IN_BUFFER && s->persistent) {
+            if (!in_state) add(c, LS_SEV_ERROR, s->name, "Buffer %s is not in the state dict.", s->target);
+            data = in_state;
+        } else if (s->kind == LS_IN_BUFFER) {
+            if (in_state)
+                add(c, LS_SEV_ERROR, s->name, "Non-persistent buffer %s is in the state dict, it should not be.", s->target);
+            else if (!in_consts)
+                add(c, LS_SEV_ERROR, s->name, "Non-persistent buffer %s is not in the constants dictionary.", s->target);
+            data = in_consts;
+        } else {
+            if (!in_consts) add(c, LS_SEV_ERROR, s->name, "Constant tensor %s is not in the constants dictionary.", s->target);
+            data = in_consts;
+        }
+        if (data && p->has_weights) check_data(c, s, data);
+        if (s->kind == LS_IN_PARAMETER) continue;
+        uintptr_t first;
+        if (!ls_ptrmap_add(&targets, s->target, i, &first)) {
+            const ls_input_spec *f = &p->inputs[first];
+            add(c, LS_SEV_ERROR, s->name,
+                "`%s` is not a buffer: %s target '%s' is listed twice in one program, by placeholders '%s' and '%s'; "
+                "unlifting this program (ExportedProgram.module()) fails",
+                s->target, s->kind == LS_IN_BUFFER ? "buffer" : "constant", s->target, f->name ? f->name : "None",
+                s->name ? s->name : "None");
+        }
+    }
+    ls_ptrmap_free(&targets);
+    ls_ptrmap_free(&state);
+    ls_ptrmap_free(&consts);
+    free(ph.v);
+}
+
+static void check_outputs(vctx *c)
+{
+    const ls_program *p = c->p;
+    const ls_node *out = ls_program_output(p);
+    if (!out) return; /* reported by check_graph */
+    uint32_t n = out->nargs;
+    const char **names = ls_calloc(n ? n : 1, sizeof *names);
+    for (uint32_t i = 0; i < n; i++) {
+        const ls_node *v = out->args[i].kind == LS_ARG_NODE ? ls_program_node(p, out->args[i].v.node) : NULL;
+        names[i] = v ? v->name : NULL;
+    }
+    if (n != p->n_outputs) {
+        ls_buf b = {0};
+        py_list(&b, names, n);
+        add(c, LS_SEV_ERROR, out->name,
+            "Number of output nodes %u is different Than the number of outputs specified by the graph signature: %u "
+            "(outputs: %s)",
+            n, p->n_outputs, b.s);
+        ls_buf_free(&b);
+    }
+    /* the mutation block comes first, right after the tokens */
+    LS_VEC(const char *) mk = {0}, mv = {0}, bufs = {0}, users = {0};
+    uint32_t tokens = 0, mutations = 0;
+    for (uint32_t i = 0; i < p->n_outputs; i++) {
+        const ls_output_spec *o = &p->outputs[i];
+        if (o->kind == LS_OUT_TOKEN) tokens++;
+        else if (o->kind == LS_OUT_BUFFER_MUTATION || o->kind == LS_OUT_PARAMETER_MUTATION ||
+                 o->kind == LS_OUT_USER_INPUT_MUTATION)
+            mutations++;
+        if (o->kind == LS_OUT_BUFFER_MUTATION) {
+            ls_vec_push(&mk, o->name);
+            ls_vec_push(&mv, o->target);
+        }
+        if (o->kind == LS_OUT_USER_OUTPUT) ls_vec_push(&users, o->name);
+    }
+    for (uint32_t i = 0; i < p->n_inputs; i++)
+        if (p->inputs[i].kind == LS_IN_BUFFER) ls_vec_push(&bufs, p->inputs[i].target);
+    ls_ptrmap mut = {0}, buf_t = {0}, par_t = {0}, user_in = {0};
+    for (uint32_t j = 0; j < p->n_outputs; j++) {
+        const ls_output_spec *o = &p->outputs[j];
+        if (o->name && (o->kind == LS_OUT_BUFFER_MUTATION || o->kind == LS_OUT_PARAMETER_MUTATION ||
+                        o->kind == LS_OUT_USER_INPUT_MUTATION))
+            ls_ptrmap_add(&mut, o->name, (uintptr_t)o, NULL);
+    }
+    for (uint32_t j = 0; j < p->n_inputs; j++) {
+        const ls_input_spec *s = &p->inputs[j];
+        ls_ptrmap *m = s->kind == LS_IN_BUFFER ? &buf_t : s->kind == LS_IN_PARAMETER ? &par_t
+                       : s->kind == LS_IN_USER_INPUT ? &user_in : NULL;
+        const char *key = s->kind == LS_IN_USER_INPUT ? s->name : s->target;
+        if (m && key) ls_ptrmap_put(m, key, 1);
+    }
+    for (uint32_t i = tokens; i < tokens + mutations && i < n; i++) {
+        uintptr_t ov = 0;
+        const ls_output_spec *o = names[i] && ls_ptrmap_get(&mut, names[i], &ov) ? (const ls_output_spec *)ov : NULL;
+        const char *what = names[i] ? names[i] : "None";
+        if (!o) {
+            ls_buf b = {0};
+            py_dict(&b, mk.v, mv.v, mk.n);
+            add(c, LS_SEV_ERROR, names[i], "Mutation node %s is neither a buffer nor a user input. Buffers to mutate: %s",
+                what, b.s);
+            ls_buf_free(&b);
+            continue;
+        }
+        const char *kind_word = o->kind == LS_OUT_BUFFER_MUTATION ? "buffer"
+                                : o->kind == LS_OUT_PARAMETER_MUTATION ? "parameter" : "user input";
+        const ls_ptrmap *where = o->kind == LS_OUT_BUFFER_MUTATION ? &buf_t
+                                 : o->kind == LS_OUT_PARAMETER_MUTATION ? &par_t : &user_in;
+        if (o->target && ls_ptrmap_get(where, o->target, NULL)) continue;
+        if (o->kind == LS_OUT_BUFFER_MUTATION) {
+            ls_buf d = {0}, l = {0};
+            py_dict(&d, mk.v, mv.v, mk.n);
+            py_list(&l, bufs.v, bufs.n);
+            add(c, LS_SEV_ERROR, names[i],
+                "Buffer output %s does not point to a buffer that exists. Dict of buffers that are mutated, in order: "
+                "%s. Buffer nodes available: %s",
+                what, d.s, l.s);
+            ls_buf_free(&d);
+            ls_buf_free(&l);
+        } else {
+            add(c, LS_SEV_ERROR, names[i], "%c%s output %s does not point to a %s that exists (target '%s')",
+                kind_word[0] - 32, kind_word + 1, what, kind_word, o->target ? o->target : "None");
+        }
+    }
+    ls_ptrmap_free(&mut);
+    ls_ptrmap_free(&buf_t);
+    ls_ptrmap_free(&par_t);
+    ls_ptrmap_free(&user_in);
+    for (uint32_t k = 0; k < users.n && tokens + mutations + k < n; k++) {
+        const char *have = names[tokens + mutations + k];
+        if (have == users.v[k]) continue;
+        ls_buf b = {0};
+        py_list(&b, users.v, users.n);
+        add(c, LS_SEV_ERROR, have,
+            "User output %s is not in the correct order or is not found in the exported program's user_output list: %s",
+            have ? have : "None", b.s);
+        ls_buf_free(&b);
+        break;
+    }
+    free(mk.v);
+    free(mv.v);
+    free(bufs.v);
+    free(users.v);
+    free(names);
+}
+
+static void verify_one(const ls_program *p, const char *prog, ls_verify_result *out, uint32_t *cap, int depth)
+{
+    vctx c = {p, prog, out, *cap};
+    check_graph(&c);
+    check_inputs(&c);
+    check_outputs(&c);
+    *cap = c.cap;
+    for (uint32_t i = 0; i < p->n_subs && depth < 8; i++) {
+        if (!p->subs[i].program) continue;
+        const char *name = prog ? ls_internf("%s/%s", prog, p->subs[i].name) : p->subs[i].name;
+        verify_one(p->subs[i].program, name, out, cap, depth + 1);
+    }
+}
+
+void ls_verify(const ls_program *p, ls_verify_result *out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t cap = 0;
+    verify_one(p, NULL, out, &cap, 0);
+}
+
+void ls_verify_result_free(ls_verify_result *r)
+{
+    for (uint32_t i = 0; i < r->n; i++) free(r->v[i].msg);
+    free(r->v);
+    memset(r, 0, sizeof *r);
+}

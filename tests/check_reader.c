@@ -1,0 +1,486 @@
+/* Tests of the readers: the real .pt2 archive, its unpacked folder and the old v1 JSON from
+ * ../shared (skipped when absent), the fixtures in tests/programs, the broken files in
+ * tests/corpus (each refused with exit 2 and a message naming the file) and the samples. */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "program.h"
+#include "reader.h"
+#include "testutil.h"
+#include "verify.h"
+
+static ls_program *load_ok(const char *path, const ls_load_opts *opts)
+{
+    ls_program *p = NULL;
+    ls_error err = {{0}};
+    int rc = ls_load(path, opts, &p, &err);
+    ck_assert_msg(rc == 0, "loading %s: %s", path, err.msg);
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
+static const ls_node *node_named(const ls_program *p, const char *name)
+{
+    int32_t pos = ls_program_find(p, name);
+    ck_assert_msg(pos >= 0, "no node '%s'", name);
+    return p->nodes[pos];
+}
+
+static uint32_t id_of(const ls_program *p, const char *name)
+{
+    return node_named(p, name)->id;
+}
+
+static void assert_meta(const ls_tmeta *m, ls_dtype dt, int ndim, int64_t d0, int64_t d1)
+{
+    ck_assert_int_eq(m->dtype, dt);
+    ck_assert_int_eq(m->ndim, ndim);
+    if (ndim > 0) ck_assert_int_eq(m->sizes[0], d0);
+    if (ndim > 1) ck_assert_int_eq(m->sizes[1], d1);
+}
+
+/* linear_3's raw weight file equals the loaded tensor's bytes */
+static void assert_bytes_match(const ls_tensor *t, const char *raw_rel)
+{
+    const char *raw = tu_shared(raw_rel);
+    ck_assert_ptr_nonnull(raw);
+    uint8_t *data;
+    size_t size;
+    ls_error err;
+    ck_assert_int_eq(ls_read_file(raw, 1 << 20, &data, &size, &err), 0);
+    ck_assert_uint_eq(t->nbytes, size);
+    ck_assert(memcmp(t->data, data, size) == 0);
+    free(data);
+}
+
+START_TEST(shared_archive_loads)
+{
+    const char *path = tu_shared("data/pt2/et_pt2_archive_test_linear.pt2");
+    if (!path) return; /* ../shared absent: nothing to test against */
+    ls_program *p = load_ok(path, NULL);
+    ck_assert_str_eq(p->name, "model");
+    ck_assert_int_eq(p->dialect, LS_DIALECT_ATEN);
+    ck_assert_str_eq(p->verifier, "TRAINING");
+    ck_assert_str_eq(p->torch_version, "2.9.0a0+fb");
+    ck_assert_int_eq(p->schema_major, 8);
+    ck_assert_int_eq(p->schema_minor, 12);
+    ck_assert(p->has_weights);
+    ck_assert_uint_eq(p->n_nodes, 5);
+    const char *order[] = {"p_linear_weight", "p_linear_bias", "x", "linear", "output"};
+    for (int i = 0; i < 5; i++) ck_assert_str_eq(p->nodes[i]->name, order[i]);
+    for (int i = 0; i < 3; i++) ck_assert_int_eq(p->nodes[i]->kind, LS_NODE_PLACEHOLDER);
+    const ls_node *lin = p->nodes[3];
+    ck_assert_int_eq(lin->kind, LS_NODE_CALL);
+    ck_assert_ptr_eq(lin->op, ls_op_get(LS_OP_linear));
+    ck_assert_int_eq(lin->dialect, LS_DIALECT_ATEN);
+    ck_assert_str_eq(lin->target, "torch.ops.aten.linear.default");
+    ck_assert_uint_eq(lin->nargs, 3);
+    ck_assert_uint_eq(ls_node_arg(lin, "input")->v.node, id_of(p, "x"));
+    ck_assert_uint_eq(ls_node_arg(lin, "weight")->v.node, id_of(p, "p_linear_weight"));
+    ck_assert_uint_eq(ls_node_arg(lin, "bias")->v.node, id_of(p, "p_linear_bias"));
+    ck_assert_int_eq(lin->val_kind, LS_VAL_TENSOR);
+    assert_meta(&lin->vals[0], LS_DT_F32, 1, 3, 0);
+    ck_assert_ptr_nonnull(strstr(lin->module_stack, "L__self__linear,linear,torch.nn.modules.linear.Linear"));
+    ck_assert_ptr_nonnull(strstr(lin->stack_trace, "F.linear(input, self.weight, self.bias)"));
+    ck_assert_str_eq(lin->torch_fn, "linear_1;builtin_function_or_method.linear");
+    const ls_node *w = p->nodes[0];
+    assert_meta(&w->vals[0], LS_DT_F32, 2, 3, 3);
+    ck_assert(w->vals[0].requires_grad);
+    const ls_node *out = p->nodes[4];
+    ck_assert_int_eq(out->kind, LS_NODE_OUTPUT);
+    ck_assert_uint_eq(out->nargs, 1);
+    ck_assert_uint_eq(out->args[0].v.node, lin->id);
+    /* signature */
+    ck_assert_uint_eq(p->n_inputs, 3);
+    ck_assert_int_eq(p->inputs[0].kind, LS_IN_PARAMETER);
+    ck_assert_str_eq(p->inputs[0].name, "p_linear_weight");
+    ck_assert_str_eq(p->inputs[0].target, "linear.weight");
+    ck_assert_int_eq(p->inputs[1].kind, LS_IN_PARAMETER);
+    ck_assert_str_eq(p->inputs[1].target, "linear.bias");
+    ck_assert_int_eq(p->inputs[2].kind, LS_IN_USER_INPUT);
+    ck_assert_str_eq(p->inputs[2].name, "x");
+    ck_assert_uint_eq(p->n_outputs, 1);
+    ck_assert_int_eq(p->outputs[0].kind, LS_OUT_USER_OUTPUT);
+    ck_assert_str_eq(p->outputs[0].name, "linear");
+    /* weights: the raw bytes, as float32 */
+    ck_assert_uint_eq(p->n_state, 2);
+    ls_named_tensor *wt = ls_program_state(p, "linear.weight"), *bt = ls_program_state(p, "linear.bias");
+    ck_assert_ptr_nonnull(wt);
+    ck_assert_ptr_nonnull(bt);
+    ck_assert_int_eq(wt->t->dtype, LS_DT_F32);
+    ck_assert_int_eq(wt->t->ndim, 2);
+    ck_assert_int_eq(wt->t->numel, 9);
+    ck_assert(wt->meta.requires_grad);
+    assert_bytes_match(wt->t, "data/pt2/linear_3/data/weights/weight_0");
+    assert_bytes_match(bt->t, "data/pt2/linear_3/data/weights/weight_1");
+    ck_assert_ptr_nonnull(strstr(p->extra_json, "\"module_call_graph\""));
+    ck_assert_ptr_nonnull(strstr(p->extra_json, "\"opset_version\":{\"aten\":10}"));
+    ls_program_unref(p);
+}
+END_TEST
+
+static void assert_same_program(const ls_program *a, const ls_program *b)
+{
+    ck_assert_uint_eq(a->n_nodes, b->n_nodes);
+    for (uint32_t i = 0; i < a->n_nodes; i++) {
+        const ls_node *x = a->nodes[i], *y = b->nodes[i];
+        ck_assert_ptr_eq(x->name, y->name);
+        ck_assert_ptr_eq(x->target, y->target);
+        ck_assert_int_eq(x->kind, y->kind);
+        ck_assert_uint_eq(x->nargs, y->nargs);
+        for (uint16_t j = 0; j < x->nargs; j++) ck_assert(ls_arg_equal(&x->args[j], &y->args[j]));
+        ck_assert_uint_eq(x->nvals, y->nvals);
+        for (uint16_t j = 0; j < x->nvals; j++) ck_assert(ls_tmeta_equal(&x->vals[j], &y->vals[j]));
+    }
+    ck_assert_uint_eq(a->n_inputs, b->n_inputs);
+    for (uint32_t i = 0; i < a->n_inputs; i++) {
+        ck_assert_ptr_eq(a->inputs[i].name, b->inputs[i].name);
+        ck_assert_ptr_eq(a->inputs[i].target, b->inputs[i].target);
+    }
+    ck_assert_uint_eq(a->n_outputs, b->n_outputs);
+    ck_assert_uint_eq(a->n_state, b->n_state);
+    for (uint32_t i = 0; i < a->n_state; i++) {
+        ck_assert_ptr_eq(a->state_dict[i].name, b->state_dict[i].name);
+        ck_assert(ls_tensor_equal(a->state_dict[i].t, b->state_dict[i].t));
+    }
+    ck_assert_str_eq(a->extra_json, b->extra_json);
+}
+
+START_TEST(folder_loads_the_same_program)
+{
+    const char *zip = tu_shared("data/pt2/et_pt2_archive_test_linear.pt2");
+    if (!zip) return;
+    ls_program *a = load_ok(zip, NULL);
+    ls_program *b = load_ok(tu_shared("data/pt2/linear_3"), NULL);
+    assert_same_program(a, b);
+    /* models/model.json inside the folder finds its weights two folders up */
+    ls_program *c = load_ok(tu_shared("data/pt2/linear_3/models/model.json"), NULL);
+    ck_assert(c->has_weights);
+    assert_same_program(a, c);
+    ls_program_unref(a);
+    ls_program_unref(b);
+    ls_program_unref(c);
+}
+END_TEST
+
+START_TEST(v1_json_with_null_filled_unions)
+{
+    const char *path = tu_shared("data/pt2/exported_program_schema_v1_mul.json");
+    if (!path) return;
+    ls_program *p = load_ok(path, NULL);
+    ck_assert_int_eq(p->schema_major, 1);
+    ck_assert_int_eq(p->dialect, LS_DIALECT_ATEN);
+    ck_assert_uint_eq(p->n_nodes, 4);
+    ck_assert_str_eq(p->nodes[0]->name, "arg0_1");
+    ck_assert_str_eq(p->nodes[1]->name, "arg1_1");
+    const ls_node *mul = node_named(p, "mul");
+    ck_assert_ptr_eq(mul->op, ls_op_get(LS_OP_mul_Tensor));
+    ck_assert_uint_eq(mul->nargs, 2);
+    ck_assert_int_eq(mul->args[0].kind, LS_ARG_NODE);
+    ck_assert_uint_eq(mul->args[0].v.node, p->nodes[0]->id);
+    ck_assert_uint_eq(mul->args[1].v.node, p->nodes[1]->id);
+    assert_meta(&mul->vals[0], LS_DT_F32, 2, 3, 2);
+    assert_meta(&p->nodes[0]->vals[0], LS_DT_F32, 2, 3, 2);
+    ck_assert_str_eq(mul->source_fn, "mul,_operator.mul");
+    ck_assert_uint_eq(p->n_inputs, 2);
+    ck_assert_int_eq(p->inputs[1].kind, LS_IN_USER_INPUT);
+    ck_assert_str_eq(p->inputs[1].name, "arg1_1");
+    ck_assert_uint_eq(p->n_outputs, 1);
+    ck_assert_str_eq(p->outputs[0].name, "mul");
+    ck_assert(p->has_weights); /* it needs none */
+    ck_assert_ptr_nonnull(strstr(p->extra_json, "\"equality_constraints\":[]"));
+    ls_verify_result vr;
+    ls_verify(p, &vr);
+    ck_assert_uint_eq(vr.n, 0);
+    ls_verify_result_free(&vr);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(tags_custom_metadata_and_unknown_ops)
+{
+    ls_program *p = load_ok(tu_root("tests/programs/tagged.json"), NULL);
+    const ls_node *add = node_named(p, "add");
+    ck_assert_str_eq(add->tag, "tag0");
+    ck_assert_ptr_null(add->custom);
+    ck_assert_int_eq(add->debug_handle, 7);
+    ck_assert_str_eq(add->module_stack, "L__self__,,m.M");
+    /* normalized: schema order, alpha given by keyword, nothing filled */
+    ck_assert_uint_eq(add->nargs, 3);
+    ck_assert_str_eq(add->args[2].name, "alpha");
+    ck_assert_int_eq(add->args[2].kind, LS_ARG_INT);
+    ck_assert_int_eq(add->args[2].v.i, 2);
+    ck_assert(add->args[2].flags & LS_ARGF_KEYWORD);
+    ck_assert(!(add->args[2].flags & LS_ARGF_DEFAULT));
+    const ls_node *mul = node_named(p, "mul");
+    ck_assert_str_eq(mul->tag, "tag1");
+    ck_assert_str_eq(mul->custom, "{\"note\":\"kept\"}");
+    /* an unknown target loads with the file's arguments */
+    const ls_node *fro = node_named(p, "frobnicate");
+    ck_assert_ptr_null(fro->op);
+    ck_assert_str_eq(fro->target, "torch.ops.mylib.frobnicate.default");
+    ck_assert_uint_eq(fro->nargs, 2);
+    ck_assert_str_eq(fro->args[0].name, "input");
+    ck_assert_uint_eq(fro->args[0].v.node, mul->id);
+    ck_assert_str_eq(fro->args[1].name, "scale");
+    ck_assert_int_eq(fro->args[1].kind, LS_ARG_FLOAT);
+    ck_assert(fro->args[1].flags & LS_ARGF_KEYWORD);
+    ck_assert_uint_eq(p->n_tags, 2);
+    ck_assert_str_eq(p->tags[0].tag, "tag0");
+    ck_assert_str_eq(p->tags[1].tag, "tag1");
+    ck_assert_ptr_null(p->tags[0].backend_id);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(multi_output_nodes_get_getitems)
+{
+    ls_program *p = load_ok(tu_root("tests/programs/multi_output.json"), NULL);
+    /* a Tensor[] return: the node is named FX-style, each value by a getitem */
+    const ls_node *split = node_named(p, "split_with_sizes");
+    ck_assert_int_eq(split->val_kind, LS_VAL_TENSORS);
+    ck_assert_uint_eq(split->nvals, 2);
+    const char *items[] = {"getitem", "getitem_1"};
+    for (int i = 0; i < 2; i++) {
+        const ls_node *g = node_named(p, items[i]);
+        ck_assert_str_eq(g->target, "_operator.getitem");
+        ck_assert_ptr_eq(g->op, ls_op_get(LS_OP_getitem));
+        ck_assert_uint_eq(g->args[0].v.node, split->id);
+        ck_assert_int_eq(g->args[1].v.i, i);
+        ck_assert_int_eq(ls_program_pos(p, g->id), ls_program_pos(p, split->id) + 1 + i);
+    }
+    assert_meta(&node_named(p, "getitem")->vals[0], LS_DT_F32, 1, 2, 0);
+    assert_meta(&node_named(p, "getitem_1")->vals[0], LS_DT_F32, 1, 4, 0);
+    /* a tuple return with a node name from the file */
+    const ls_node *ln = node_named(p, "native_layer_norm");
+    ck_assert_uint_eq(ln->nvals, 3);
+    ck_assert_uint_eq(node_named(p, "getitem_4")->args[0].v.node, ln->id);
+    ck_assert_int_eq(node_named(p, "getitem_4")->args[1].v.i, 2);
+    ck_assert_uint_eq(ls_node_arg(ln, "input")->v.node, id_of(p, "getitem_1"));
+    /* INT64_MAX survives the double, symbolic sizes keep their expression */
+    const ls_node *sl = node_named(p, "slice_1");
+    ck_assert_int_eq(ls_node_arg(sl, "end")->v.i, INT64_MAX);
+    ck_assert_int_eq(ls_node_arg(sl, "step")->v.i, 1);
+    ck_assert(ls_node_arg(sl, "step")->flags & LS_ARGF_DEFAULT);
+    const ls_tmeta *y = &node_named(p, "y")->vals[0];
+    ck_assert_str_eq(y->sym[0], "s0");
+    ck_assert_int_eq(y->sizes[0], 6);
+    ck_assert_ptr_null(y->sym[1]);
+    ck_assert_str_eq(sl->vals[0].sym[0], "s0 - 1");
+    ls_verify_result vr;
+    ls_verify(p, &vr);
+    ck_assert_uint_eq(vr.n_errors, 0);
+    ls_verify_result_free(&vr);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(metadata_only_loads)
+{
+    ls_load_opts opts = {.metadata_only = true};
+    ls_program *p = load_ok(tu_root("tests/programs/base.pt2"), &opts);
+    ck_assert(!p->has_weights);
+    ck_assert_uint_eq(p->n_state, 1);
+    ck_assert_str_eq(p->state_dict[0].name, "w");
+    ck_assert_ptr_null(p->state_dict[0].t);
+    assert_meta(&p->state_dict[0].meta, LS_DT_F32, 1, 4, 0);
+    ls_program_unref(p);
+    /* a bare JSON has no weight data at all */
+    p = load_ok(tu_root("tests/programs/base.json"), NULL);
+    ck_assert(!p->has_weights);
+    ck_assert_ptr_null(ls_program_state(p, "w")->t);
+    ls_verify_result vr;
+    ls_verify(p, &vr);
+    ck_assert_uint_eq(vr.n, 0);
+    ls_verify_result_free(&vr);
+    ls_program_unref(p);
+    /* the same archive with its data */
+    p = load_ok(tu_root("tests/programs/base.pt2"), NULL);
+    ck_assert(p->has_weights);
+    ck_assert_double_eq(ls_tensor_get_f64(ls_program_state(p, "w")->t, 3), 4.0);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(strided_weights_become_contiguous)
+{
+    ls_program *p = load_ok(tu_root("tests/programs/strided.pt2"), NULL);
+    const ls_tensor *w = ls_program_state(p, "w")->t, *b = ls_program_state(p, "b")->t;
+    /* one file [0 1 2 3 4 5 10 11 12]: w is its first six elements with strides [1, 2] */
+    const double want_w[] = {0, 2, 4, 1, 3, 5}, want_b[] = {10, 11, 12};
+    ck_assert_int_eq(w->ndim, 2);
+    for (int i = 0; i < 6; i++) ck_assert_double_eq(ls_tensor_get_f64(w, i), want_w[i]);
+    for (int i = 0; i < 3; i++) ck_assert_double_eq(ls_tensor_get_f64(b, i), want_b[i]);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(lowered_program_loads)
+{
+    ls_program *p = load_ok(tu_root("tests/programs/lowered.json"), NULL);
+    ck_assert_int_eq(p->dialect, LS_DIALECT_EDGE);
+    const ls_node *ga = node_named(p, "lowered_module_0");
+    ck_assert_int_eq(ga->kind, LS_NODE_GET_ATTR);
+    ck_assert_str_eq(ga->target, "lowered_module_0");
+    const ls_node *call = node_named(p, "executorch_call_delegate");
+    ck_assert_ptr_eq(call->op, ls_op_get(LS_OP_call_delegate));
+    ck_assert_uint_eq(call->nargs, 2);
+    ck_assert_uint_eq(call->args[0].v.node, ga->id);
+    ck_assert_uint_eq(call->args[1].v.node, id_of(p, "x"));
+    ck_assert_uint_eq(node_named(p, "getitem")->args[0].v.node, call->id);
+    ck_assert_int_eq(ls_program_pos(p, ga->id) + 1, ls_program_pos(p, call->id));
+    /* the module ExecuTorch serialized inline is read; the other one is not in the file */
+    ck_assert_uint_eq(p->n_subs, 1);
+    const ls_submodule *sub = ls_program_sub(p, "lowered_module_0");
+    ck_assert_ptr_nonnull(sub);
+    ck_assert_str_eq(sub->backend_id, "BundledBackend");
+    ck_assert_uint_eq(sub->program->n_nodes, 3);
+    ck_assert_int_eq(sub->program->dialect, LS_DIALECT_EDGE);
+    ck_assert_uint_eq(sub->processed->size, 3);
+    ck_assert_uint_eq(sub->nspecs, 1);
+    ck_assert_str_eq(sub->specs[0].key, "level");
+    ck_assert_int_eq(sub->specs[0].value->data[0], '3');
+    ck_assert_int_eq(node_named(p, "lowered_module_1")->kind, LS_NODE_GET_ATTR);
+    ck_assert_ptr_null(ls_program_sub(p, "lowered_module_1"));
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(json_in_memory)
+{
+    static const char text[] = "{\"graph_module\": {\"graph\": {\"inputs\": [], \"outputs\": [{\"as_int\": 3}], "
+                               "\"nodes\": [], \"tensor_values\": {}}, \"signature\": {\"input_specs\": [], "
+                               "\"output_specs\": [{\"user_output\": {\"arg\": {\"as_int\": 3}}}]}}, "
+                               "\"schema_version\": {\"major\": 8, \"minor\": 3}, \"verifiers\": [\"EDGE\"]}";
+    ls_program *p;
+    ls_error err;
+    ck_assert_int_eq(ls_load_json("mem", text, sizeof text - 1, NULL, &p, &err), 0);
+    ck_assert_int_eq(p->dialect, LS_DIALECT_EDGE);
+    ck_assert_uint_eq(p->n_nodes, 1);
+    ck_assert_int_eq(p->nodes[0]->args[0].kind, LS_ARG_INT);
+    ck_assert_ptr_null(p->outputs[0].name);
+    ls_program_unref(p);
+    ck_assert_int_eq(ls_load_json("mem", text, 20, NULL, &p, &err), -1);
+    ck_assert_ptr_null(p);
+    ck_assert_msg(strncmp(err.msg, "mem: line 1", 11) == 0, "%s", err.msg);
+}
+END_TEST
+
+/* every file in tests/corpus (but the script that makes them) */
+static int corpus_files(char names[][256], int max)
+{
+    DIR *d = opendir(tu_root("tests/corpus"));
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        if (e->d_name[0] == '.' || strstr(e->d_name, ".py")) continue;
+        snprintf(names[n++], 256, "%s", e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+START_TEST(corpus_is_refused_with_a_message)
+{
+    char names[64][256];
+    int n = corpus_files(names, 64);
+    ck_assert_int_ge(n, 11);
+    for (int i = 0; i < n; i++) {
+        char rel[300];
+        snprintf(rel, sizeof rel, "tests/corpus/%.200s", names[i]);
+        const char *path = tu_root(rel);
+        char *out = NULL;
+        const char *argv[] = {"info", path, NULL};
+        int rc = tu_run(&out, argv);
+        ck_assert_msg(rc == 2, "%s: exit %d: %s", rel, rc, out);
+        ck_assert_msg(tu_contains(out, path), "%s: message does not name the file: %s", rel, out);
+        ck_assert_msg(!tu_contains(out, "Sanitizer") && !tu_contains(out, "runtime error"), "%s: %s", rel, out);
+        /* one message, one line */
+        ck_assert_msg(strchr(out, '\n') == out + strlen(out) - 1, "%s: %s", rel, out);
+        free(out);
+        ls_program *p;
+        ls_error err;
+        ck_assert_int_eq(ls_load(path, NULL, &p, &err), -1);
+        ck_assert_ptr_null(p);
+        ck_assert_msg(strncmp(err.msg, path, strlen(path)) == 0, "%s", err.msg);
+    }
+}
+END_TEST
+
+static void expect_message(const char *file, const char *text)
+{
+    char rel[300];
+    snprintf(rel, sizeof rel, "tests/corpus/%s", file);
+    ls_program *p;
+    ls_error err;
+    ck_assert_int_eq(ls_load(tu_root(rel), NULL, &p, &err), -1);
+    ck_assert_msg(strstr(err.msg, text) != NULL, "%s: got '%s', want '%s'", file, err.msg, text);
+}
+
+START_TEST(corpus_messages_name_the_place)
+{
+    expect_message("undefined_value.json", "undefined_value.json: node 'add_1' argument 'other': 'x2' is not defined before it");
+    expect_message("duplicate_names.json", ": node 'add': the name is already used by an earlier node");
+    expect_message("unknown_schema.json", ": schema_version 99.0:");
+    expect_message("negative_size.json", ": value 'x': negative size -3 in dimension 0");
+    expect_message("huge_shape.json", ": value 'x': float32[1000000, 1000000] claims 1e+12 elements");
+    expect_message("deep_nesting.json", "JSON nested deeper than 1000 levels");
+    expect_message("invalid.json", "invalid.json: line 1, column 42: invalid JSON");
+    expect_message("missing_weight.pt2", "models/model.json: input spec 0 ('p_w'): parameter 'w' has no data");
+    expect_message("short_weight.pt2", "data/weights/weight_0 ('w'): the file has 8 bytes, but float32[4]");
+    expect_message("no_model.pt2", "no models/<name>.json in the archive");
+    expect_message("truncated.pt2", "not a readable zip archive");
+}
+END_TEST
+
+START_TEST(samples_load_and_info_works)
+{
+    static const char *const samples[] = {"shared_constant", "two_delegates", "folded_output", "constant_mask",
+                                          "kv_cache", "policy", "tiny_llama"};
+    for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "samples/%s.pt2", samples[i]);
+        FILE *f = fopen(tu_root(rel), "rb");
+        if (!f) continue; /* not generated yet */
+        fclose(f);
+        ls_program *p = load_ok(tu_root(rel), NULL);
+        ck_assert(p->has_weights);
+        ls_verify_result vr;
+        ls_verify(p, &vr);
+        ck_assert_msg(vr.n_errors == 0, "%s: %s", rel, vr.n ? vr.v[0].msg : "");
+        ls_verify_result_free(&vr);
+        ls_program_unref(p);
+        char *out = NULL;
+        const char *argv[] = {"info", tu_root(rel), NULL};
+        ck_assert_msg(tu_run(&out, argv) == 0, "%s: %s", rel, out);
+        ck_assert(tu_contains(out, "verifier  ok"));
+        free(out);
+    }
+}
+END_TEST
+
+Suite *reader_suite(void)
+{
+    Suite *s = suite_create("reader");
+    TCase *tc = tcase_create("reader");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, shared_archive_loads);
+    tcase_add_test(tc, folder_loads_the_same_program);
+    tcase_add_test(tc, v1_json_with_null_filled_unions);
+    tcase_add_test(tc, tags_custom_metadata_and_unknown_ops);
+    tcase_add_test(tc, multi_output_nodes_get_getitems);
+    tcase_add_test(tc, metadata_only_loads);
+    tcase_add_test(tc, strided_weights_become_contiguous);
+    tcase_add_test(tc, lowered_program_loads);
+    tcase_add_test(tc, json_in_memory);
+    tcase_add_test(tc, corpus_is_refused_with_a_message);
+    tcase_add_test(tc, corpus_messages_name_the_place);
+    tcase_add_test(tc, samples_load_and_info_works);
+    suite_add_tcase(s, tc);
+    return s;
+}

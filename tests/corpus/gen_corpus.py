@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Writes the reader's test inputs (python3 standard library only; deterministic).
+
+    python3 tests/corpus/gen_corpus.py
+
+tests/corpus/    broken files: every one must be refused with exit code 2 and one message
+                 naming the file and the place (tests/check_reader.c runs the binary on each)
+tests/programs/  small valid programs for the reader and verifier tests
+
+The files are committed, so the tests need nothing but the binary.
+"""
+
+import copy
+import io
+import json
+import os
+import struct
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = HERE
+PROGRAMS = os.path.join(os.path.dirname(HERE), "programs")
+
+FLOAT, LONG, BOOL = 7, 5, 12
+
+
+def sym(v):
+    return {"as_int": v}
+
+
+def tmeta(shape, dtype=FLOAT, strides=None, offset=0, requires_grad=False):
+    if strides is None:
+        strides, acc = [], 1
+        for s in reversed(shape):
+            strides.insert(0, acc)
+            acc *= max(s, 1)
+    return {"dtype": dtype, "sizes": [s if isinstance(s, dict) else sym(s) for s in shape],
+            "requires_grad": requires_grad, "device": {"type": "cpu", "index": None},
+            "strides": [sym(s) for s in strides], "storage_offset": sym(offset), "layout": 7}
+
+
+def tensor(name):
+    return {"as_tensor": {"name": name}}
+
+
+def node(target, inputs, outputs, metadata=None, name=None):
+    n = {"target": target,
+         "inputs": [{"name": k, "arg": a, "kind": kind} for (k, a, kind) in inputs],
+         "outputs": outputs, "metadata": metadata or {}, "is_hop_single_tensor_return": None}
+    if name is not None:
+        n["name"] = name
+    return n
+
+
+def program(nodes, inputs, outputs, tvals, in_specs, out_specs, verifier="ATEN"):
+    return {
+        "graph_module": {
+            "graph": {"inputs": [tensor(i) for i in inputs], "outputs": outputs, "nodes": nodes,
+                      "tensor_values": tvals, "sym_int_values": {}, "sym_bool_values": {},
+                      "is_single_tensor_return": False, "custom_obj_values": {}, "sym_float_values": {}},
+            "signature": {"input_specs": in_specs, "output_specs": out_specs},
+            "module_call_graph": [{"fqn": "", "signature": None}],
+            "metadata": {}, "treespec_namedtuple_fields": {}},
+        "opset_version": {"aten": 10}, "range_constraints": {},
+        "schema_version": {"major": 8, "minor": 12}, "verifiers": [verifier],
+        "torch_version": "2.9.0"}
+
+
+def user_input(name):
+    return {"user_input": {"arg": tensor(name)}}
+
+
+def parameter(name, target):
+    return {"parameter": {"arg": {"name": name}, "parameter_name": target}}
+
+
+def constant(name, target):
+    return {"tensor_constant": {"arg": {"name": name}, "tensor_constant_name": target}}
+
+
+def user_output(name):
+    return {"user_output": {"arg": tensor(name)}}
+
+
+ADD = "torch.ops.aten.add.Tensor"
+MUL = "torch.ops.aten.mul.Tensor"
+
+
+def base_program():
+    """x + p_w, then + x again: two parameters' worth of structure, four values."""
+    nodes = [
+        node(ADD, [("self", tensor("x"), 1), ("other", tensor("p_w"), 1)], [tensor("add")]),
+        node(ADD, [("self", tensor("add"), 1), ("other", tensor("x"), 1)], [tensor("add_1")]),
+    ]
+    tvals = {n: tmeta([4]) for n in ("p_w", "x", "add", "add_1")}
+    return program(nodes, ["p_w", "x"], [tensor("add_1")], tvals,
+                   [parameter("p_w", "w"), user_input("x")], [user_output("add_1")])
+
+
+def dumps(obj):
+    return json.dumps(obj, indent=1, sort_keys=False)
+
+
+def archive(model_json, weights_config, weight_files, constants_config=None, root="prog", with_model=True):
+    """A .pt2 zip laid out like torch.export.save's (members stored, under one root folder)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        def add(name, data):
+            info = zipfile.ZipInfo(root + "/" + name, date_time=(1980, 1, 1, 0, 0, 0))
+            z.writestr(info, data)
+        add("archive_format", b"pt2")
+        add("archive_version", b"0")
+        add("byteorder", b"little")
+        if with_model:
+            add("models/model.json", dumps(model_json).encode())
+        add("data/weights/model_weights_config.json", json.dumps({"config": weights_config}).encode())
+        for name, data in weight_files.items():
+            add("data/weights/" + name, data)
+        add("data/constants/model_constants_config.json",
+            json.dumps({"config": constants_config or {}}).encode())
+    return buf.getvalue()
+
+
+def payload(path, meta, is_param=True):
+    return {"path_name": path, "is_param": is_param, "use_pickle": False, "tensor_meta": meta}
+
+
+def floats(*v):
+    return struct.pack("<%df" % len(v), *v)
+
+
+def write(folder, name, data):
+    os.makedirs(folder, exist_ok=True)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    with open(os.path.join(folder, name), mode) as f:
+        f.write(data)
+
+
+def corpus():
+    good = archive(base_program(), {"w": payload("weight_0", tmeta([4], requires_grad=True))},
+                   {"weight_0": floats(1, 2, 3, 4)})
+    write(CORPUS, "truncated.pt2", good[: len(good) // 2])
+    write(CORPUS, "no_model.pt2", archive(base_program(), {}, {}, with_model=False))
+    write(CORPUS, "invalid.json", '{"graph_module": {"graph": {"nodes": []} "signature": {}}}\n')
+
+    p = base_program()
+    p["schema_version"] = {"major": 99, "minor": 0}
+    write(CORPUS, "unknown_schema.json", dumps(p))
+
+    p = base_program()
+    p["graph_module"]["graph"]["nodes"][1]["inputs"][1]["arg"] = tensor("x2")
+    write(CORPUS, "undefined_value.json", dumps(p))
+
+    write(CORPUS, "missing_weight.pt2",
+          archive(base_program(), {"v": payload("weight_0", tmeta([4]))}, {"weight_0": floats(1, 2, 3, 4)}))
+    write(CORPUS, "short_weight.pt2",
+          archive(base_program(), {"w": payload("weight_0", tmeta([4]))}, {"weight_0": floats(1, 2)}))
+
+    p = base_program()
+    p["graph_module"]["graph"]["nodes"][1]["outputs"] = [tensor("add")]
+    p["graph_module"]["graph"]["outputs"] = [tensor("add")]
+    write(CORPUS, "duplicate_names.json", dumps(p))
+
+    p = base_program()
+    p["graph_module"]["graph"]["tensor_values"]["x"] = tmeta([-3])
+    write(CORPUS, "negative_size.json", dumps(p))
+
+    p = base_program()
+    p["graph_module"]["graph"]["tensor_values"]["x"] = tmeta([1000000, 1000000])
+    write(CORPUS, "huge_shape.json", dumps(p))
+
+    text = dumps(base_program())
+    depth = 5000
+    text = text.replace('"range_constraints": {}', '"range_constraints": ' + "[" * depth + "]" * depth, 1)
+    write(CORPUS, "deep_nesting.json", text)
+
+    write(CORPUS, "weights_config.json", json.dumps({"config": {}}))
+    write(CORPUS, "empty.json", "")
+    write(CORPUS, "not_a_program.bin", b"\x7fELF\x02\x01\x01\x00" + bytes(24))
+
+
+def programs():
+    # two placeholders naming one constant target: unlifting fails with "`c` is not a buffer"
+    nodes = [
+        node(MUL, [("self", tensor("x"), 1), ("other", tensor("c_c"), 1)], [tensor("mul")]),
+        node(MUL, [("self", tensor("mul"), 1), ("other", tensor("c_c_copy_0"), 1)], [tensor("mul_1")]),
+    ]
+    tv = {n: tmeta([4]) for n in ("c_c", "c_c_copy_0", "x", "mul", "mul_1")}
+    write(PROGRAMS, "listed_twice.json", dumps(program(
+        nodes, ["c_c_copy_0", "c_c", "x"], [tensor("mul_1")], tv,
+        [constant("c_c_copy_0", "c"), constant("c_c", "c"), user_input("x")], [user_output("mul_1")])))
+
+    # an Edge clone inside an ATen program
+    nodes = [node("executorch.exir.dialects.edge.ops.aten.clone.default",
+                  [("self", tensor("x"), 1)], [tensor("clone")])]
+    tv = {n: tmeta([4]) for n in ("x", "clone")}
+    write(PROGRAMS, "edge_in_aten.json", dumps(program(
+        nodes, ["x"], [tensor("clone")], tv, [user_input("x")], [user_output("clone")])))
+
+    # delegation tags in custom metadata (as a partitioner leaves them), an unknown op, kwargs
+    nodes = [
+        node(ADD, [("self", tensor("x"), 1), ("other", tensor("x"), 1), ("alpha", {"as_int": 2}, 2)],
+             [tensor("add")], {"custom": json.dumps({"delegation_tag": "tag0"}),
+                               "stack_trace": "File \"m.py\", line 3, in forward",
+                               "nn_module_stack": "L__self__,,m.M", "debug_handle": "7"}),
+        node(MUL, [("self", tensor("add"), 1), ("other", tensor("x"), 1)], [tensor("mul")],
+             {"custom": json.dumps({"delegation_tag": "tag1", "note": "kept"})}),
+        node("torch.ops.mylib.frobnicate.default",
+             [("input", tensor("mul"), 1), ("scale", {"as_float": 0.5}, 2)], [tensor("frobnicate")]),
+    ]
+    tv = {n: tmeta([4]) for n in ("x", "add", "mul", "frobnicate")}
+    write(PROGRAMS, "tagged.json", dumps(program(
+        nodes, ["x"], [tensor("frobnicate")], tv, [user_input("x")], [user_output("frobnicate")])))
+
+    # multi-output nodes: a Tensor[] return (as_tensors) and a tuple (several as_tensor), symbolic sizes
+    s0 = {"as_expr": {"expr_str": "s0", "hint": {"as_int": 6}}}
+    nodes = [
+        node("torch.ops.aten.split_with_sizes.default",
+             [("self", tensor("x"), 1), ("split_sizes", {"as_ints": [2, 4]}, 1)],
+             [{"as_tensors": [{"name": "getitem"}, {"name": "getitem_1"}]}]),
+        node("torch.ops.aten.native_layer_norm.default",
+             [("input", tensor("getitem_1"), 1), ("normalized_shape", {"as_ints": [4]}, 1),
+              ("weight", {"as_none": True}, 1), ("bias", {"as_none": True}, 1), ("eps", {"as_float": 1e-5}, 1)],
+             [tensor("getitem_2"), tensor("getitem_3"), tensor("getitem_4")], name="native_layer_norm"),
+        node("torch.ops.aten.slice.Tensor",
+             [("self", tensor("y"), 1), ("dim", {"as_int": 0}, 1), ("start", {"as_int": 1}, 1),
+              ("end", {"as_int": 9223372036854775807}, 1)], [tensor("slice_1")]),
+    ]
+    tv = {"x": tmeta([6]), "getitem": tmeta([2]), "getitem_1": tmeta([4]), "getitem_2": tmeta([4]),
+          "getitem_3": tmeta([1]), "getitem_4": tmeta([1]), "y": tmeta([s0, 3], strides=[3, 1]),
+          "slice_1": tmeta([{"as_expr": {"expr_str": "s0 - 1", "hint": {"as_int": 5}}}, 3], strides=[3, 1])}
+    write(PROGRAMS, "multi_output.json", dumps(program(
+        nodes, ["x", "y"], [tensor("getitem"), tensor("getitem_2"), tensor("slice_1")], tv,
+        [user_input("x"), user_input("y")],
+        [user_output("getitem"), user_output("getitem_2"), user_output("slice_1")])))
+
+    # a buffer mutation pointing at a buffer the program does not have (the Core ML issue's error)
+    nodes = [node(ADD, [("self", tensor("x"), 1), ("other", tensor("x"), 1)], [tensor("add")])]
+    tv = {n: tmeta([4]) for n in ("x", "add")}
+    write(PROGRAMS, "mutation_without_buffer.json", dumps(program(
+        nodes, ["x"], [tensor("add"), tensor("add")], tv, [user_input("x")],
+        [{"buffer_mutation": {"arg": {"name": "add"}, "buffer_name": "state_1"}}, user_output("add")])))
+
+    # weights sharing one file: w is stored transposed (strides [1, 2]), b starts at element 6
+    p = base_program()
+    g = p["graph_module"]["graph"]
+    g["tensor_values"]["p_w"] = tmeta([2, 3], requires_grad=True)
+    g["tensor_values"]["p_b"] = tmeta([3], requires_grad=True)
+    g["tensor_values"]["x"] = tmeta([2, 3])
+    g["tensor_values"]["add"] = tmeta([2, 3])
+    g["tensor_values"]["add_1"] = tmeta([2, 3])
+    g["inputs"].insert(1, tensor("p_b"))
+    p["graph_module"]["signature"]["input_specs"].insert(1, parameter("p_b", "b"))
+    config = {"w": payload("weight_0", tmeta([2, 3], strides=[1, 2], requires_grad=True)),
+              "b": payload("weight_0", tmeta([3], offset=6, requires_grad=True))}
+    write(PROGRAMS, "strided.pt2", archive(p, config, {"weight_0": floats(0, 1, 2, 3, 4, 5, 10, 11, 12)}))
+
+    # a lowered program as ExecuTorch's serializer writes it: the call_delegate's first input holds
+    # the LoweredBackendModule as a JSON string
+    inner = program([node("executorch.exir.dialects.edge.ops.aten.add.Tensor",
+                          [("self", tensor("x"), 1), ("other", tensor("x"), 1)], [tensor("aten_add_tensor")])],
+                    ["x"], [tensor("aten_add_tensor")], {n: tmeta([4]) for n in ("x", "aten_add_tensor")},
+                    [user_input("x")], [user_output("aten_add_tensor")], verifier="EDGE")
+    inner["schema_version"] = {"major": -1, "minor": -1}
+    lowered = {"backend_id": "BundledBackend", "processed_bytes": "AAEC",
+               "compile_specs": [{"key": "level", "value": "Mw=="}], "original_module": inner,
+               "original_state_dict": ""}
+    nodes = [
+        node("torch.ops.higher_order.executorch_call_delegate",
+             [("lowered_module_0", {"as_string": json.dumps(lowered)}, 1), ("delegate_arg_0", tensor("x"), 1)],
+             [{"as_tensors": [{"name": "getitem"}]}]),
+        node("torch.ops.higher_order.executorch_call_delegate",
+             [("lowered_module_1", {"as_string": "not a module"}, 1), ("delegate_arg_0", tensor("getitem"), 1)],
+             [tensor("executorch_call_delegate_1")]),
+    ]
+    tv = {n: tmeta([4]) for n in ("x", "getitem", "executorch_call_delegate_1")}
+    write(PROGRAMS, "lowered.json", dumps(program(
+        nodes, ["x"], [tensor("executorch_call_delegate_1")], tv, [user_input("x")],
+        [user_output("executorch_call_delegate_1")], verifier="EDGE")))
+
+    # the good archive, for the metadata-only and folder tests
+    write(PROGRAMS, "base.pt2", archive(base_program(), {"w": payload("weight_0", tmeta([4], requires_grad=True))},
+                                        {"weight_0": floats(1, 2, 3, 4)}))
+    write(PROGRAMS, "base.json", dumps(base_program()))
+
+
+if __name__ == "__main__":
+    corpus()
+    programs()
