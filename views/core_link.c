@@ -1,10 +1,67 @@
 /* The only place the UI calls core parts that other developers are still writing: loading a
- * file and running the pass pipeline (reader.h, passes.h), freeing a history (history.h) and
- * running a program (runtime.h). Each is switched on here once it is in the repository, so a
- * missing symbol never breaks the build; until then the UI says what is missing. */
+ * file and running the pass pipeline (reader.h, passes.h, history.h) and running a program
+ * (runtime.h). Each part is switched on here once it is in the repository, so a missing symbol
+ * never breaks the build; until then the UI says what is missing. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ui.h"
+
+#ifndef UI_HAVE_PIPELINE
+#define UI_HAVE_PIPELINE 0 /* ls_load, ls_pipeline_run, ls_history_free */
+#endif
+#ifndef UI_HAVE_RUNTIME
+#define UI_HAVE_RUNTIME 0 /* ls_runner_*, ls_make_inputs */
+#endif
+
+#if UI_HAVE_PIPELINE
+#include "passes.h"
+#include "reader.h"
+
+static ls_pipeline_opts pipeline_opts;
+static bool pipeline_opts_set;
+
+int ui_core_options(int *argc, char **argv, ls_error *err)
+{
+    if (!pipeline_opts_set) ls_pipeline_opts_init(&pipeline_opts);
+    pipeline_opts_set = true;
+    return ls_pipeline_opts_parse(&pipeline_opts, argc, argv, err) < 0 ? -1 : 0;
+}
+
+int ui_core_open(const char *path, ls_history **h, ls_error *err)
+{
+    *h = NULL;
+    if (!pipeline_opts_set) ui_core_options(&(int){1}, (char *[]){"lowerscope", NULL}, err);
+    ls_program *p = NULL;
+    if (ls_load(path, NULL, &p, err) != 0) return -1;
+    ls_history *hist = ls_calloc(1, sizeof *hist);
+    int rc = ls_pipeline_run(p, &pipeline_opts, hist, err);
+    ls_program_unref(p); /* the history holds its own reference */
+    if (rc != 0) {
+        ls_history_free(hist);
+        free(hist);
+        return -1;
+    }
+    *h = hist;
+    return 0;
+}
+
+void ui_core_free(ls_history *h)
+{
+    if (h) ls_history_free(h);
+    free(h);
+    if (pipeline_opts_set) ls_pipeline_opts_free(&pipeline_opts);
+    pipeline_opts_set = false;
+}
+#else
+int ui_core_options(int *argc, char **argv, ls_error *err)
+{
+    (void)argc;
+    (void)argv;
+    (void)err;
+    return 0;
+}
 
 int ui_core_open(const char *path, ls_history **h, ls_error *err)
 {
@@ -16,7 +73,81 @@ void ui_core_free(ls_history *h)
 {
     (void)h;
 }
+#endif
 
+#if UI_HAVE_RUNTIME
+#include "runtime.h"
+
+static void show_value(ui_lines *out, const char *what, uint32_t i, const ls_value *v)
+{
+    ls_buf b = {0};
+    if (v->kind == LS_V_TENSOR && v->t) {
+        ls_tmeta m;
+        char t[128];
+        ls_tensor_meta(v->t, &m);
+        ls_tensor_preview(v->t, 8, &b);
+        ui_lines_add(out, UI_R_NORMAL, -1, "  %s %u  %-18s %s", what, i, ls_tmeta_str(&m, t, sizeof t), b.s);
+    } else if (v->kind == LS_V_INT) {
+        ui_lines_add(out, UI_R_NORMAL, -1, "  %s %u  int %lld", what, i, (long long)v->i);
+    } else if (v->kind == LS_V_FLOAT) {
+        ui_lines_add(out, UI_R_NORMAL, -1, "  %s %u  float %g", what, i, v->f);
+    } else if (v->kind == LS_V_BOOL) {
+        ui_lines_add(out, UI_R_NORMAL, -1, "  %s %u  bool %s", what, i, v->b ? "True" : "False");
+    } else {
+        ui_lines_add(out, UI_R_NORMAL, -1, "  %s %u  (%s)", what, i, v->kind == LS_V_LIST ? "list" : "none");
+    }
+    ls_buf_free(&b);
+}
+
+void ui_core_run(ui *u, const ls_program *p, const char *const *npy, int n_npy, ui_lines *out)
+{
+    ls_error err = {{0}};
+    if (n_npy) {
+        ui_lines_add(out, UI_R_WARN, -1, "reading .npy inputs is not in this build yet: using seeded inputs");
+    }
+    ls_value *in = NULL, *res = NULL;
+    uint32_t n_in = 0, n_res = 0;
+    if (ls_make_inputs(p, 0, 0, &in, &n_in, &err) != 0) {
+        ui_lines_add(out, UI_R_ERROR, -1, "inputs: %s", err.msg);
+        return;
+    }
+    ui_lines_add(out, UI_R_TITLE, -1, "inputs (seeded, seed 0)");
+    for (uint32_t i = 0; i < n_in; i++) show_value(out, "input", i, &in[i]);
+    ls_runner *r = ls_runner_new(p, &err);
+    double t0 = ls_now();
+    int rc = r ? ls_runner_run(r, in, n_in, &res, &n_res, &err) : -1;
+    double dt = ls_now() - t0;
+    if (rc != 0) {
+        ui_lines_add(out, UI_R_ERROR, -1, "run failed: %s", err.msg);
+    } else {
+        ui_lines_add(out, UI_R_TITLE, -1, "outputs");
+        for (uint32_t i = 0; i < n_res; i++) show_value(out, "output", i, &res[i]);
+        const ls_run_stats *st = ls_runner_stats(r);
+        char t[32];
+        if (u->script) snprintf(t, sizeof t, "—");
+        else snprintf(t, sizeof t, "%.3f ms", dt * 1e3);
+        ui_lines_add(out, UI_R_TITLE, -1, "time %s", t);
+        for (uint32_t i = 0; st && i < st->n_delegates; i++) {
+            if (u->script) snprintf(t, sizeof t, "—");
+            else snprintf(t, sizeof t, "%.3f ms", st->delegate_seconds[i] * 1e3);
+            ui_lines_add(out, UI_R_NORMAL, ui_tag_index(u, ui_sub_tag(u, p, st->delegate_names[i])), "  %s on %s: %s",
+                         st->delegate_names[i], st->delegate_backends[i], t);
+        }
+        uint32_t ns = ls_runner_state_count(r);
+        if (ns) ui_lines_add(out, UI_R_TITLE, -1, "state after the run");
+        for (uint32_t i = 0; i < ns; i++) {
+            ls_value v = {.kind = LS_V_TENSOR, .t = ls_runner_state(r, i)};
+            ui_lines_add(out, UI_R_NORMAL, -1, "  %s", ls_runner_state_name(r, i));
+            show_value(out, "state", i, &v);
+        }
+    }
+    for (uint32_t i = 0; i < n_res; i++) ls_value_release(&res[i]);
+    free(res);
+    for (uint32_t i = 0; i < n_in; i++) ls_value_release(&in[i]);
+    free(in);
+    if (r) ls_runner_free(r);
+}
+#else
 void ui_core_run(ui *u, const ls_program *p, const char *const *npy, int n_npy, ui_lines *out)
 {
     (void)u;
@@ -25,3 +156,4 @@ void ui_core_run(ui *u, const ls_program *p, const char *const *npy, int n_npy, 
     (void)n_npy;
     ui_lines_add(out, UI_R_WARN, -1, "the bundled runtime is not in this build yet: nothing was run");
 }
+#endif

@@ -254,7 +254,7 @@ int ui_command(ui *u, const char *line)
         return 0;
     }
     if (!strcmp(cmd, "run")) {
-        snprintf(u->run_args, sizeof u->run_args, "%s", arg);
+        snprintf(u->run_args, sizeof u->run_args, "%.*s", (int)sizeof u->run_args - 1, arg);
         if (u->screen == UI_S_RUN) u->screen = UI_S_MAIN;
         ui_open_screen(u, UI_S_RUN);
         return 0;

@@ -7,7 +7,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: lowerscope FILE [--no-color] [--step N]\n"
+    fprintf(f, "usage: lowerscope FILE [--no-color] [--step N] [--pipeline A,B,...] [--backend FILE|bundled]\n"
                "opens the terminal UI on FILE (.pt2, its JSON, .pte) and its pass history.\n"
                "environment: NO_COLOR (tags as letters), LOWERSCOPE_SCRIPT=FILE with LOWERSCOPE_SIZE=COLSxROWS\n"
                "(scripted, off-screen: docs/tui.md). Press ? in the UI for every key.\n");
@@ -17,6 +17,11 @@ int ls_tui_main(int argc, char **argv)
 {
     ls_tui_opts o = {.start_step = -1};
     ls_tui_opts_env(&o);
+    ls_error err = {{0}};
+    if (ui_core_options(&argc, argv, &err) != 0) {
+        fprintf(stderr, "lowerscope: %s\n", err.msg);
+        return 2;
+    }
     const char *file = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--no-color")) {
@@ -41,7 +46,6 @@ int ls_tui_main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    ls_error err = {{0}};
     ls_history *h = NULL;
     if (ui_core_open(file, &h, &err) != 0) {
         fprintf(stderr, "lowerscope: %s\n", err.msg);

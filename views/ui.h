@@ -355,6 +355,7 @@ void ui_help_build(ui *u);
 void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int w, bool cursor);
 
 /* ---- core_link.c: the only calls into core parts that are still being written */
+int ui_core_options(int *argc, char **argv, ls_error *err); /* consumes --pipeline, --backend */
 int ui_core_open(const char *path, ls_history **h, ls_error *err);
 void ui_core_free(ls_history *h);
 /* Runs p with seeded inputs (or the .npy files); appends what it printed to lines. */

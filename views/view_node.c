@@ -104,9 +104,20 @@ static void add_text_block(ui_lines *l, const char *label, const char *text)
     }
 }
 
-static void held_by(ui *u, ui_lines *l, const ls_input_spec *spec)
+/* Same data: a copy keeps the original's bytes whatever its target is called. Tensors of
+ * another dtype or size are never hashed. */
+static bool same_data(const ls_tensor *a, ls_tensor *b)
+{
+    if (!a || !b) return false;
+    if (a == b) return true;
+    if (a->dtype != b->dtype || a->numel != b->numel || a->nbytes != b->nbytes) return false;
+    return ls_tensor_hash((ls_tensor *)a) == ls_tensor_hash(b);
+}
+
+static void held_by(ui *u, ui_lines *l, const ls_program *own, const ls_input_spec *spec)
 {
     if (!spec->target) return;
+    const ls_named_tensor *mine = ls_program_spec_data(own, spec);
     const ls_program *top = u->h->steps[u->step].program;
     bool header = false;
     for (int32_t s = -1; s < (int32_t)top->n_subs; s++) {
@@ -114,14 +125,19 @@ static void held_by(ui *u, ui_lines *l, const ls_input_spec *spec)
         const char *pname = s < 0 ? NULL : top->subs[s].name;
         if (!p) continue;
         for (uint32_t i = 0; i < p->n_inputs; i++) {
-            if (p->inputs[i].target != spec->target || !p->inputs[i].name) continue;
-            int32_t pos = ls_program_find(p, p->inputs[i].name);
+            const ls_input_spec *o = &p->inputs[i];
+            if (!o->name || !o->target || o->kind == LS_IN_USER_INPUT) continue;
+            if (o->target != spec->target) {
+                const ls_named_tensor *nt = ls_program_spec_data(p, o);
+                if (!mine || !nt || !same_data(mine->t, nt->t)) continue;
+            }
+            int32_t pos = ls_program_find(p, o->name);
             if (!header) {
-                ui_lines_add(l, UI_R_TITLE, -1, "held by (same target %s)", spec->target);
+                ui_lines_add(l, UI_R_TITLE, -1, "held by (same target or same data)");
                 header = true;
             }
             int color = pos >= 0 ? ui_node_color(u, p, p->nodes[pos]) : -1;
-            jump_line(l, pname, p->inputs[i].name, color, 0, "  %-18s %s", pname ? pname : "top level", p->inputs[i].name);
+            jump_line(l, pname, o->name, color, 0, "  %-18s %-18s %s", pname ? pname : "top level", o->name, o->target);
         }
     }
 }
@@ -160,7 +176,7 @@ static void constant_info(ui *u, ui_lines *l, const ls_program *p, const ls_node
         }
     }
     (void)n;
-    held_by(u, l, spec);
+    held_by(u, l, p, spec);
 }
 
 static void why(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, int color)
