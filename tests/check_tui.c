@@ -446,6 +446,37 @@ START_TEST(cli_opens_files_and_reports_errors)
 }
 END_TEST
 
+/* The real thing: lowerscope FILE on a bundled sample, scripted through the environment. */
+START_TEST(binary_opens_a_sample)
+{
+    const char *dir = tu_tmpdir();
+    char keys[4096], dump[4096];
+    snprintf(keys, sizeof keys, "%s/s.keys", dir);
+    const char *script = ":step 0\n:goto c\n:save-display s.screen\n?\n:save-display h.screen\n";
+    ls_error err;
+    ck_assert_int_eq(ls_write_file_atomic(keys, script, strlen(script), &err), 0);
+    setenv("LOWERSCOPE_SCRIPT", keys, 1);
+    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+    setenv("LOWERSCOPE_SIZE", "100x30", 1);
+    char *out;
+    int rc = tu_runf(&out, "%s", tu_root("samples/shared_constant.pt2"));
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    free(out);
+    snprintf(dump, sizeof dump, "%s/s.screen", dir);
+    char *screen = slurp(dump);
+    ck_assert_ptr_nonnull(screen);
+    ck_assert_msg(tu_contains(screen, "shared_constant.pt2") && tu_contains(screen, "step 0/") &&
+                      tu_contains(screen, "Node c ") && tu_contains(screen, "[const]") && tu_contains(screen, "atan2"),
+                  "%s", screen);
+    free(screen);
+    snprintf(dump, sizeof dump, "%s/h.screen", dir);
+    screen = slurp(dump);
+    ck_assert_msg(screen && tu_contains(screen, "Help"), "%s", screen ? screen : "no help screen");
+    free(screen);
+    unsetenv("LOWERSCOPE_SCRIPT");
+}
+END_TEST
+
 Suite *tui_suite(void)
 {
     Suite *s = suite_create("tui");
@@ -466,6 +497,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, stays_instant_on_100k_nodes);
     tcase_add_test(tc, bad_script_is_an_error_not_a_crash);
     tcase_add_test(tc, cli_opens_files_and_reports_errors);
+    tcase_add_test(tc, binary_opens_a_sample);
     suite_add_tcase(s, tc);
     return s;
 }
