@@ -49,17 +49,33 @@ int64_t ls_value_as_i64(const ls_value *v);
 
 /* ---- kernels */
 typedef struct ls_kctx {
-    const ls_node *node; /* for messages: "node add_3 (aten.add.Tensor): ..." */
+    const ls_node *node; /* for messages: "node add_3 (aten.add.Tensor): ..." (may be NULL) */
+    const ls_op *op;     /* the op being run (NULL: node->op). One kernel serves a view op and its
+                            _copy form; the view op shares storage where it can, the copy never. */
     ls_error *err;
 } ls_kctx;
 
-/* args are the node's arguments evaluated, in schema order; out receives the result (a tensor,
- * or a LIST for ops returning several tensors). Returns 0 or -1 with ctx->err set. */
+/* args are the node's arguments evaluated, in schema order, checked against the schema (see
+ * ls_eval_node); out receives the result (a tensor, an INT for sym_size, or a LIST for ops
+ * returning several tensors). Returns 0 or -1 with ctx->err set. A ScalarType argument is an INT
+ * holding an ls_dtype. In-place ops (index_put_, copy_) modify args[0]'s tensor and return it. */
 typedef int (*ls_kernel_fn)(ls_kctx *ctx, const ls_value *args, uint32_t nargs, ls_value *out);
 
 ls_kernel_fn ls_kernel_for(const ls_op *op); /* NULL when there is no kernel */
 /* Fails like the kernels do: "node NAME (OP): message". */
 int ls_kfail(ls_kctx *ctx, const char *fmt, ...) LS_PRINTF(2, 3);
+/* Runs op's kernel on argument values (schema order; missing trailing ones take the schema's
+ * defaults), checking and coercing them as ls_eval_node does. node may be NULL. For callers that
+ * hold values rather than a graph: the bundled delegate, the .pte runtime, tests. */
+int ls_kernel_call(const ls_op *op, const ls_node *node, const ls_value *args, uint32_t nargs, ls_value *out,
+                   ls_error *err);
+
+/* Direct entry points for callers that plan their own memory, and the benchmark:
+ * out = a (+ - * /) b with broadcasting, written into an existing `out` of the result's shape
+ * and dtype (opid: LS_OP_add_Tensor, sub_Tensor, mul_Tensor or div_Tensor). */
+int ls_binary_into(ls_op_id opid, const ls_tensor *a, const ls_tensor *b, ls_tensor *out, ls_error *err);
+/* C[M,N] = A[M,K]·B[K,N], float32 row-major: the blocked, two-thread GEMM behind mm/linear. */
+void ls_sgemm(int64_t M, int64_t N, int64_t K, const float *A, const float *B, float *C);
 
 /* Evaluates one call node whose inputs are known: `lookup(id)` gives the value of a node id
  * (borrowed). Used by constant propagation and the interpreter. */

@@ -1,0 +1,91 @@
+/* Runtime values: what node arguments and results are while a program runs. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "runtime.h"
+
+ls_value ls_value_tensor(ls_tensor *t)
+{
+    ls_value v = {.kind = t ? LS_V_TENSOR : LS_V_NONE};
+    v.t = t;
+    return v;
+}
+
+ls_value ls_value_int(int64_t x)
+{
+    ls_value v = {.kind = LS_V_INT};
+    v.i = x;
+    return v;
+}
+
+ls_value ls_value_float(double x)
+{
+    ls_value v = {.kind = LS_V_FLOAT};
+    v.f = x;
+    return v;
+}
+
+ls_value ls_value_bool(bool x)
+{
+    ls_value v = {.kind = LS_V_BOOL};
+    v.b = x;
+    return v;
+}
+
+ls_value ls_value_none(void)
+{
+    ls_value v = {.kind = LS_V_NONE};
+    return v;
+}
+
+ls_value ls_value_list(uint32_t n)
+{
+    ls_value v = {.kind = LS_V_LIST, .n = n};
+    v.items = ls_calloc(n ? n : 1, sizeof *v.items); /* calloc: every item is LS_V_NONE */
+    return v;
+}
+
+ls_value ls_value_copy(const ls_value *v)
+{
+    ls_value c = *v;
+    if (v->kind == LS_V_TENSOR) {
+        ls_tensor_ref(v->t);
+    } else if (v->kind == LS_V_LIST) {
+        c.items = ls_malloc(sizeof *c.items * (v->n ? v->n : 1));
+        for (uint32_t i = 0; i < v->n; i++) c.items[i] = ls_value_copy(&v->items[i]);
+    }
+    return c;
+}
+
+void ls_value_release(ls_value *v)
+{
+    if (v->kind == LS_V_TENSOR) {
+        ls_tensor_unref(v->t);
+    } else if (v->kind == LS_V_LIST) {
+        for (uint32_t i = 0; i < v->n; i++) ls_value_release(&v->items[i]);
+        free(v->items);
+    }
+    *v = ls_value_none();
+}
+
+double ls_value_as_f64(const ls_value *v)
+{
+    switch (v->kind) {
+    case LS_V_INT: return (double)v->i;
+    case LS_V_FLOAT: return v->f;
+    case LS_V_BOOL: return v->b;
+    case LS_V_TENSOR: return v->t->numel == 1 ? ls_tensor_get_f64(v->t, 0) : NAN;
+    default: return NAN;
+    }
+}
+
+int64_t ls_value_as_i64(const ls_value *v)
+{
+    switch (v->kind) {
+    case LS_V_INT: return v->i;
+    case LS_V_FLOAT: return isfinite(v->f) && fabs(v->f) < 9.2e18 ? (int64_t)v->f : 0;
+    case LS_V_BOOL: return v->b;
+    case LS_V_TENSOR: return v->t->numel == 1 ? ls_tensor_get_i64(v->t, 0) : 0;
+    default: return 0;
+    }
+}
