@@ -381,6 +381,18 @@ SCREEN_TEST(nocolor, true)
 SCREEN_TEST(table, false)
 SCREEN_TEST(nav, false)
 SCREEN_TEST(run, false)
+SCREEN_TEST(parts, false)
+
+/* An 8-colour terminal: the fallback palette, tags still told apart by colour. */
+START_TEST(screen_colors8)
+{
+    setenv("LOWERSCOPE_TERM", "xterm", 1);
+    ls_history *h = shared_constant_history();
+    run_script(h, "colors8", false);
+    free_history(h);
+    unsetenv("LOWERSCOPE_TERM");
+}
+END_TEST
 
 START_TEST(screen_errors)
 {
@@ -493,7 +505,9 @@ Suite *tui_suite(void)
     tcase_add_test(tc, screen_table);
     tcase_add_test(tc, screen_nav);
     tcase_add_test(tc, screen_run);
+    tcase_add_test(tc, screen_parts);
     tcase_add_test(tc, screen_errors);
+    tcase_add_test(tc, screen_colors8);
     tcase_add_test(tc, stays_instant_on_100k_nodes);
     tcase_add_test(tc, bad_script_is_an_error_not_a_crash);
     tcase_add_test(tc, cli_opens_files_and_reports_errors);

@@ -201,7 +201,7 @@ static void move_sel(ui *u, int64_t delta)
 
 static void cycle_focus(ui *u, int dir)
 {
-    static const ui_pane_id order[] = {UI_P_GRAPH, UI_P_NODE, UI_P_CHANGES, UI_P_PARTITIONS, UI_P_TIMELINE};
+    static const ui_pane_id order[] = {UI_P_GRAPH, UI_P_NODE, UI_P_CHANGES, UI_P_TIMELINE, UI_P_PARTITIONS};
     int n = (int)(sizeof order / sizeof order[0]), i = 0;
     while (i < n && order[i] != u->focus) i++;
     u->focus = order[((i + dir) % n + n) % n];

@@ -81,6 +81,12 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     short pair, mp;
     attr_t a = ui_tag_attr(u, tag, &pair);
     if (r->mark == UI_MARK_REMOVED) a |= A_DIM;
+    /* while the partitions pane has the focus, the selected partition's nodes stand out */
+    if (u->screen == UI_S_MAIN && u->focus == UI_P_PARTITIONS && ui_pane_of(u, UI_P_PARTITIONS)->sel < u->m.n_parts) {
+        const ui_part *pt = &u->m.parts[ui_pane_of(u, UI_P_PARTITIONS)->sel];
+        bool in = pt->color >= 0 ? tag == pt->color : tag < 0 && n->kind == LS_NODE_CALL;
+        a |= in ? A_BOLD : A_DIM;
+    }
     bool focus = u->screen == UI_S_MAIN && u->focus == UI_P_GRAPH;
     if (cursor) a |= focus ? A_REVERSE : A_BOLD;
     if (cursor) ui_fill(u, y, x, w, a, pair);
