@@ -9,10 +9,14 @@
 #include "../../views/tui.h"
 
 int ls_cmd_info(int, char **), ls_cmd_verify(int, char **);
+int ls_cmd_passes(int, char **), ls_cmd_partitions(int, char **), ls_cmd_diff(int, char **);
 static const ls_command commands[] = {
     {"help", NULL, "help", "show this help"},
     {"info", ls_cmd_info, "info FILE [--json] [--model NAME]", "what a program holds: nodes, ops, inputs, tags, verifier"},
     {"verify", ls_cmd_verify, "verify FILE [--model NAME]", "run the verifier (exit 1 when it finds errors)"},
+    {"passes", ls_cmd_passes, "passes FILE [--backend F]... [--pipeline P] [--json]", "run the lowering pipeline: each step's report and verifier result"},
+    {"partitions", ls_cmd_partitions, "partitions FILE [--step S] [--json]", "the delegation table: per op, what each tag took and what stayed on the CPU, and why"},
+    {"diff", ls_cmd_diff, "diff FILE --step S", "what a step of the pipeline changed, as +/-/~ lines"},
 };
 
 const ls_command *ls_cli_commands(int *count)

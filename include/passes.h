@@ -1,0 +1,83 @@
+/* ExecuTorch's lowering as a pipeline of passes. Each pass takes a program and returns a new
+ * one (sharing every node and tensor it does not change) plus a report of what it changed;
+ * the pipeline keeps every step in a history (history.h) so the user can step forward and back.
+ *
+ * Default order: to_edge, constant_prop, then per backend: partition, fold_masks,
+ * duplicate_constants, to_backend. Semantics, names and error texts follow
+ * ../shared/reference/exir-semantics.md and PR #24481 (the fixed behaviour). */
+#ifndef LS_PASSES_H
+#define LS_PASSES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "history.h"
+#include "profile.h"
+#include "program.h"
+
+typedef struct ls_pass_ctx {
+    const ls_profile *profile; /* the backend of a partition round (per-backend passes), else NULL */
+    ls_report *report;         /* one sentence per change */
+    ls_error *err;
+} ls_pass_ctx;
+
+/* Returns 0 with *out the new program (never `in` itself), or -1 with ctx->err set. */
+typedef int (*ls_pass_fn)(const ls_program *in, ls_program **out, ls_pass_ctx *ctx);
+
+typedef struct ls_pass {
+    const char *name;    /* "to_edge" */
+    const char *summary; /* one line for help and the UI */
+    bool per_backend;    /* needs ctx->profile; repeats once per backend */
+    ls_pass_fn run;
+} ls_pass;
+
+/* The passes in default order. */
+const ls_pass *ls_passes(uint32_t *count);
+const ls_pass *ls_pass_find(const char *name);
+
+/* The passes themselves (one per file, src/pass_<name>.c). */
+int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx);
+int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *ctx);
+int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx);
+int ls_pass_fold_masks(const ls_program *in, ls_program **out, ls_pass_ctx *ctx);
+int ls_pass_duplicate_constants(const ls_program *in, ls_program **out, ls_pass_ctx *ctx);
+int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx);
+
+/* ---- the pipeline */
+#define LS_MAX_PIPELINE 32
+#define LS_MAX_BACKENDS 8
+
+typedef struct ls_pipeline_opts {
+    const ls_pass *passes[LS_MAX_PIPELINE]; /* --pipeline a,b,...; n_passes 0: the default order */
+    uint32_t n_passes;
+    ls_profile *backends[LS_MAX_BACKENDS]; /* --backend, in order; none given: the bundled profile */
+    uint32_t n_backends;
+    bool verify;                           /* run the verifier after every step (default true) */
+} ls_pipeline_opts;
+
+void ls_pipeline_opts_init(ls_pipeline_opts *o);
+void ls_pipeline_opts_free(ls_pipeline_opts *o);
+/* One option and its value: "--pipeline" "to_edge,partition", "--backend" "FILE|bundled".
+ * Returns 1 when the option is one of these (consumed), 0 when it is not, -1 on a bad value. */
+int ls_pipeline_opt(ls_pipeline_opts *o, const char *opt, const char *value, ls_error *err);
+/* Consumes every --pipeline/--backend (also --opt=value) from argv[1..], compacting argv.
+ * The CLI and the TUI share it. */
+int ls_pipeline_opts_parse(ls_pipeline_opts *o, int *argc, char **argv, ls_error *err);
+
+/* The steps a pipeline will run: the passes in order, per-backend ones repeated per backend
+ * (each contiguous run of per-backend passes is one round, repeated for every backend). */
+typedef struct ls_plan_step {
+    const ls_pass *pass;
+    const ls_profile *profile; /* NULL for passes that are not per backend */
+} ls_plan_step;
+uint32_t ls_pipeline_plan(const ls_pipeline_opts *o, ls_plan_step *steps, uint32_t max);
+
+/* Runs the pipeline on a loaded program: step 0 "load" is the program itself, then one step
+ * per planned pass with its program, changes, report, verifier result and time. A failing pass
+ * records its message in its step (program = the step before's) and stops the pipeline; that
+ * is not an error of this function, which fails only on bad options. The history holds its own
+ * reference to `loaded`. */
+int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history *h, ls_error *err);
+
+#endif

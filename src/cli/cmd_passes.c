@@ -1,0 +1,128 @@
+/* lowerscope passes FILE [--backend FILE]... [--pipeline a,b,...] [--json]: runs the lowering
+ * pipeline and prints every step's report and verifier result (JSON: docs/cli.md). Exit 0 when
+ * every step ran and verified, 1 when a pass failed or the verifier found errors, 2 bad input. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pipeline_cli.h"
+
+int ls_cmd_passes(int argc, char **argv);
+
+#define PASSES_FORMAT_VERSION 1
+#define USAGE "passes FILE [--backend FILE]... [--pipeline a,b,...] [--json] [--model NAME] [--metadata-only]"
+
+static void count_changes(const ls_step *s, uint32_t *add, uint32_t *rem, uint32_t *chg)
+{
+    *add = *rem = *chg = 0;
+    for (uint32_t i = 0; i < s->n_changes; i++) {
+        if (s->changes[i].kind == LS_CHANGE_ADDED) (*add)++;
+        else if (s->changes[i].kind == LS_CHANGE_REMOVED) (*rem)++;
+        else (*chg)++;
+    }
+}
+
+static void print_text(const cli_run *r)
+{
+    const ls_history *h = &r->h;
+    printf("%s: %u step%s\n", r->path, h->n, h->n == 1 ? "" : "s");
+    for (uint32_t i = 0; i < h->n; i++) {
+        const ls_step *s = &h->steps[i];
+        ls_buf t = {0};
+        cli_step_title(&t, h, (int)i);
+        char *title = ls_buf_take(&t);
+        uint32_t add, rem, chg;
+        count_changes(s, &add, &rem, &chg);
+        printf("\n%s: %u nodes", title, s->program ? s->program->n_nodes : 0);
+        if (s->program && s->program->n_subs) printf(" + %u lowered module%s", s->program->n_subs, s->program->n_subs == 1 ? "" : "s");
+        if (i) printf(", +%u -%u ~%u, %.1f ms", add, rem, chg, s->seconds * 1e3);
+        if (s->error) printf(", FAILED\n");
+        else if (s->verify.n_errors) printf(", verifier: %u error%s\n", s->verify.n_errors, s->verify.n_errors == 1 ? "" : "s");
+        else printf(", verifier: ok\n");
+        free(title);
+        if (s->error) printf("  ✗ %s\n", s->error);
+        for (uint32_t k = 0; k < s->report.n; k++) printf("  · %s\n", s->report.v[k].text);
+        for (uint32_t k = 0; k < s->verify.n; k++) {
+            const ls_finding *f = &s->verify.v[k];
+            printf("  %s %s%s%s\n", f->severity == LS_SEV_ERROR ? "! error:" : "? warning:", f->program ? f->program : "",
+                   f->program ? ": " : "", f->msg);
+        }
+    }
+}
+
+static void print_json(const cli_run *r)
+{
+    const ls_history *h = &r->h;
+    ls_buf b = {0};
+    ls_buf_printf(&b, "{\"format\": \"lowerscope-passes\", \"format_version\": %d, \"file\": ", PASSES_FORMAT_VERSION);
+    ls_buf_json_str(&b, r->path);
+    ls_buf_puts(&b, ",\n\"steps\": [");
+    for (uint32_t i = 0; i < h->n; i++) {
+        const ls_step *s = &h->steps[i];
+        uint32_t add, rem, chg;
+        count_changes(s, &add, &rem, &chg);
+        ls_buf_printf(&b, "%s\n{\"index\": %u, \"pass\": ", i ? "," : "", i);
+        ls_buf_json_str(&b, s->pass);
+        ls_buf_puts(&b, ", \"backend\": ");
+        ls_buf_json_str(&b, s->detail);
+        ls_buf_printf(&b, ", \"seconds\": %.6f, \"error\": ", s->seconds);
+        ls_buf_json_str(&b, s->error);
+        ls_buf_printf(&b, ",\n \"verify\": {\"ok\": %s, \"errors\": [", s->verify.n_errors ? "false" : "true");
+        bool first = true;
+        for (int sev = 0; sev < 2; sev++) {
+            if (sev == 1) {
+                ls_buf_puts(&b, "], \"warnings\": [");
+                first = true;
+            }
+            for (uint32_t k = 0; k < s->verify.n; k++) {
+                const ls_finding *f = &s->verify.v[k];
+                if (f->severity != (sev == 0 ? LS_SEV_ERROR : LS_SEV_WARNING)) continue;
+                ls_buf_puts(&b, first ? "{\"program\": " : ", {\"program\": ");
+                first = false;
+                ls_buf_json_str(&b, f->program);
+                ls_buf_puts(&b, ", \"node\": ");
+                ls_buf_json_str(&b, f->node);
+                ls_buf_puts(&b, ", \"message\": ");
+                ls_buf_json_str(&b, f->msg);
+                ls_buf_putc(&b, '}');
+            }
+        }
+        ls_buf_printf(&b, "]},\n \"changes\": {\"added\": %u, \"removed\": %u, \"changed\": %u},\n \"report\": [", add, rem, chg);
+        for (uint32_t k = 0; k < s->report.n; k++) {
+            ls_buf_puts(&b, k ? ",\n  {\"text\": " : "\n  {\"text\": ");
+            ls_buf_json_str(&b, s->report.v[k].text);
+            ls_buf_puts(&b, ", \"program\": ");
+            ls_buf_json_str(&b, s->report.v[k].program);
+            ls_buf_puts(&b, ", \"node\": ");
+            ls_buf_json_str(&b, s->report.v[k].node);
+            ls_buf_putc(&b, '}');
+        }
+        ls_buf_puts(&b, "],\n \"programs\": [");
+        const ls_program *p = s->program;
+        cli_json_program(&b, p, p->name, NULL);
+        for (uint32_t k = 0; k < p->n_subs; k++) {
+            if (!p->subs[k].program) continue;
+            ls_buf_puts(&b, ",\n");
+            cli_json_program(&b, p->subs[k].program, p->subs[k].name, p->subs[k].backend_id);
+        }
+        ls_buf_puts(&b, "]}");
+    }
+    ls_buf_puts(&b, "\n]}\n");
+    fwrite(b.s, 1, b.len, stdout);
+    ls_buf_free(&b);
+}
+
+int ls_cmd_passes(int argc, char **argv)
+{
+    cli_run r;
+    int rc = cli_run_pipeline("passes", USAGE, argc, argv, false, &r);
+    if (rc == LS_EXIT_OK) {
+        if (r.json) print_json(&r);
+        else print_text(&r);
+        for (uint32_t i = 0; i < r.h.n; i++)
+            if (r.h.steps[i].error || r.h.steps[i].verify.n_errors) rc = LS_EXIT_FINDINGS;
+    }
+    cli_run_free(&r);
+    return rc;
+}

@@ -1,0 +1,257 @@
+/* Shared by the passes, partitions and diff commands. */
+#include "pipeline_cli.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../pass_util.h"
+#include "cli.h"
+#include "ops.h"
+#include "reader.h"
+
+int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, bool allow_step, cli_run *r)
+{
+    memset(r, 0, sizeof *r);
+    ls_pipeline_opts_init(&r->opts);
+    ls_error err;
+    if (ls_pipeline_opts_parse(&r->opts, &argc, argv, &err) != 0) {
+        ls_cli_error("%s: %s", cmd, err.msg);
+        return LS_EXIT_INPUT;
+    }
+    ls_load_opts lo = {0};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) r->json = true;
+        else if (strcmp(argv[i], "--metadata-only") == 0) lo.metadata_only = true;
+        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) lo.model = argv[++i];
+        else if (allow_step && strcmp(argv[i], "--step") == 0 && i + 1 < argc) r->step = argv[++i];
+        else if (allow_step && strncmp(argv[i], "--step=", 7) == 0) r->step = argv[i] + 7;
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            ls_cli_error("%s: unknown option '%s' (usage: lowerscope %s)", cmd, argv[i], usage);
+            return LS_EXIT_INPUT;
+        } else if (!r->path) r->path = argv[i];
+        else {
+            ls_cli_error("%s: one FILE at a time ('%s' is a second one)", cmd, argv[i]);
+            return LS_EXIT_INPUT;
+        }
+    }
+    if (!r->path) {
+        ls_cli_error("%s: which file? (usage: lowerscope %s)", cmd, usage);
+        return LS_EXIT_INPUT;
+    }
+    if (ls_load(r->path, &lo, &r->loaded, &err) != 0) {
+        ls_cli_error("%s", err.msg);
+        return LS_EXIT_INPUT;
+    }
+    if (ls_pipeline_run(r->loaded, &r->opts, &r->h, &err) != 0) {
+        ls_cli_error("%s: %s", cmd, err.msg);
+        return LS_EXIT_INPUT;
+    }
+    return LS_EXIT_OK;
+}
+
+void cli_run_free(cli_run *r)
+{
+    ls_history_free(&r->h);
+    ls_program_unref(r->loaded);
+    ls_pipeline_opts_free(&r->opts);
+}
+
+int cli_find_step(const ls_history *h, const char *spec)
+{
+    if (!spec) return (int)h->n - 1;
+    char *end;
+    long v = strtol(spec, &end, 10);
+    if (*spec && !*end) {
+        if (v < 0 || v >= (long)h->n) {
+            ls_cli_error("--step %s: the pipeline has steps 0 to %u", spec, h->n - 1);
+            return -1;
+        }
+        return (int)v;
+    }
+    const char *colon = strchr(spec, ':');
+    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+    for (int i = (int)h->n - 1; i >= 0; i--) {
+        const ls_step *s = &h->steps[i];
+        if (strlen(s->pass) != len || strncmp(s->pass, spec, len) != 0) continue;
+        if (colon && (!s->detail || strcmp(s->detail, colon + 1) != 0)) continue;
+        return i;
+    }
+    ls_cli_error("--step %s: no such step (give a number, a pass name or pass:backend)", spec);
+    return -1;
+}
+
+void cli_step_title(ls_buf *b, const ls_history *h, int s)
+{
+    const ls_step *st = &h->steps[s];
+    ls_buf_printf(b, "step %d %s", s, st->pass);
+    if (st->detail) ls_buf_printf(b, " (%s)", st->detail);
+}
+
+static void arg_text(ls_buf *b, const ls_program *p, const ls_arg *a)
+{
+    const ls_node *n;
+    switch (a->kind) {
+    case LS_ARG_NONE: ls_buf_puts(b, "None"); break;
+    case LS_ARG_NODE:
+        n = ls_program_node(p, a->v.node);
+        ls_buf_puts(b, n ? n->name : "?");
+        break;
+    case LS_ARG_NODES:
+    case LS_ARG_OPT_NODES:
+        ls_buf_putc(b, '[');
+        for (uint32_t i = 0; i < a->n; i++) {
+            n = a->v.nodes[i] ? ls_program_node(p, a->v.nodes[i]) : NULL;
+            ls_buf_printf(b, "%s%s", i ? ", " : "", a->v.nodes[i] ? (n ? n->name : "?") : "None");
+        }
+        ls_buf_putc(b, ']');
+        break;
+    case LS_ARG_INT: ls_buf_printf(b, "%" PRId64, a->v.i); break;
+    case LS_ARG_FLOAT: ls_buf_printf(b, "%g", a->v.f); break;
+    case LS_ARG_BOOL: ls_buf_puts(b, a->v.b ? "True" : "False"); break;
+    case LS_ARG_INTS:
+        ls_buf_putc(b, '[');
+        for (uint32_t i = 0; i < a->n; i++) ls_buf_printf(b, "%s%" PRId64, i ? ", " : "", a->v.ints[i]);
+        ls_buf_putc(b, ']');
+        break;
+    case LS_ARG_STRING:
+    case LS_ARG_DEVICE: ls_buf_printf(b, "'%s'", a->v.s ? a->v.s : ""); break;
+    case LS_ARG_DTYPE: ls_buf_puts(b, ls_dtype_name((ls_dtype)a->v.i)); break;
+    default: ls_buf_puts(b, ls_arg_kind_name((ls_arg_kind)a->kind)); break;
+    }
+}
+
+void cli_node_text(ls_buf *b, const ls_program *p, const ls_node *n)
+{
+    if (n->kind == LS_NODE_PLACEHOLDER) {
+        int32_t s = ls_program_input_spec(p, n->name); /* a few nodes per command: linear is fine */
+        const ls_input_spec *sp = s >= 0 ? &p->inputs[s] : NULL;
+        ls_buf_printf(b, "placeholder %s", sp ? ls_input_kind_name((ls_input_kind)sp->kind) : "?");
+        if (sp && sp->target) ls_buf_printf(b, " %s", sp->target);
+    } else if (n->kind == LS_NODE_GET_ATTR) {
+        ls_buf_printf(b, "get_attr %s", n->target ? n->target : "?");
+    } else if (n->kind == LS_NODE_OUTPUT) {
+        ls_buf_puts(b, "output(");
+        for (uint16_t a = 0; a < n->nargs; a++) {
+            if (a) ls_buf_puts(b, ", ");
+            arg_text(b, p, &n->args[a]);
+        }
+        ls_buf_putc(b, ')');
+    } else {
+        const char *op = n->op ? (n->op->id == LS_OP_call_delegate ? "executorch_call_delegate" : n->op->qualname)
+                               : ls_target_short(n->target);
+        ls_buf_printf(b, "%s%s(", n->dialect == LS_DIALECT_EDGE ? "edge." : "", op);
+        bool first = true;
+        for (uint16_t a = 0; a < n->nargs; a++) {
+            if (n->args[a].flags & LS_ARGF_DEFAULT) continue;
+            if (!first) ls_buf_puts(b, ", ");
+            first = false;
+            arg_text(b, p, &n->args[a]);
+        }
+        ls_buf_putc(b, ')');
+    }
+    if (n->tag) ls_buf_printf(b, " [%s]", n->tag);
+    if (n->reason) ls_buf_printf(b, " {CPU: %s}", ls_cpu_reason_text((ls_cpu_reason)n->reason));
+}
+
+static void json_arg(ls_buf *b, const ls_program *p, const ls_arg *a)
+{
+    const ls_node *n;
+    switch (a->kind) {
+    case LS_ARG_NONE: ls_buf_puts(b, "null"); break;
+    case LS_ARG_NODE:
+        n = ls_program_node(p, a->v.node);
+        ls_buf_puts(b, "{\"node\": ");
+        ls_buf_json_str(b, n ? n->name : NULL);
+        ls_buf_putc(b, '}');
+        break;
+    case LS_ARG_NODES:
+    case LS_ARG_OPT_NODES:
+        ls_buf_puts(b, "{\"nodes\": [");
+        for (uint32_t i = 0; i < a->n; i++) {
+            n = a->v.nodes[i] ? ls_program_node(p, a->v.nodes[i]) : NULL;
+            if (i) ls_buf_puts(b, ", ");
+            ls_buf_json_str(b, n ? n->name : NULL);
+        }
+        ls_buf_puts(b, "]}");
+        break;
+    case LS_ARG_INT: ls_buf_printf(b, "%" PRId64, a->v.i); break;
+    case LS_ARG_FLOAT:
+        if (a->v.f != a->v.f || a->v.f > 1e308 || a->v.f < -1e308) ls_buf_printf(b, "\"%g\"", a->v.f);
+        else ls_buf_printf(b, "%.17g", a->v.f);
+        break;
+    case LS_ARG_BOOL: ls_buf_puts(b, a->v.b ? "true" : "false"); break;
+    case LS_ARG_INTS:
+        ls_buf_putc(b, '[');
+        for (uint32_t i = 0; i < a->n; i++) ls_buf_printf(b, "%s%" PRId64, i ? ", " : "", a->v.ints[i]);
+        ls_buf_putc(b, ']');
+        break;
+    default: {
+        ls_buf t = {0};
+        arg_text(&t, p, a);
+        char *s = ls_buf_take(&t);
+        ls_buf_json_str(b, s);
+        free(s);
+    }
+    }
+}
+
+void cli_json_program(ls_buf *b, const ls_program *p, const char *name, const char *backend)
+{
+    ls_buf_puts(b, "{\"name\": ");
+    ls_buf_json_str(b, name);
+    ls_buf_puts(b, ", \"backend\": ");
+    ls_buf_json_str(b, backend);
+    ls_buf_printf(b, ", \"dialect\": \"%s\", \"placeholders\": [", ls_dialect_name((ls_dialect)p->dialect));
+    bool first = true;
+    pu_sig sig;
+    pu_sig_build(&sig, p);
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        const ls_node *n = p->nodes[i];
+        if (n->kind != LS_NODE_PLACEHOLDER) continue;
+        const ls_input_spec *sp = pu_spec(&sig, p, n);
+        ls_buf_puts(b, first ? "\n  {\"name\": " : ",\n  {\"name\": ");
+        first = false;
+        ls_buf_json_str(b, n->name);
+        ls_buf_puts(b, ", \"kind\": ");
+        ls_buf_json_str(b, sp ? ls_input_kind_name((ls_input_kind)sp->kind) : NULL);
+        ls_buf_puts(b, ", \"target\": ");
+        ls_buf_json_str(b, sp ? sp->target : NULL);
+        ls_buf_puts(b, ", \"tag\": ");
+        ls_buf_json_str(b, n->tag);
+        ls_buf_puts(b, ", \"users\": [");
+        uint32_t nu;
+        const uint32_t *us = ls_program_users(p, i, &nu);
+        for (uint32_t u = 0; u < nu; u++) {
+            if (u) ls_buf_puts(b, ", ");
+            ls_buf_json_str(b, p->nodes[us[u]]->name);
+        }
+        ls_buf_puts(b, "]}");
+    }
+    pu_sig_free(&sig);
+    ls_buf_puts(b, "], \"nodes\": [");
+    first = true;
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        const ls_node *n = p->nodes[i];
+        if (n->kind == LS_NODE_PLACEHOLDER) continue;
+        ls_buf_puts(b, first ? "\n  {\"name\": " : ",\n  {\"name\": ");
+        first = false;
+        ls_buf_json_str(b, n->name);
+        ls_buf_printf(b, ", \"op\": \"%s\", \"target\": ", ls_node_kind_name((ls_node_kind)n->kind));
+        ls_buf_json_str(b, n->target);
+        ls_buf_puts(b, ", \"tag\": ");
+        ls_buf_json_str(b, n->tag);
+        if (n->reason) {
+            ls_buf_puts(b, ", \"cpu_reason\": ");
+            ls_buf_json_str(b, ls_cpu_reason_text((ls_cpu_reason)n->reason));
+        }
+        ls_buf_puts(b, ", \"args\": [");
+        for (uint16_t a = 0; a < n->nargs; a++) {
+            if (a) ls_buf_puts(b, ", ");
+            json_arg(b, p, &n->args[a]);
+        }
+        ls_buf_puts(b, "]}");
+    }
+    ls_buf_puts(b, "]}");
+}

@@ -1,0 +1,37 @@
+/* What the passes, partitions and diff commands share: their options, loading the file and
+ * running the pipeline, finding a step, describing nodes and writing programs as JSON. */
+#ifndef LS_PIPELINE_CLI_H
+#define LS_PIPELINE_CLI_H
+
+#include <stdbool.h>
+
+#include "history.h"
+#include "passes.h"
+
+typedef struct cli_run {
+    const char *path;
+    bool json;
+    const char *step; /* --step S, or NULL */
+    ls_pipeline_opts opts;
+    ls_program *loaded;
+    ls_history h;
+} cli_run;
+
+/* Parses FILE [--backend ...] [--pipeline ...] [--json] [--step S] [--model NAME]
+ * [--metadata-only] (allow_step: whether --step is accepted), loads the file and runs the
+ * pipeline. Returns LS_EXIT_OK, or the exit code after printing the error. */
+int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, bool allow_step, cli_run *r);
+void cli_run_free(cli_run *r);
+
+/* A step by number ("3"), pass name ("to_backend": the last one), or name:detail
+ * ("partition:bundled"); -1 (message printed) when there is none. */
+int cli_find_step(const ls_history *h, const char *spec);
+
+/* "add.Tensor(x, c_copy_0) [tag0]", "placeholder tensor_constant c [tag0]" */
+void cli_node_text(ls_buf *b, const ls_program *p, const ls_node *n);
+/* {"name", "backend", "placeholders": [...], "nodes": [...]} (docs/cli.md) */
+void cli_json_program(ls_buf *b, const ls_program *p, const char *name, const char *backend);
+/* "step 3 to_backend (bundled)" */
+void cli_step_title(ls_buf *b, const ls_history *h, int s);
+
+#endif

@@ -1,0 +1,148 @@
+/* Reports, the history of a pipeline run and the differences between two steps. */
+#include "history.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pass_util.h"
+
+void ls_report_add(ls_report *r, const char *program, const char *node, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    va_list ap2;
+    va_copy(ap2, ap);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *text = ls_malloc((size_t)(len < 0 ? 0 : len) + 1);
+    vsnprintf(text, (size_t)(len < 0 ? 0 : len) + 1, fmt, ap2);
+    va_end(ap2);
+    if ((r->n & (r->n - 1)) == 0) /* grow at powers of two */
+        r->v = ls_realloc(r->v, sizeof *r->v * (r->n ? r->n * 2 : 4));
+    r->v[r->n].text = text;
+    r->v[r->n].program = ls_intern(program);
+    r->v[r->n].node = ls_intern(node);
+    r->n++;
+}
+
+void ls_report_free(ls_report *r)
+{
+    for (uint32_t i = 0; i < r->n; i++) free(r->v[i].text);
+    free(r->v);
+    r->v = NULL;
+    r->n = 0;
+}
+
+void ls_history_free(ls_history *h)
+{
+    if (!h) return;
+    for (uint32_t i = 0; i < h->n; i++) {
+        ls_step *s = &h->steps[i];
+        ls_program_unref(s->program);
+        ls_report_free(&s->report);
+        free(s->changes);
+        ls_verify_result_free(&s->verify);
+        free(s->error);
+    }
+    free(h->steps);
+    memset(h, 0, sizeof *h);
+}
+
+/* ---- differences */
+
+typedef LS_VEC(ls_change) change_vec;
+
+static bool vals_equal(const ls_node *a, const ls_node *b)
+{
+    if (a->val_kind != b->val_kind || a->nvals != b->nvals) return false;
+    for (uint16_t i = 0; i < a->nvals; i++)
+        if (!ls_tmeta_equal(&a->vals[i], &b->vals[i])) return false;
+    return true;
+}
+
+/* Same content: what a user sees of a node (shared nodes are equal without looking). */
+static bool nodes_equal(const ls_node *a, const ls_node *b)
+{
+    if (a == b) return true;
+    if (a->kind != b->kind || a->name != b->name || a->target != b->target || a->tag != b->tag ||
+        a->reason != b->reason || a->reason_detail != b->reason_detail || a->nargs != b->nargs ||
+        a->dialect != b->dialect || a->no_copy != b->no_copy)
+        return false;
+    for (uint16_t i = 0; i < a->nargs; i++)
+        if (!ls_arg_equal(&a->args[i], &b->args[i])) return false;
+    return vals_equal(a, b);
+}
+
+static void push(change_vec *v, ls_change_kind k, const char *program, const ls_node *n)
+{
+    ls_change c = {.kind = (uint8_t)k, .program = program, .node_id = n->id, .node = n->name};
+    ls_vec_push(v, c);
+}
+
+static uint32_t max_id(const ls_program *p)
+{
+    uint32_t m = p->next_id;
+    for (uint32_t i = 0; i < p->n_nodes; i++)
+        if (p->nodes[i]->id >= m) m = p->nodes[i]->id + 1;
+    return m;
+}
+
+/* Node ids are stable across steps, so a position table per id pairs the nodes: O(n). */
+static void diff_one(const ls_program *a, const ls_program *b, const char *program, change_vec *v)
+{
+    if (a == b) return;
+    if (!a) {
+        for (uint32_t i = 0; i < b->n_nodes; i++) push(v, LS_CHANGE_ADDED, program, b->nodes[i]);
+        return;
+    }
+    if (!b) {
+        for (uint32_t i = 0; i < a->n_nodes; i++) push(v, LS_CHANGE_REMOVED, program, a->nodes[i]);
+        return;
+    }
+    uint32_t cap = max_id(a);
+    uint32_t cb = max_id(b);
+    if (cb > cap) cap = cb;
+    int32_t *in_a = ls_malloc(sizeof *in_a * cap);
+    memset(in_a, 0xff, sizeof *in_a * cap);
+    for (uint32_t i = 0; i < a->n_nodes; i++) in_a[a->nodes[i]->id] = (int32_t)i;
+    bool *seen = ls_calloc(a->n_nodes ? a->n_nodes : 1, sizeof *seen);
+    /* removed first (in a's order), then added and changed in b's order */
+    for (uint32_t i = 0; i < b->n_nodes; i++) {
+        int32_t j = in_a[b->nodes[i]->id];
+        if (j >= 0) seen[j] = true;
+    }
+    for (uint32_t i = 0; i < a->n_nodes; i++)
+        if (!seen[i]) push(v, LS_CHANGE_REMOVED, program, a->nodes[i]);
+    for (uint32_t i = 0; i < b->n_nodes; i++) {
+        const ls_node *n = b->nodes[i];
+        int32_t j = in_a[n->id];
+        if (j < 0) push(v, LS_CHANGE_ADDED, program, n);
+        else if (!nodes_equal(a->nodes[j], n)) push(v, LS_CHANGE_CHANGED, program, n);
+    }
+    free(seen);
+    free(in_a);
+}
+
+void ls_diff_programs(const ls_program *a, const ls_program *b, ls_change **changes, uint32_t *n)
+{
+    change_vec v = {0};
+    diff_one(a, b, NULL, &v);
+    /* submodules, matched by name: those of a (removed or changed), then those new in b */
+    if (a && b && a != b) {
+        pu_map in_a = {0}, in_b = {0};
+        for (uint32_t i = 0; i < a->n_subs; i++) pu_map_put(&in_a, a->subs[i].name, i);
+        for (uint32_t i = 0; i < b->n_subs; i++) pu_map_put(&in_b, b->subs[i].name, i);
+        for (uint32_t i = 0; i < a->n_subs; i++) {
+            uint32_t j;
+            bool there = pu_map_get(&in_b, a->subs[i].name, &j);
+            diff_one(a->subs[i].program, there ? b->subs[j].program : NULL, a->subs[i].name, &v);
+        }
+        for (uint32_t i = 0; i < b->n_subs; i++)
+            if (!pu_map_has(&in_a, b->subs[i].name)) diff_one(NULL, b->subs[i].program, b->subs[i].name, &v);
+        pu_map_free(&in_a);
+        pu_map_free(&in_b);
+    }
+    *changes = v.v;
+    *n = v.n;
+}

@@ -1,0 +1,374 @@
+/* constant_prop: exir's constant_prop_pass (exir-semantics §2) with PR #24481's dialect-aware
+ * output clone.
+ *
+ * Constants are parameters, buffers no output mutates, lifted tensor constants and literals.
+ * Every call whose inputs are all constant is evaluated with the runtime's kernels; walking the
+ * folded values from the last to the first, a value only constants read disappears, and one
+ * something else still reads becomes a new lifted constant `_prop_tensor_constant<K>` (K = the
+ * size of the constants table at that moment; on a clash one more than the largest such
+ * suffix), placed before the first user input. Placeholders nobody reads any more leave the
+ * program with their data. An output that is now a constant gets a clone in the program's own
+ * dialect: aten.clone.default in an ATen program (`clone`), the Edge clone in an Edge one.
+ * Finally dead calls are removed (eliminate_dead_code). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "build.h"
+#include "namer.h"
+#include "pass_util.h"
+#include "passes.h"
+#include "runtime.h"
+
+/* ---- values of constant nodes */
+
+static ls_value vtensor(ls_tensor *t)
+{
+    ls_value v = {.kind = LS_V_TENSOR};
+    v.t = t;
+    return v;
+}
+
+static void value_free(ls_value *v)
+{
+    if (v->kind == LS_V_TENSOR) ls_tensor_unref(v->t);
+    if (v->kind == LS_V_LIST) {
+        for (uint32_t i = 0; i < v->n; i++) value_free(&v->items[i]);
+        free(v->items);
+    }
+    memset(v, 0, sizeof *v);
+}
+
+typedef struct cprop {
+    ls_program *q;
+    uint32_t n;
+    pu_sig sig;
+    pu_users users;
+    bool *is_const;   /* per position */
+    ls_value *value;  /* per position (folded calls and constant placeholders) */
+    ls_pass_ctx *ctx;
+} cprop;
+
+static const ls_value *lookup(uint32_t id, void *vctx)
+{
+    cprop *c = vctx;
+    int32_t p = ls_program_pos(c->q, id);
+    return p >= 0 && c->is_const[p] ? &c->value[p] : NULL;
+}
+
+/* Evaluates a call with the runtime's kernels. The runtime (ls_eval_node) is another module's;
+ * until it is in the core nothing can be evaluated, and nothing is folded. */
+static int evaluate(cprop *c, const ls_node *n, ls_value *out, ls_error *err)
+{
+    (void)c;
+    (void)n;
+    (void)out;
+    (void)lookup;
+    return ls_fail(err, "the runtime's kernels are not available");
+}
+
+typedef struct arg_scan {
+    cprop *c;
+    bool all_const;
+} arg_scan;
+
+static void check_input(uint32_t id, void *vctx)
+{
+    arg_scan *s = vctx;
+    int32_t p = ls_program_pos(s->c->q, id);
+    if (p < 0 || !s->c->is_const[p]) s->all_const = false;
+}
+
+static bool foldable_op(const ls_program *q, const ls_node *n)
+{
+    if (n->kind != LS_NODE_CALL || !n->op) return false;
+    if (n->op->id == LS_OP_call_delegate || (n->op->flags & LS_OPF_INPLACE)) return false;
+    /* exir skips the Edge full (runtime allocations stay) */
+    if (n->op->id == LS_OP_full && q->dialect == LS_DIALECT_EDGE) return false;
+    return n->val_kind == LS_VAL_TENSOR || n->val_kind == LS_VAL_TENSORS;
+}
+
+static bool constant_input(const cprop *c, const ls_node *ph)
+{
+    const ls_input_spec *s = pu_spec(&c->sig, c->q, ph);
+    return s && pu_is_data_kind(s->kind) && !pu_is_mutated(&c->sig, s);
+}
+
+/* `_prop_tensor_constant<K>`: K = size of the constants table; on a clash, 1 + the largest suffix */
+static const char *prop_name(const ls_program *q, const pu_map *taken)
+{
+    const char *name = ls_internf("_prop_tensor_constant%u", q->n_constants);
+    if (!pu_map_has(taken, name)) return name;
+    long best = -1;
+    for (uint32_t i = 0; i < q->n_constants; i++) {
+        const char *k = q->constants[i].name;
+        if (strncmp(k, "_prop_tensor_constant", 21) != 0 || !k[21]) continue;
+        char *end;
+        long v = strtol(k + 21, &end, 10);
+        if (!*end && v > best) best = v;
+    }
+    return ls_internf("_prop_tensor_constant%ld", best + 1);
+}
+
+int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
+{
+    cprop c = {.ctx = ctx};
+    c.q = ls_program_copy(in);
+    ls_program *q = c.q;
+    c.n = q->n_nodes;
+    uint32_t n = c.n;
+    pu_sig_build(&c.sig, q);
+    pu_users_take(&c.users, q);
+    c.is_const = ls_calloc(n ? n : 1, sizeof *c.is_const);
+    c.value = ls_calloc(n ? n : 1, sizeof *c.value);
+
+    /* §2.1 constant placeholders, §2.2 propagation in graph order */
+    uint32_t folded = 0, failures = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const ls_node *nd = q->nodes[i];
+        if (nd->kind == LS_NODE_PLACEHOLDER) {
+            if (!constant_input(&c, nd)) continue;
+            c.is_const[i] = true;
+            const ls_named_tensor *d = pu_data(&c.sig, q, pu_spec(&c.sig, q, nd));
+            if (d && d->t) c.value[i] = vtensor(ls_tensor_ref(d->t));
+            continue;
+        }
+        if (!foldable_op(q, nd) || !q->has_weights) continue;
+        arg_scan s = {&c, true};
+        for (uint16_t a = 0; a < nd->nargs; a++) ls_arg_each_node(&nd->args[a], check_input, &s);
+        if (!s.all_const) continue;
+        ls_error err;
+        ls_value v = {0};
+        int rc;
+        if (pu_is_op(nd, LS_OP_getitem)) {
+            const ls_value *src = lookup(nd->args[0].v.node, &c);
+            int64_t k = nd->args[1].kind == LS_ARG_INT ? nd->args[1].v.i : -1;
+            rc = src && src->kind == LS_V_LIST && k >= 0 && (uint64_t)k < src->n && src->items[k].kind == LS_V_TENSOR ? 0 : -1;
+            if (rc == 0) v = vtensor(ls_tensor_ref(src->items[k].t));
+            else ls_fail(&err, "no value to take item %lld from", (long long)k);
+        } else {
+            rc = evaluate(&c, nd, &v, &err);
+        }
+        if (rc != 0) {
+            if (failures++ < 8)
+                ls_report_add(ctx->report, NULL, nd->name, "`%s` reads only constants but is not folded: %s", nd->name, err.msg);
+            continue;
+        }
+        c.is_const[i] = true;
+        c.value[i] = v;
+        folded++;
+    }
+
+    /* §2.3 materialisation, last folded value first */
+    ls_namer *names = ls_namer_new(q);
+    pu_map taken = {0};
+    for (uint32_t i = 0; i < q->n_constants; i++) pu_map_put(&taken, q->constants[i].name, 1);
+    bool *erase = ls_calloc(n ? n : 1, sizeof *erase);
+    LS_VEC(ls_node *) created = {0};
+    LS_VEC(ls_input_spec) new_specs = {0};
+    pu_map dropped = {0}; /* placeholder names whose specs go */
+    for (int stage = 0; stage < 2; stage++)
+        for (uint32_t i = n; i-- > 0;) {
+            const ls_node *nd = q->nodes[i];
+            if (!c.is_const[i] || (stage == 0) != (nd->kind == LS_NODE_CALL)) continue;
+            bool other_reader = false;
+            for (uint32_t u = c.users.off[i]; u < c.users.off[i + 1] && !other_reader; u++)
+                other_reader = !c.is_const[c.users.pos[u]];
+            if (!other_reader) {
+                erase[i] = true;
+                if (nd->kind == LS_NODE_PLACEHOLDER) {
+                    const ls_input_spec *s = pu_spec(&c.sig, q, nd);
+                    pu_map_put(&dropped, nd->name, 1);
+                    bool gone = false;
+                    if (s->kind == LS_IN_PARAMETER || s->kind == LS_IN_BUFFER) gone |= ls_program_drop_state(q, s->target);
+                    if (s->kind == LS_IN_CONSTANT_TENSOR || s->kind == LS_IN_BUFFER) gone |= ls_program_drop_constant(q, s->target);
+                    ls_report_add(ctx->report, NULL, nd->name, "`%s` removed: nothing but constants read it%s%s%s", nd->name,
+                                  gone ? " (" : "", gone ? s->target : "", gone ? " leaves the program's data)" : "");
+                } else {
+                    ls_report_add(ctx->report, NULL, nd->name, "`%s` (%s) folded away: only constants read it", nd->name,
+                                  nd->op->qualname);
+                }
+                continue;
+            }
+            if (nd->kind == LS_NODE_PLACEHOLDER) continue;
+            const ls_value *v = &c.value[i];
+            if (v->kind != LS_V_TENSOR) {
+                c.is_const[i] = false; /* a tuple read by something other than getitem: keep it */
+                continue;
+            }
+            const char *fqn = prop_name(q, &taken);
+            pu_map_put(&taken, fqn, 1);
+            const char *name = ls_namer_take(names, fqn);
+            ls_node *ph = ls_node_clone(nd);
+            ls_node_set_args(ph, NULL, 0);
+            ph->id = q->next_id++;
+            ph->kind = LS_NODE_PLACEHOLDER;
+            ph->name = name;
+            ph->target = name;
+            ph->op = NULL;
+            ph->dialect = LS_DIALECT_NONE;
+            ph->reason = LS_WHY_NONE;
+            ph->reason_detail = NULL;
+            ls_tmeta m;
+            ls_tensor_meta(v->t, &m);
+            ls_node_set_val(ph, &m);
+            ls_program_put_constant(q, fqn, v->t, &m);
+            ls_vec_push(&created, ph);
+            ls_input_spec s = {.kind = LS_IN_CONSTANT_TENSOR, .persistent = true, .name = name, .target = fqn};
+            ls_vec_push(&new_specs, s);
+            for (uint32_t u = c.users.off[i]; u < c.users.off[i + 1]; u++) {
+                uint32_t up = c.users.pos[u];
+                if (!c.is_const[up]) ls_node_replace_input(pu_edit(q, up), nd->id, ph->id);
+            }
+            erase[i] = true;
+            ls_report_add(ctx->report, NULL, name, "`%s` (%s) folded into `%s` (%s)", nd->name, nd->op->qualname, name,
+                          pu_meta_str(&m));
+        }
+    pu_map_free(&taken);
+
+    /* the new node array: new constants before the first user input, in creation order (or at
+     * the very start, newest first, when there is no user input) */
+    int32_t first_user = -1;
+    for (uint32_t i = 0; i < n && first_user < 0; i++) {
+        const ls_input_spec *s = q->nodes[i]->kind == LS_NODE_PLACEHOLDER ? pu_spec(&c.sig, q, q->nodes[i]) : NULL;
+        if (s && s->kind == LS_IN_USER_INPUT) first_user = (int32_t)i;
+    }
+    LS_VEC(ls_node *) nodes = {0};
+    if (first_user < 0)
+        for (uint32_t k = created.n; k-- > 0;) ls_vec_push(&nodes, created.v[k]);
+    for (uint32_t i = 0; i < n; i++) {
+        if ((int32_t)i == first_user)
+            for (uint32_t k = 0; k < created.n; k++) ls_vec_push(&nodes, created.v[k]);
+        if (!erase[i]) ls_vec_push(&nodes, ls_node_ref(q->nodes[i]));
+    }
+    ls_program_set_nodes(q, nodes.v, nodes.n);
+    free(nodes.v);
+    /* input specs, walking the placeholders in their new order */
+    pu_map fresh = {0};
+    for (uint32_t k = 0; k < new_specs.n; k++) pu_map_put(&fresh, new_specs.v[k].name, k);
+    LS_VEC(ls_input_spec) specs = {0};
+    for (uint32_t i = 0; i < q->n_nodes; i++) {
+        const ls_node *nd = q->nodes[i];
+        if (nd->kind != LS_NODE_PLACEHOLDER) continue;
+        uint32_t k;
+        if (pu_map_get(&fresh, nd->name, &k)) {
+            ls_vec_push(&specs, new_specs.v[k]);
+        } else if (pu_map_get(&c.sig.spec_of, nd->name, &k)) {
+            ls_input_spec s = q->inputs[k];
+            ls_arg_copy(&s.value, &q->inputs[k].value);
+            ls_vec_push(&specs, s);
+        }
+    }
+    /* specs without a placeholder (already broken programs) stay as they were, at the end */
+    for (uint32_t k = 0; k < q->n_inputs; k++) {
+        int32_t p = ls_program_find(in, q->inputs[k].name);
+        if (p >= 0 && in->nodes[p]->kind == LS_NODE_PLACEHOLDER) continue;
+        ls_input_spec s = q->inputs[k];
+        ls_arg_copy(&s.value, &q->inputs[k].value);
+        ls_vec_push(&specs, s);
+    }
+    ls_program_set_inputs(q, specs.v, specs.n);
+    for (uint32_t k = 0; k < specs.n; k++) ls_arg_free(&specs.v[k].value);
+    free(specs.v);
+    pu_map_free(&fresh);
+    pu_map_free(&dropped);
+
+    /* §2.4 an output that is a constant gets a clone of the program's dialect */
+    pu_sig sig2;
+    pu_sig_build(&sig2, q);
+    int32_t op = -1;
+    for (uint32_t i = q->n_nodes; i-- > 0;)
+        if (q->nodes[i]->kind == LS_NODE_OUTPUT) {
+            op = (int32_t)i;
+            break;
+        }
+    LS_VEC(ls_node *) clones = {0};
+    if (op >= 0) {
+        const ls_op *clone = ls_op_get(LS_OP_clone);
+        ls_dialect d = q->dialect == LS_DIALECT_EDGE ? LS_DIALECT_EDGE : LS_DIALECT_ATEN;
+        ls_node *o = q->nodes[op];
+        for (uint16_t a = 0; a < o->nargs; a++) {
+            if (o->args[a].kind != LS_ARG_NODE) continue;
+            const ls_node *v = ls_program_node(q, o->args[a].v.node);
+            const ls_input_spec *s = v && v->kind == LS_NODE_PLACEHOLDER ? pu_spec(&sig2, q, v) : NULL;
+            if (!s || !pu_is_data_kind(s->kind) || pu_is_mutated(&sig2, s)) continue;
+            ls_arg *args = ls_calloc(1, sizeof *args);
+            args[0] = ls_arg_node(v->id);
+            ls_error err;
+            ls_node *cl = ls_node_new_call(q, ls_namer_take(names, ls_op_node_base(clone, d)), clone, d, args, 1, pu_val(v), &err);
+            if (!cl) continue;
+            ls_vec_push(&clones, cl);
+            o = pu_edit(q, (uint32_t)op);
+            o->args[a].v.node = cl->id;
+            if (a < q->n_outputs) q->outputs[a].name = cl->name;
+            ls_report_add(ctx->report, NULL, cl->name, "`%s` (%s%s) added before output %u: output `%s` is a constant",
+                          cl->name, d == LS_DIALECT_EDGE ? "Edge " : "", clone->qualname, a, v->name);
+        }
+    }
+    ls_namer_free(names);
+    pu_sig_free(&sig2);
+
+    /* eliminate_dead_code: calls nobody reads (in-place ops and delegate calls stay) */
+    uint32_t nn = q->n_nodes;
+    uint32_t *readers = ls_calloc(nn ? nn : 1, sizeof *readers);
+    bool *dead = ls_calloc(nn ? nn : 1, sizeof *dead);
+    uint32_t *ids = NULL, cap = 0, n_dead = 0;
+    pu_map clone_ids = {0};
+    for (uint32_t k = 0; k < clones.n; k++) pu_map_put(&clone_ids, (const void *)(uintptr_t)clones.v[k]->id, 1);
+    for (uint32_t i = 0; i < nn; i++) {
+        uint32_t k = pu_inputs(q->nodes[i], &ids, &cap);
+        for (uint32_t a = 0; a < k; a++) {
+            int32_t p = ls_program_pos(q, ids[a]);
+            if (p >= 0) readers[p]++;
+        }
+    }
+    for (uint32_t k = 0; k < clones.n; k++) { /* the clones read their placeholders */
+        int32_t p = ls_program_pos(q, clones.v[k]->args[0].v.node);
+        if (p >= 0) readers[p]++;
+    }
+    for (uint32_t i = nn; i-- > 0;) {
+        const ls_node *nd = q->nodes[i];
+        if (nd->kind != LS_NODE_CALL || readers[i] || !nd->op || (nd->op->flags & LS_OPF_INPLACE) ||
+            nd->op->id == LS_OP_call_delegate)
+            continue;
+        dead[i] = true;
+        n_dead++;
+        ls_report_add(ctx->report, NULL, nd->name, "`%s` removed: nothing reads it (dead code)", nd->name);
+        uint32_t k = pu_inputs(nd, &ids, &cap);
+        for (uint32_t a = 0; a < k; a++) {
+            int32_t p = ls_program_pos(q, ids[a]);
+            if (p >= 0 && readers[p]) readers[p]--;
+        }
+    }
+    if (clones.n || n_dead) {
+        LS_VEC(ls_node *) keep = {0};
+        for (uint32_t i = 0; i < nn; i++) {
+            if (q->nodes[i]->kind == LS_NODE_OUTPUT)
+                for (uint32_t k = 0; k < clones.n; k++) ls_vec_push(&keep, clones.v[k]);
+            if (!dead[i]) ls_vec_push(&keep, ls_node_ref(q->nodes[i]));
+        }
+        ls_program_set_nodes(q, keep.v, keep.n);
+        free(keep.v);
+    }
+    ls_program_touch(q);
+    pu_map_free(&clone_ids);
+    free(ids);
+    free(readers);
+    free(dead);
+    free(clones.v);
+
+    if (!q->has_weights)
+        ls_report_add(ctx->report, NULL, NULL, "the program was loaded without weights: nothing can be evaluated");
+    else if (!folded && !created.n)
+        ls_report_add(ctx->report, NULL, NULL, "no call reads only constants: nothing to fold");
+    for (uint32_t i = 0; i < n; i++) value_free(&c.value[i]);
+    free(c.value);
+    free(c.is_const);
+    free(erase);
+    free(created.v);
+    free(new_specs.v);
+    pu_users_free(&c.users);
+    pu_sig_free(&c.sig);
+    *out = q;
+    return 0;
+}

@@ -1,0 +1,722 @@
+/* partition: one round of capability-based partitioning for one backend, as ExecuTorch's
+ * partitioners do it with torch's CapabilityBasedPartitioner (exir-semantics §3, §4), then
+ * tag_constant_data and, for a backend with state, tag_mutated_buffer.
+ *
+ * CapabilityBasedPartitioner visits nodes from the output side; every supported node gets the
+ * next partition id and is merged into the first partition (in creation order) it can join
+ * without forming a cycle; the merged partition keeps the id of the larger side, the new one
+ * on a tie (so a chain of six adds is tag1). torch tries every partition at every node, which
+ * is quadratic; here each node asks one question instead: which partitions can it reach
+ * through a node outside them? Those sets are kept as interval lists over partition creation
+ * numbers (a node reaches a contiguous run of the partitions below it in practice), so the
+ * round stays linear in the program. Every node left on the CPU records why. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pass_util.h"
+#include "passes.h"
+
+/* ---- sets of partition numbers as sorted, disjoint, non-touching intervals [lo, hi) */
+typedef struct ivl {
+    uint32_t lo, hi;
+} ivl;
+typedef struct iset {
+    ivl *v;
+    uint32_t n;
+} iset;
+
+static void iset_free(iset *s)
+{
+    free(s->v);
+    s->v = NULL;
+    s->n = 0;
+}
+
+static bool iset_has(const iset *s, uint32_t x)
+{
+    uint32_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (s->v[mid].hi <= x) lo = mid + 1;
+        else if (s->v[mid].lo > x) hi = mid;
+        else return true;
+    }
+    return false;
+}
+
+static uint64_t iset_count(const iset *s)
+{
+    uint64_t c = 0;
+    for (uint32_t i = 0; i < s->n; i++) c += s->v[i].hi - s->v[i].lo;
+    return c;
+}
+
+/* dst := dst ∪ src ∪ [lo, hi) (pass lo == hi for none) */
+static void iset_merge(iset *dst, const iset *src, uint32_t lo, uint32_t hi)
+{
+    uint32_t ns = src ? src->n : 0;
+    if (!ns && lo >= hi) return;
+    ivl extra = {lo, hi};
+    ivl *out = ls_malloc(sizeof *out * (dst->n + ns + 1));
+    uint32_t n = 0, i = 0, j = 0;
+    bool extra_done = lo >= hi;
+    for (;;) {
+        const ivl *next = NULL;
+        const ivl *a = i < dst->n ? &dst->v[i] : NULL;
+        const ivl *b = j < ns ? &src->v[j] : NULL;
+        next = a;
+        if (b && (!next || b->lo < next->lo)) next = b;
+        if (!extra_done && (!next || extra.lo < next->lo)) next = &extra;
+        if (!next) break;
+        if (next == a) i++;
+        else if (next == b) j++;
+        else extra_done = true;
+        if (n && out[n - 1].hi >= next->lo) {
+            if (next->hi > out[n - 1].hi) out[n - 1].hi = next->hi;
+        } else {
+            out[n++] = *next;
+        }
+    }
+    free(dst->v);
+    dst->v = out;
+    dst->n = n;
+}
+
+/* The smallest number in [0, limit) not in s, or limit. */
+static uint32_t iset_first_gap(const iset *s, uint32_t limit)
+{
+    uint32_t x = 0;
+    for (uint32_t i = 0; i < s->n && s->v[i].lo <= x; i++)
+        if (s->v[i].hi > x) x = s->v[i].hi;
+    return x < limit ? x : limit;
+}
+
+/* ---- what the backend supports */
+
+typedef struct round {
+    const ls_profile *prof;
+    ls_program *q;
+    pu_sig sig;
+    pu_users users;
+    uint32_t n;
+    uint8_t *reason;          /* per position: LS_WHY_NONE when supported */
+    const char **detail;      /* per position */
+    int32_t *grp;             /* per position: partition number or -1 */
+    uint32_t *ids, ids_cap;   /* scratch */
+} round;
+
+static const ls_node *producer(const round *r, uint32_t id)
+{
+    int32_t pos = ls_program_pos(r->q, id);
+    return pos >= 0 ? r->q->nodes[pos] : NULL;
+}
+
+static bool mask_values(const round *r, const ls_node *m, int64_t *trues, const char **detail)
+{
+    const ls_input_spec *s = pu_spec(&r->sig, r->q, m);
+    const ls_named_tensor *d = pu_data(&r->sig, r->q, s);
+    if (!d || !d->t) {
+        *detail = "the mask's values are not loaded";
+        return false;
+    }
+    *trues = 0;
+    for (int64_t i = 0; i < d->t->numel; i++) *trues += ls_tensor_get_i64(d->t, i) != 0;
+    return true;
+}
+
+/* exir-semantics §8.4: which boolean masks the backend may fold to their positions. */
+static ls_cpu_reason check_mask(const round *r, const ls_node *n, uint32_t *mask_id, const char **detail)
+{
+    *mask_id = 0;
+    if (n->nargs < 2 || n->args[1].kind != LS_ARG_OPT_NODES) return LS_WHY_NONE;
+    const ls_arg *ix = &n->args[1];
+    uint32_t given = 0;
+    for (uint32_t k = 0; k < ix->n; k++) {
+        if (!ix->v.nodes[k]) continue;
+        given++;
+        const ls_tmeta *m = pu_val(producer(r, ix->v.nodes[k]));
+        if (m && m->dtype == LS_DT_BOOL && !*mask_id) *mask_id = ix->v.nodes[k];
+    }
+    if (!*mask_id) return LS_WHY_NONE;
+    const ls_node *m = producer(r, *mask_id);
+    if (given > 1) return LS_WHY_MASK_OTHER_INDEX;
+    if (!m || m->kind != LS_NODE_PLACEHOLDER) return LS_WHY_MASK_COMPUTED;
+    const ls_input_spec *s = pu_spec(&r->sig, r->q, m);
+    if (!s || !pu_is_data_kind(s->kind)) return LS_WHY_MASK_INPUT;
+    if (pu_is_mutated(&r->sig, s)) return LS_WHY_MASK_MUTATED;
+    /* parameters and persistent buffers are fake tensors while ExecuTorch partitions */
+    if (s->kind == LS_IN_PARAMETER || (s->kind == LS_IN_BUFFER && s->persistent)) return LS_WHY_MASK_PARAMETER;
+    int64_t trues;
+    if (!mask_values(r, m, &trues, detail)) return LS_WHY_MASK_PARAMETER;
+    if (trues == 0) return LS_WHY_MASK_ALL_FALSE;
+    return LS_WHY_NONE;
+}
+
+static ls_cpu_reason dtype_reason(ls_dtype d, uint32_t allowed, const char **detail)
+{
+    if (d == LS_DT_UNKNOWN || (allowed & LS_DTYPE_BIT(d))) return LS_WHY_NONE;
+    *detail = ls_internf("%s not supported", ls_dtype_name(d));
+    return LS_WHY_DTYPE;
+}
+
+static ls_cpu_reason check_node(round *r, const ls_node *n, const char **detail)
+{
+    *detail = NULL;
+    if (!n->op) {
+        *detail = n->reason == LS_WHY_UNKNOWN_OP ? n->reason_detail : ls_internf("%s is not in lowerscope's operator table", n->target ? n->target : "?");
+        return LS_WHY_UNKNOWN_OP;
+    }
+    uint32_t allowed = ls_profile_dtypes(r->prof, n->op);
+    if (!allowed) return LS_WHY_OP_UNSUPPORTED;
+    uint32_t mask_id = 0;
+    if (n->op->id == LS_OP_index_Tensor && r->prof->fold_masks) {
+        ls_cpu_reason why = check_mask(r, n, &mask_id, detail);
+        if (why != LS_WHY_NONE) return why;
+    }
+    uint32_t k = pu_inputs(n, &r->ids, &r->ids_cap);
+    for (uint32_t i = 0; i < k; i++) {
+        if (r->ids[i] == mask_id) continue; /* folded to int64 positions */
+        const ls_node *src = producer(r, r->ids[i]);
+        if (!src || src->val_kind != LS_VAL_TENSOR) continue;
+        for (uint16_t v = 0; v < src->nvals; v++) {
+            ls_cpu_reason why = dtype_reason(src->vals[v].dtype, allowed, detail);
+            if (why != LS_WHY_NONE) return why;
+        }
+    }
+    if (n->val_kind == LS_VAL_TENSOR || n->val_kind == LS_VAL_TENSORS)
+        for (uint16_t v = 0; v < n->nvals; v++) {
+            ls_cpu_reason why = dtype_reason(n->vals[v].dtype, allowed, detail);
+            if (why != LS_WHY_NONE) return why;
+        }
+    return LS_WHY_NONE;
+}
+
+/* ---- the partitioner */
+
+typedef struct part {
+    uint32_t torch_id; /* the id CapabilityBasedPartitioner would give it */
+    uint32_t size;
+} part;
+
+typedef struct parts {
+    part *v;
+    uint32_t n, cap;
+} parts;
+
+static uint32_t new_part(parts *ps, uint32_t torch_id)
+{
+    if (ps->n == ps->cap) {
+        ps->cap = ps->cap ? ps->cap * 2 : 16;
+        ps->v = ls_realloc(ps->v, sizeof *ps->v * ps->cap);
+    }
+    ps->v[ps->n].torch_id = torch_id;
+    ps->v[ps->n].size = 0;
+    return ps->n++;
+}
+
+static void join(parts *ps, uint32_t g, uint32_t new_id)
+{
+    /* torch merges the new one-node partition with g: the larger keeps its id, a tie keeps
+     * the new one's */
+    if (ps->v[g].size == 1) ps->v[g].torch_id = new_id;
+    ps->v[g].size++;
+}
+
+static bool is_call(const round *r, uint32_t pos)
+{
+    return r->q->nodes[pos]->kind == LS_NODE_CALL;
+}
+
+/* Greedy grouping; fills r->grp. Returns the partitions. */
+static void propose(round *r, parts *ps)
+{
+    uint32_t n = r->n;
+    iset *reach = ls_calloc(n ? n : 1, sizeof *reach); /* per unassigned call: partitions it reaches */
+    iset *preach = NULL;                                /* per partition */
+    uint32_t preach_cap = 0;
+    /* a node's set is read when its producers are visited; the earliest producer ends it */
+    uint32_t *die_head = ls_malloc(sizeof *die_head * (n ? n : 1));
+    uint32_t *die_next = ls_malloc(sizeof *die_next * (n ? n : 1));
+    bool *read_later = ls_calloc(n ? n : 1, sizeof *read_later);
+    memset(die_head, 0xff, sizeof *die_head * (n ? n : 1));
+    LS_VEC(uint32_t) live = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        die_next[i] = UINT32_MAX;
+        if (!is_call(r, i)) continue;
+        uint32_t k = pu_inputs(r->q->nodes[i], &r->ids, &r->ids_cap), first = UINT32_MAX;
+        for (uint32_t a = 0; a < k; a++) {
+            int32_t pos = ls_program_pos(r->q, r->ids[a]);
+            if (pos >= 0 && is_call(r, (uint32_t)pos) && (uint32_t)pos < first) first = (uint32_t)pos;
+        }
+        if (first != UINT32_MAX) {
+            die_next[i] = die_head[first];
+            die_head[first] = i;
+            read_later[i] = true;
+        }
+    }
+    uint32_t created = 0, compact_at = 64;
+    iset via = {0};
+    for (uint32_t i = n; i-- > 0;) {
+        r->grp[i] = -1;
+        if (!is_call(r, i)) continue;
+        /* partitions reachable from this node through something outside them, and the ones
+         * its users are in */
+        iset direct = {0};
+        for (uint32_t u = r->users.off[i]; u < r->users.off[i + 1]; u++) {
+            uint32_t up = r->users.pos[u];
+            if (!is_call(r, up)) continue;
+            if (r->grp[up] >= 0) {
+                uint32_t g = (uint32_t)r->grp[up];
+                iset_merge(&direct, NULL, g, g + 1);
+                iset_merge(&via, &preach[g], 0, 0);
+            } else {
+                iset_merge(&via, &reach[up], 0, 0);
+            }
+        }
+        bool placed = false;
+        if (r->reason[i] == LS_WHY_NONE) {
+            uint32_t my_id = created++;
+            uint32_t g = iset_first_gap(&via, ps->n);
+            if (r->prof->single_partition && ps->n && g != 0) {
+                r->reason[i] = LS_WHY_CYCLE;
+                r->detail[i] = ls_internf("joining %s%u would form a cycle", r->prof->tag_prefix, ps->v[0].torch_id);
+            } else if (g < ps->n) {
+                r->grp[i] = (int32_t)g;
+                join(ps, g, my_id);
+                placed = true;
+                /* g now also reaches what this node reaches: tell everyone who reaches g */
+                iset add = {0};
+                iset_merge(&add, &via, 0, 0);
+                iset_merge(&add, &direct, 0, 0);
+                iset without = {0};
+                for (uint32_t t = 0; t < add.n; t++) {
+                    if (add.v[t].lo <= g && g < add.v[t].hi) {
+                        iset_merge(&without, NULL, add.v[t].lo, g);
+                        iset_merge(&without, NULL, g + 1, add.v[t].hi);
+                    } else {
+                        iset_merge(&without, NULL, add.v[t].lo, add.v[t].hi);
+                    }
+                }
+                uint64_t before = iset_count(&preach[g]);
+                iset_merge(&preach[g], &without, 0, 0);
+                if (iset_count(&preach[g]) != before) {
+                    for (uint32_t h = 0; h < ps->n; h++)
+                        if (h != g && iset_has(&preach[h], g)) iset_merge(&preach[h], &without, 0, 0);
+                    for (uint32_t l = 0; l < live.n; l++)
+                        if (iset_has(&reach[live.v[l]], g)) iset_merge(&reach[live.v[l]], &without, 0, 0);
+                }
+                iset_free(&add);
+                iset_free(&without);
+            } else {
+                uint32_t ng = new_part(ps, my_id);
+                if (ps->n > preach_cap) {
+                    uint32_t old = preach_cap;
+                    preach_cap = ps->cap;
+                    preach = ls_realloc(preach, sizeof *preach * preach_cap);
+                    memset(preach + old, 0, sizeof *preach * (preach_cap - old));
+                }
+                r->grp[i] = (int32_t)ng;
+                join(ps, ng, my_id);
+                iset_merge(&preach[ng], &via, 0, 0);
+                iset_merge(&preach[ng], &direct, 0, 0);
+                placed = true;
+            }
+        }
+        if (!placed && read_later[i]) {
+            iset_merge(&reach[i], &via, 0, 0);
+            iset_merge(&reach[i], &direct, 0, 0);
+            ls_vec_push(&live, i);
+        }
+        iset_free(&direct);
+        via.n = 0; /* keep the buffer */
+        /* sets nobody reads any more */
+        for (uint32_t d = die_head[i]; d != UINT32_MAX; d = die_next[d]) iset_free(&reach[d]);
+        if (live.n > compact_at) { /* amortised: only when the list doubled */
+            uint32_t w = 0;
+            for (uint32_t l = 0; l < live.n; l++)
+                if (reach[live.v[l]].n) live.v[w++] = live.v[l];
+            live.n = w;
+            compact_at = w * 2 > 64 ? w * 2 : 64;
+        }
+    }
+    iset_free(&via);
+    for (uint32_t i = 0; i < n; i++) iset_free(&reach[i]);
+    for (uint32_t g = 0; g < ps->n; g++) iset_free(&preach[g]);
+    free(reach);
+    free(preach);
+    free(die_head);
+    free(die_next);
+    free(read_later);
+    free(live.v);
+}
+
+/* torch's post-pass: the getitems of a node whose users are all getitems follow the node. */
+static void getitems_follow(round *r, parts *ps)
+{
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t i = 0; i < r->n; i++) {
+            uint32_t nu = pu_nusers(&r->users, i);
+            if (!nu) continue;
+            bool all = true;
+            for (uint32_t u = r->users.off[i]; u < r->users.off[i + 1] && all; u++)
+                all = pu_is_op(r->q->nodes[r->users.pos[u]], LS_OP_getitem);
+            if (!all) continue;
+            for (uint32_t u = r->users.off[i]; u < r->users.off[i + 1]; u++) {
+                uint32_t up = r->users.pos[u];
+                if (r->grp[up] == r->grp[i]) continue;
+                if (r->grp[up] >= 0) ps->v[r->grp[up]].size--;
+                if (r->grp[i] >= 0) ps->v[r->grp[i]].size++;
+                r->grp[up] = r->grp[i];
+                changed = true;
+            }
+        }
+    }
+}
+
+/* The partitions contracted to single vertices must form a DAG (Kahn's algorithm). */
+static bool acyclic(const round *r, uint32_t nparts)
+{
+    uint32_t nv = r->n + nparts;
+    uint32_t *indeg = ls_calloc(nv ? nv : 1, sizeof *indeg);
+    LS_VEC(uint32_t) edges_from = {0};
+    LS_VEC(uint32_t) edges_to = {0};
+    for (uint32_t i = 0; i < r->n; i++) {
+        uint32_t a = r->grp[i] >= 0 ? r->n + (uint32_t)r->grp[i] : i;
+        for (uint32_t u = r->users.off[i]; u < r->users.off[i + 1]; u++) {
+            uint32_t up = r->users.pos[u];
+            uint32_t b = r->grp[up] >= 0 ? r->n + (uint32_t)r->grp[up] : up;
+            if (a == b) continue;
+            ls_vec_push(&edges_from, a);
+            ls_vec_push(&edges_to, b);
+            indeg[b]++;
+        }
+    }
+    /* adjacency in CSR */
+    uint32_t *off = ls_calloc(nv + 1, sizeof *off);
+    for (uint32_t e = 0; e < edges_from.n; e++) off[edges_from.v[e] + 1]++;
+    for (uint32_t v = 0; v < nv; v++) off[v + 1] += off[v];
+    uint32_t *adj = ls_malloc(sizeof *adj * (edges_from.n ? edges_from.n : 1));
+    uint32_t *fill = ls_malloc(sizeof *fill * (nv ? nv : 1));
+    memcpy(fill, off, sizeof *fill * nv);
+    for (uint32_t e = 0; e < edges_from.n; e++) adj[fill[edges_from.v[e]]++] = edges_to.v[e];
+    uint32_t *queue = ls_malloc(sizeof *queue * (nv ? nv : 1));
+    uint32_t head = 0, tail = 0, done = 0;
+    bool *exists = ls_calloc(nv ? nv : 1, sizeof *exists);
+    for (uint32_t i = 0; i < r->n; i++) exists[r->grp[i] >= 0 ? r->n + (uint32_t)r->grp[i] : i] = true;
+    uint32_t total = 0;
+    for (uint32_t v = 0; v < nv; v++)
+        if (exists[v]) {
+            total++;
+            if (!indeg[v]) queue[tail++] = v;
+        }
+    while (head < tail) {
+        uint32_t v = queue[head++];
+        done++;
+        for (uint32_t e = off[v]; e < off[v + 1]; e++)
+            if (--indeg[adj[e]] == 0) queue[tail++] = adj[e];
+    }
+    free(indeg);
+    free(edges_from.v);
+    free(edges_to.v);
+    free(off);
+    free(adj);
+    free(fill);
+    free(queue);
+    free(exists);
+    return done == total;
+}
+
+/* Fallback when the greedy grouping formed a cycle (it should not): group supported nodes by
+ * the number of unsupported ops below them, which is always acyclic. */
+static void propose_by_level(round *r, parts *ps)
+{
+    uint32_t *level = ls_calloc(r->n ? r->n : 1, sizeof *level);
+    pu_map part_of_level = {0};
+    ps->n = 0;
+    uint32_t created = 0;
+    for (uint32_t i = r->n; i-- > 0;) {
+        r->grp[i] = -1;
+        if (!is_call(r, i)) continue;
+        for (uint32_t u = r->users.off[i]; u < r->users.off[i + 1]; u++) {
+            uint32_t up = r->users.pos[u];
+            if (!is_call(r, up)) continue;
+            uint32_t l = level[up] + (r->grp[up] < 0 ? 1u : 0u);
+            if (l > level[i]) level[i] = l;
+        }
+        if (r->reason[i] != LS_WHY_NONE) continue;
+        uint32_t my_id = created++, g;
+        /* levels as keys: offset by one so level 0 is not a NULL key */
+        if (!pu_map_get(&part_of_level, (const void *)(uintptr_t)(level[i] + 1), &g)) {
+            g = new_part(ps, my_id);
+            pu_map_put(&part_of_level, (const void *)(uintptr_t)(level[i] + 1), g);
+        }
+        r->grp[i] = (int32_t)g;
+        join(ps, g, my_id);
+    }
+    pu_map_free(&part_of_level);
+    free(level);
+}
+
+/* ---- tagging data: tag_constant_data and tag_mutated_buffer (exir-semantics §3.1, §3.2) */
+
+static const char *min_user_tag(const round *r, const char **tags, uint32_t pos, bool *all_same, bool *any_cpu)
+{
+    const char *best = NULL;
+    const char *first = NULL;
+    *all_same = true;
+    *any_cpu = false;
+    bool have = false;
+    for (uint32_t u = r->users.off[pos]; u < r->users.off[pos + 1]; u++) {
+        const char *t = tags[r->users.pos[u]];
+        if (!have) first = t, have = true;
+        else if (t != first) *all_same = false;
+        if (!t) *any_cpu = true;
+        else if (!best || strcmp(t, best) < 0) best = t;
+    }
+    return best;
+}
+
+typedef struct sole {
+    const char *tag;
+    uint32_t pos;
+} sole;
+
+static int cmp_sole(const void *a, const void *b)
+{
+    const sole *x = a, *y = b;
+    int c = strcmp(x->tag, y->tag);
+    return c ? c : (x->pos < y->pos ? -1 : x->pos > y->pos);
+}
+
+static void tag_data(round *r, const char **tags, ls_pass_ctx *ctx)
+{
+    LS_VEC(sole) alone = {0}; /* constants one tag alone reads: one sentence per tag */
+    for (uint32_t i = 0; i < r->n; i++) {
+        const ls_node *ph = r->q->nodes[i];
+        if (ph->kind != LS_NODE_PLACEHOLDER) continue;
+        const ls_input_spec *s = pu_spec(&r->sig, r->q, ph);
+        if (!s || !pu_is_data_kind(s->kind) || !pu_nusers(&r->users, i)) continue;
+        bool all_same, any_cpu;
+        const char *t = min_user_tag(r, tags, i, &all_same, &any_cpu);
+        if (!t) continue;
+        if (pu_is_mutated(&r->sig, s)) {
+            if (!r->prof->stateful || s->kind != LS_IN_BUFFER) continue;
+            if (!all_same) {
+                ls_report_add(ctx->report, NULL, ph->name,
+                              "buffer `%s` stays at the top level: it is read by %s%s and more than one program would "
+                              "hold its state",
+                              ph->name, t, any_cpu ? " and by the CPU" : " and other tags");
+                continue;
+            }
+            tags[i] = t;
+            ls_report_add(ctx->report, NULL, ph->name, "mutable buffer `%s` goes with %s (tag_mutated_buffer)", ph->name, t);
+            continue;
+        }
+        if (!r->prof->take_constants) continue;
+        tags[i] = t;
+        if (all_same) {
+            sole so = {t, i};
+            ls_vec_push(&alone, so);
+        } else {
+            ls_report_add(ctx->report, NULL, ph->name,
+                          "%s `%s` is read by several programs: tagged %s (the smallest tag), duplicate_constants "
+                          "gives the others a copy",
+                          ls_input_kind_name((ls_input_kind)s->kind), ph->name, t);
+        }
+    }
+    if (alone.n) qsort(alone.v, alone.n, sizeof *alone.v, cmp_sole);
+    for (uint32_t a = 0; a < alone.n;) {
+        uint32_t b = a;
+        while (b < alone.n && alone.v[b].tag == alone.v[a].tag) b++;
+        const char **names = ls_malloc(sizeof *names * (b - a));
+        for (uint32_t k = a; k < b; k++) names[k - a] = r->q->nodes[alone.v[k].pos]->name;
+        ls_buf buf = {0};
+        ls_buf_printf(&buf, "%s takes the constant data only it reads (tag_constant_data): ", alone.v[a].tag);
+        pu_names(&buf, names, b - a, 6);
+        char *text = ls_buf_take(&buf);
+        ls_report_add(ctx->report, NULL, names[0], "%s", text);
+        free(text);
+        free(names);
+        a = b;
+    }
+    free(alone.v);
+}
+
+/* ---- the pass */
+
+typedef struct opcount {
+    uint32_t part;
+    uint32_t op; /* op id, or LS_OP_COUNT for unknown */
+} opcount;
+
+static int cmp_opcount(const void *a, const void *b)
+{
+    const opcount *x = a, *y = b;
+    if (x->part != y->part) return x->part < y->part ? -1 : 1;
+    return x->op < y->op ? -1 : x->op > y->op;
+}
+
+static void report_parts(const round *r, const parts *ps, const char **tag_of_part, ls_pass_ctx *ctx)
+{
+    LS_VEC(opcount) oc = {0};
+    uint32_t *first = ls_malloc(sizeof *first * (ps->n ? ps->n : 1));
+    memset(first, 0xff, sizeof *first * (ps->n ? ps->n : 1));
+    for (uint32_t i = 0; i < r->n; i++) {
+        if (r->grp[i] < 0) continue;
+        uint32_t g = (uint32_t)r->grp[i];
+        if (first[g] == UINT32_MAX) first[g] = i;
+        const ls_node *n = r->q->nodes[i];
+        if (!pu_is_compute(n)) continue;
+        opcount c = {g, n->op ? (uint32_t)n->op->id : LS_OP_COUNT};
+        ls_vec_push(&oc, c);
+    }
+    if (oc.n) qsort(oc.v, oc.n, sizeof *oc.v, cmp_opcount);
+    /* one sentence per partition, in tag order (ascending ids, as partition_tags is built) */
+    uint32_t *order = ls_malloc(sizeof *order * (ps->n ? ps->n : 1));
+    uint32_t *start = ls_calloc(ps->n + 1, sizeof *start);
+    for (uint32_t k = 0; k < oc.n; k++) start[oc.v[k].part + 1]++;
+    for (uint32_t g = 0; g < ps->n; g++) start[g + 1] += start[g];
+    for (uint32_t g = 0; g < ps->n; g++) order[g] = g;
+    for (uint32_t a = 1; a < ps->n; a++) { /* insertion sort by id: usually already ordered backwards */
+        uint32_t x = order[a], b = a;
+        while (b > 0 && ps->v[order[b - 1]].torch_id > ps->v[x].torch_id) order[b] = order[b - 1], b--;
+        order[b] = x;
+    }
+    for (uint32_t k = 0; k < ps->n; k++) {
+        uint32_t g = order[k];
+        if (!ps->v[g].size) continue;
+        ls_buf b = {0};
+        uint32_t compute = start[g + 1] - start[g];
+        ls_buf_printf(&b, "%s (%s) takes %u node%s", tag_of_part[g], r->prof->backend_id, compute, compute == 1 ? "" : "s");
+        uint32_t kinds = 0;
+        for (uint32_t e = start[g]; e < start[g + 1];) {
+            uint32_t f = e;
+            while (f < start[g + 1] && oc.v[f].op == oc.v[e].op) f++;
+            if (kinds < 6) {
+                const char *nm = oc.v[e].op < LS_OP_COUNT ? ls_op_short(ls_op_get((ls_op_id)oc.v[e].op)) : "?";
+                ls_buf_printf(&b, "%s%s ×%u", kinds ? ", " : ": ", nm, f - e);
+            } else if (kinds == 6) {
+                ls_buf_puts(&b, ", …");
+            }
+            kinds++;
+            e = f;
+        }
+        char *text = ls_buf_take(&b);
+        ls_report_add(ctx->report, NULL, first[g] != UINT32_MAX ? r->q->nodes[first[g]]->name : NULL, "%s", text);
+        free(text);
+    }
+    free(order);
+    free(start);
+    free(first);
+    free(oc.v);
+}
+
+static const char *tag_name(const round *r, uint32_t id)
+{
+    const char *t = ls_internf("%s%u", r->prof->tag_prefix, id);
+    const char *owner = ls_program_tag_backend(r->q, t);
+    /* an earlier round (another backend) already used this name */
+    if (owner) t = ls_internf("%s_%s%u", r->prof->name, r->prof->tag_prefix, id);
+    return t;
+}
+
+int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
+{
+    if (!ctx->profile) return ls_fail(ctx->err, "partition: no backend profile given");
+    round r = {.prof = ctx->profile};
+    r.q = ls_program_copy(in);
+    r.n = r.q->n_nodes;
+    pu_sig_build(&r.sig, r.q);
+    pu_users_take(&r.users, r.q);
+    r.reason = ls_calloc(r.n ? r.n : 1, sizeof *r.reason);
+    r.detail = ls_calloc(r.n ? r.n : 1, sizeof *r.detail);
+    r.grp = ls_malloc(sizeof *r.grp * (r.n ? r.n : 1));
+
+    /* what the backend supports; a getitem follows its producer */
+    for (uint32_t i = 0; i < r.n; i++) {
+        const ls_node *n = r.q->nodes[i];
+        if (n->kind != LS_NODE_CALL) continue;
+        if (pu_is_op(n, LS_OP_getitem)) {
+            const ls_node *src = n->nargs ? producer(&r, n->args[0].v.node) : NULL;
+            int32_t sp = src ? ls_program_pos(r.q, src->id) : -1;
+            r.reason[i] = (uint8_t)(sp >= 0 && r.reason[sp] == LS_WHY_NONE && src->kind == LS_NODE_CALL ? LS_WHY_NONE
+                                                                                                     : LS_WHY_NOT_COMPUTE);
+        } else if (pu_is_op(n, LS_OP_call_delegate)) {
+            r.reason[i] = LS_WHY_NOT_COMPUTE;
+        } else {
+            r.reason[i] = (uint8_t)check_node(&r, n, &r.detail[i]);
+        }
+    }
+    parts ps = {0};
+    propose(&r, &ps);
+    getitems_follow(&r, &ps);
+    if (!acyclic(&r, ps.n)) {
+        propose_by_level(&r, &ps);
+        ls_report_add(ctx->report, NULL, NULL,
+                      "the partitions grouped as torch would form a cycle; grouped by level instead");
+    }
+
+    /* tags, in ascending id order (partition_tags) */
+    const char **tag_of_part = ls_malloc(sizeof *tag_of_part * (ps.n ? ps.n : 1));
+    for (uint32_t g = 0; g < ps.n; g++) tag_of_part[g] = tag_name(&r, ps.v[g].torch_id);
+    const char **tags = ls_calloc(r.n ? r.n : 1, sizeof *tags);
+    for (uint32_t i = 0; i < r.n; i++)
+        if (r.grp[i] >= 0) tags[i] = tag_of_part[r.grp[i]];
+    report_parts(&r, &ps, tag_of_part, ctx);
+    for (uint32_t i = 0; i < r.n; i++) {
+        const ls_node *n = r.q->nodes[i];
+        if (!pu_is_compute(n) || r.grp[i] >= 0) continue;
+        const char *d = r.detail[i];
+        ls_report_add(ctx->report, NULL, n->name, "`%s` (%s) stays on the CPU: %s%s%s%s", n->name,
+                      n->op ? n->op->qualname : ls_target_short(n->target), ls_cpu_reason_text((ls_cpu_reason)r.reason[i]),
+                      d ? " (" : "", d ? d : "", d ? ")" : "");
+    }
+    tag_data(&r, tags, ctx);
+
+    /* write tags and reasons, copying only the nodes that change */
+    for (uint32_t i = 0; i < r.n; i++) {
+        const ls_node *n = r.q->nodes[i];
+        uint8_t why = LS_WHY_NONE;
+        const char *detail = NULL;
+        if (pu_is_compute(n) && !tags[i]) {
+            why = r.reason[i];
+            detail = r.detail[i];
+        } else if (n->kind == LS_NODE_CALL && !tags[i]) {
+            why = n->reason; /* getitems and delegate calls keep what they had */
+            detail = n->reason_detail;
+        }
+        if (n->tag == tags[i] && n->reason == why && n->reason_detail == detail) continue;
+        ls_node *e = pu_edit(r.q, i);
+        e->tag = tags[i];
+        e->reason = why;
+        e->reason_detail = detail;
+    }
+    ls_program_touch(r.q);
+    uint32_t *order = ls_malloc(sizeof *order * (ps.n ? ps.n : 1));
+    uint32_t live_parts = 0;
+    for (uint32_t g = 0; g < ps.n; g++)
+        if (ps.v[g].size) order[live_parts++] = g;
+    for (uint32_t a = 1; a < live_parts; a++) {
+        uint32_t x = order[a], b = a;
+        while (b > 0 && ps.v[order[b - 1]].torch_id > ps.v[x].torch_id) order[b] = order[b - 1], b--;
+        order[b] = x;
+    }
+    for (uint32_t k = 0; k < live_parts; k++) ls_program_add_tag(r.q, tag_of_part[order[k]], r.prof->backend_id);
+    if (!live_parts)
+        ls_report_add(ctx->report, NULL, NULL, "%s takes nothing: no node is supported", r.prof->backend_id);
+
+    free(order);
+    free(tags);
+    free(tag_of_part);
+    free(ps.v);
+    free(r.reason);
+    free(r.detail);
+    free(r.grp);
+    free(r.ids);
+    pu_users_free(&r.users);
+    pu_sig_free(&r.sig);
+    *out = r.q;
+    return 0;
+}

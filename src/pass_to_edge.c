@@ -1,0 +1,311 @@
+/* to_edge: the ATen program becomes an Edge program, as exir.to_edge does: every ATen target
+ * becomes its Edge spelling, view-like ops become their _copy forms (view → view_copy,
+ * permute → permute_copy, reshape → view_copy, ...), a small decomposition table replaces
+ * the composite ops the Edge dialect does not keep, and call nodes are renamed from their op
+ * (aten_add_tensor, aten_add_tensor_1, ...) as re-tracing names them.
+ *
+ * Decompositions (docs/cli.md lists them too):
+ *   linear(x, w, b)     → permute_copy(w, [1, 0]) + addmm(b, x, wᵀ)   (mm without bias;
+ *                          x of rank > 2 is flattened with view_copy before and after)
+ *   matmul(a, b)        → mm (2-D × 2-D) or bmm (3-D × 3-D, same batch)
+ *   softmax.int         → _softmax(x, dim, False); log_softmax.int → _log_softmax
+ *   layer_norm          → native_layer_norm + getitem 0
+ *   chunk(x, c, dim)    → split_copy.Tensor(x, ceil(size / c), dim)
+ * The last node of a decomposition keeps the original node's id, so its readers are unchanged.
+ * Composites outside the table (or with dynamic shapes) are kept and reported. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "build.h"
+#include "namer.h"
+#include "pass_util.h"
+#include "passes.h"
+
+typedef LS_VEC(ls_node *) node_vec;
+
+typedef struct edge {
+    ls_program *q;
+    ls_namer *names;
+    ls_pass_ctx *ctx;
+    node_vec out;
+    uint32_t decomposed, kept;
+} edge;
+
+static const ls_tmeta *val_of(const edge *E, const ls_arg *a)
+{
+    return a && a->kind == LS_ARG_NODE ? pu_val(ls_program_node(E->q, a->v.node)) : NULL;
+}
+
+static bool static_shape(const ls_tmeta *m)
+{
+    return m && !ls_tmeta_is_dynamic(m);
+}
+
+/* A new Edge call named from its op; args positional, consumed. */
+static ls_node *emit(edge *E, ls_op_id id, ls_arg *args, uint16_t nargs, const ls_tmeta *val)
+{
+    const ls_op *op = ls_op_get(id);
+    ls_error err;
+    ls_node *n = ls_node_new_call(E->q, ls_namer_take(E->names, ls_op_node_base(op, LS_DIALECT_EDGE)), op, LS_DIALECT_EDGE,
+                                  args, nargs, val, &err);
+    if (n) ls_vec_push(&E->out, n);
+    return n;
+}
+
+static ls_arg *args_of(uint16_t n)
+{
+    return ls_calloc(n ? n : 1, sizeof(ls_arg));
+}
+
+static ls_arg copy_arg(const ls_arg *a)
+{
+    ls_arg c;
+    ls_arg_copy(&c, a);
+    c.flags = 0;
+    return c;
+}
+
+/* The last node of a decomposition stands for the original: same id and metadata. */
+static void take_place(ls_node *n, const ls_node *orig)
+{
+    n->id = orig->id;
+    n->stack_trace = orig->stack_trace;
+    n->module_stack = orig->module_stack;
+    n->source_fn = orig->source_fn;
+    n->torch_fn = orig->torch_fn;
+    n->custom = orig->custom;
+    n->debug_handle = orig->debug_handle;
+}
+
+static bool decompose_linear(edge *E, const ls_node *n)
+{
+    const ls_tmeta *x = val_of(E, &n->args[0]), *w = val_of(E, &n->args[1]), *y = pu_val(n);
+    bool bias = n->nargs > 2 && n->args[2].kind == LS_ARG_NODE;
+    if (!static_shape(x) || !static_shape(w) || !y || w->ndim != 2 || x->ndim < 2) return false;
+    int64_t in = w->sizes[1], outf = w->sizes[0];
+    int64_t lead = 1;
+    for (int d = 0; d < x->ndim - 1; d++) lead *= x->sizes[d];
+    int64_t wt_sizes[2] = {in, outf};
+    ls_tmeta wt = ls_meta(w->dtype, 2, wt_sizes);
+    ls_arg *pa = args_of(2);
+    pa[0] = copy_arg(&n->args[1]);
+    int64_t perm[2] = {1, 0};
+    pa[1] = ls_arg_ints(perm, 2);
+    ls_node *wT = emit(E, LS_OP_permute_copy, pa, 2, &wt);
+    uint32_t x2 = n->args[0].v.node;
+    if (x->ndim > 2) {
+        int64_t s2[2] = {lead, in};
+        ls_tmeta m2 = ls_meta(x->dtype, 2, s2);
+        ls_arg *va = args_of(2);
+        va[0] = copy_arg(&n->args[0]);
+        va[1] = ls_arg_ints(s2, 2);
+        ls_node *v = emit(E, LS_OP_view_copy, va, 2, &m2);
+        x2 = v->id;
+    }
+    int64_t ys[2] = {lead, outf};
+    ls_tmeta y2 = ls_meta(y->dtype, 2, ys);
+    ls_node *mm;
+    if (bias) {
+        ls_arg *aa = args_of(3);
+        aa[0] = copy_arg(&n->args[2]);
+        aa[1] = ls_arg_node(x2);
+        aa[2] = ls_arg_node(wT->id);
+        mm = emit(E, LS_OP_addmm, aa, 3, &y2);
+    } else {
+        ls_arg *ma = args_of(2);
+        ma[0] = ls_arg_node(x2);
+        ma[1] = ls_arg_node(wT->id);
+        mm = emit(E, LS_OP_mm, ma, 2, &y2);
+    }
+    ls_node *last = mm;
+    if (x->ndim > 2) {
+        ls_arg *va = args_of(2);
+        va[0] = ls_arg_node(mm->id);
+        va[1] = ls_arg_ints(y->sizes, y->ndim);
+        last = emit(E, LS_OP_view_copy, va, 2, y);
+    }
+    take_place(last, n);
+    return true;
+}
+
+static bool decompose_matmul(edge *E, const ls_node *n)
+{
+    const ls_tmeta *a = val_of(E, &n->args[0]), *b = val_of(E, &n->args[1]);
+    if (!a || !b) return false;
+    ls_op_id id;
+    if (a->ndim == 2 && b->ndim == 2) id = LS_OP_mm;
+    else if (a->ndim == 3 && b->ndim == 3 && a->sizes[0] == b->sizes[0] && !a->sym[0] && !b->sym[0]) id = LS_OP_bmm;
+    else return false;
+    ls_arg *ma = args_of(2);
+    ma[0] = copy_arg(&n->args[0]);
+    ma[1] = copy_arg(&n->args[1]);
+    ls_node *m = emit(E, id, ma, 2, pu_val(n));
+    take_place(m, n);
+    return true;
+}
+
+static bool decompose_softmax(edge *E, const ls_node *n, ls_op_id to)
+{
+    if (n->nargs > 2 && n->args[2].kind != LS_ARG_NONE) return false; /* a dtype: keep */
+    ls_arg *sa = args_of(3);
+    sa[0] = copy_arg(&n->args[0]);
+    sa[1] = copy_arg(&n->args[1]);
+    sa[2] = ls_arg_bool(false);
+    ls_node *m = emit(E, to, sa, 3, pu_val(n));
+    take_place(m, n);
+    return true;
+}
+
+static bool decompose_layer_norm(edge *E, const ls_node *n)
+{
+    const ls_tmeta *x = val_of(E, &n->args[0]), *y = pu_val(n);
+    if (!x || !y || n->args[1].kind != LS_ARG_INTS) return false;
+    uint32_t k = n->args[1].n;
+    if (k > x->ndim) return false;
+    ls_tmeta vals[3];
+    vals[0] = *y;
+    ls_tmeta stat = *x;
+    for (uint32_t d = x->ndim - k; d < x->ndim; d++) {
+        stat.sizes[d] = 1;
+        stat.sym[d] = NULL;
+    }
+    vals[1] = vals[2] = stat;
+    ls_arg *la = args_of(5);
+    for (int i = 0; i < 5; i++) la[i] = i < n->nargs ? copy_arg(&n->args[i]) : ls_arg_none();
+    ls_node *nl = emit(E, LS_OP_native_layer_norm, la, 5, NULL);
+    if (!nl) return false;
+    ls_node_set_vals(nl, LS_VAL_TENSORS, vals, 3);
+    const ls_op *gi = ls_op_get(LS_OP_getitem);
+    ls_arg *ga = args_of(2);
+    ga[0] = ls_arg_node(nl->id);
+    ga[0].name = gi->schema.params[0].name;
+    ga[1] = ls_arg_int(0);
+    ga[1].name = gi->schema.params[1].name;
+    ls_node *g = ls_node_new(E->q, LS_NODE_CALL, ls_namer_take(E->names, "getitem"), ls_op_target(gi, LS_DIALECT_NONE));
+    g->op = gi;
+    ls_node_set_args(g, ga, 2);
+    ls_node_set_val(g, y);
+    ls_vec_push(&E->out, g);
+    take_place(g, n);
+    return true;
+}
+
+static bool decompose_chunk(edge *E, const ls_node *n)
+{
+    const ls_tmeta *x = val_of(E, &n->args[0]);
+    if (!x || n->args[1].kind != LS_ARG_INT || n->args[2].kind != LS_ARG_INT) return false;
+    int64_t dim = n->args[2].v.i < 0 ? n->args[2].v.i + x->ndim : n->args[2].v.i;
+    int64_t chunks = n->args[1].v.i;
+    if (dim < 0 || dim >= x->ndim || x->sym[dim] || chunks <= 0) return false;
+    int64_t size = (x->sizes[dim] + chunks - 1) / chunks;
+    ls_arg *sa = args_of(3);
+    sa[0] = copy_arg(&n->args[0]);
+    sa[1] = ls_arg_int(size);
+    sa[2] = ls_arg_int(dim);
+    ls_node *s = emit(E, LS_OP_split_copy_Tensor, sa, 3, NULL);
+    if (!s) return false;
+    ls_node_set_vals(s, (ls_val_kind)n->val_kind, n->vals, n->nvals);
+    take_place(s, n);
+    return true;
+}
+
+static bool decompose(edge *E, const ls_node *n)
+{
+    switch (n->op->id) {
+    case LS_OP_linear: return decompose_linear(E, n);
+    case LS_OP_matmul: return decompose_matmul(E, n);
+    case LS_OP_softmax_int: return decompose_softmax(E, n, LS_OP__softmax);
+    case LS_OP_log_softmax_int: return decompose_softmax(E, n, LS_OP__log_softmax);
+    case LS_OP_layer_norm: return decompose_layer_norm(E, n);
+    case LS_OP_chunk: return decompose_chunk(E, n);
+    default: return false;
+    }
+}
+
+int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
+{
+    ls_program *q = ls_program_copy(in);
+    *out = q;
+    if (in->dialect == LS_DIALECT_EDGE) {
+        ls_report_add(ctx->report, NULL, NULL, "the program is already in the Edge dialect: nothing to do");
+        return 0;
+    }
+    edge E = {.q = q, .ctx = ctx};
+    E.names = ls_namer_new(NULL);
+    uint32_t n = q->n_nodes;
+    for (uint32_t i = 0; i < n; i++) {
+        const ls_node *nd = q->nodes[i];
+        /* placeholders, getitems, delegate calls and unknown ops keep their names */
+        if (nd->kind != LS_NODE_CALL || !nd->op || (nd->op->flags & LS_OPF_SPECIAL)) ls_namer_reserve(E.names, nd->name);
+    }
+    uint32_t converted = 0, views = 0, unknown = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        ls_node *nd = q->nodes[i];
+        if (nd->kind != LS_NODE_CALL) {
+            ls_vec_push(&E.out, ls_node_ref(nd));
+            continue;
+        }
+        if (!nd->op) {
+            ls_vec_push(&E.out, ls_node_ref(nd));
+            unknown++;
+            ls_report_add(ctx->report, NULL, nd->name, "`%s` (%s) is not a known op: kept as it is", nd->name,
+                          nd->target ? nd->target : "?");
+            continue;
+        }
+        if (nd->op->flags & LS_OPF_SPECIAL) {
+            ls_vec_push(&E.out, ls_node_ref(nd));
+            continue;
+        }
+        if (nd->op->flags & LS_OPF_COMPOSITE) {
+            uint32_t before = E.out.n;
+            const char *old = nd->name;
+            if (decompose(&E, nd)) {
+                E.decomposed++;
+                ls_buf b = {0};
+                for (uint32_t k = before; k < E.out.n; k++)
+                    ls_buf_printf(&b, "%s`%s`", k > before ? " + " : "", E.out.v[k]->name);
+                char *text = ls_buf_take(&b);
+                ls_report_add(ctx->report, NULL, E.out.v[E.out.n - 1]->name, "`%s` (%s) decomposed into %s", old,
+                              nd->op->qualname, text);
+                free(text);
+                continue;
+            }
+            for (uint32_t k = before; k < E.out.n; k++) ls_node_unref(E.out.v[k]);
+            E.out.n = before;
+            E.kept++;
+            ls_report_add(ctx->report, NULL, nd->name, "`%s` (%s) has no decomposition for these shapes: kept", nd->name,
+                          nd->op->qualname);
+        }
+        const ls_op *op = nd->op;
+        const ls_op *copy = ls_op_copy_form(op);
+        ls_node *c = ls_node_clone(nd);
+        if (copy) {
+            c->op = copy;
+            for (uint16_t a = 0; a < c->nargs && a < copy->schema.nparams; a++) c->args[a].name = copy->schema.params[a].name;
+            views++;
+        }
+        c->target = ls_op_target(c->op, LS_DIALECT_EDGE);
+        c->dialect = LS_DIALECT_EDGE;
+        c->name = ls_namer_take(E.names, ls_op_node_base(c->op, LS_DIALECT_EDGE));
+        ls_vec_push(&E.out, c);
+        converted++;
+    }
+    ls_program_set_nodes(q, E.out.v, E.out.n);
+    free(E.out.v);
+    ls_namer_free(E.names);
+    /* output specs name the output values: they follow the renaming (positionally) */
+    const ls_node *o = ls_program_output(q);
+    for (uint32_t i = 0; o && i < o->nargs && i < q->n_outputs; i++)
+        if (o->args[i].kind == LS_ARG_NODE) {
+            const ls_node *v = ls_program_node(q, o->args[i].v.node);
+            if (v) q->outputs[i].name = v->name;
+        }
+    q->dialect = LS_DIALECT_EDGE;
+    q->verifier = ls_intern("EDGE");
+    ls_report_add(ctx->report, NULL, NULL,
+                  "%u call%s now Edge ops (%u view op%s became _copy ops), %u decomposed, %u kept as composites, %u unknown",
+                  converted + E.decomposed, converted + E.decomposed == 1 ? "" : "s", views, views == 1 ? "" : "s",
+                  E.decomposed, E.kept, unknown);
+    return 0;
+}

@@ -1,0 +1,243 @@
+/* Helpers shared by the passes: maps, signature facts, private node copies, report text. */
+#include "pass_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- map */
+
+static uint32_t hash_ptr(const void *k)
+{
+    uint64_t x = (uint64_t)(uintptr_t)k;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 32;
+    return (uint32_t)x;
+}
+
+static void map_grow(pu_map *m)
+{
+    uint32_t nc = m->cap ? m->cap * 2 : 64;
+    const void **nk = ls_calloc(nc, sizeof *nk);
+    uint32_t *nv = ls_malloc(sizeof *nv * nc);
+    for (uint32_t i = 0; i < m->cap; i++) {
+        if (!m->keys[i]) continue;
+        uint32_t j = hash_ptr(m->keys[i]) & (nc - 1);
+        while (nk[j]) j = (j + 1) & (nc - 1);
+        nk[j] = m->keys[i];
+        nv[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = nk;
+    m->vals = nv;
+    m->cap = nc;
+}
+
+void pu_map_put(pu_map *m, const void *key, uint32_t val)
+{
+    if (!key) return;
+    if ((m->used + 1) * 2 > m->cap) map_grow(m);
+    uint32_t j = hash_ptr(key) & (m->cap - 1);
+    while (m->keys[j] && m->keys[j] != key) j = (j + 1) & (m->cap - 1);
+    if (!m->keys[j]) {
+        m->keys[j] = key;
+        m->used++;
+    }
+    m->vals[j] = val;
+}
+
+bool pu_map_get(const pu_map *m, const void *key, uint32_t *val)
+{
+    if (!m->cap || !key) return false;
+    for (uint32_t j = hash_ptr(key) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1))
+        if (m->keys[j] == key) {
+            if (val) *val = m->vals[j];
+            return true;
+        }
+    return false;
+}
+
+bool pu_map_has(const pu_map *m, const void *key)
+{
+    return pu_map_get(m, key, NULL);
+}
+
+void pu_map_free(pu_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- signature */
+
+void pu_sig_build(pu_sig *s, const ls_program *p)
+{
+    memset(s, 0, sizeof *s);
+    for (uint32_t i = 0; i < p->n_inputs; i++)
+        if (!pu_map_has(&s->spec_of, p->inputs[i].name)) pu_map_put(&s->spec_of, p->inputs[i].name, i);
+    for (uint32_t i = 0; i < p->n_outputs; i++) {
+        const ls_output_spec *o = &p->outputs[i];
+        if (o->kind == LS_OUT_BUFFER_MUTATION || o->kind == LS_OUT_PARAMETER_MUTATION) {
+            if (o->target && !pu_map_has(&s->mutated_target, o->target)) pu_map_put(&s->mutated_target, o->target, i);
+            if (o->name && !pu_map_has(&s->mutation_node, o->name)) pu_map_put(&s->mutation_node, o->name, i);
+        }
+    }
+    for (uint32_t i = 0; i < p->n_state; i++) pu_map_put(&s->state_ix, p->state_dict[i].name, i);
+    for (uint32_t i = 0; i < p->n_constants; i++) pu_map_put(&s->const_ix, p->constants[i].name, i);
+}
+
+void pu_sig_free(pu_sig *s)
+{
+    pu_map_free(&s->spec_of);
+    pu_map_free(&s->mutated_target);
+    pu_map_free(&s->mutation_node);
+    pu_map_free(&s->state_ix);
+    pu_map_free(&s->const_ix);
+}
+
+const ls_input_spec *pu_spec(const pu_sig *s, const ls_program *p, const ls_node *ph)
+{
+    uint32_t i;
+    if (!ph || ph->kind != LS_NODE_PLACEHOLDER || !pu_map_get(&s->spec_of, ph->name, &i) || i >= p->n_inputs)
+        return NULL;
+    return &p->inputs[i];
+}
+
+bool pu_is_data_kind(uint8_t kind)
+{
+    return kind == LS_IN_PARAMETER || kind == LS_IN_BUFFER || kind == LS_IN_CONSTANT_TENSOR;
+}
+
+ls_named_tensor *pu_data(const pu_sig *s, const ls_program *p, const ls_input_spec *spec)
+{
+    uint32_t i;
+    if (!spec || !spec->target) return NULL;
+    bool in_state = spec->kind == LS_IN_PARAMETER || (spec->kind == LS_IN_BUFFER && spec->persistent);
+    bool in_const = spec->kind == LS_IN_CONSTANT_TENSOR || (spec->kind == LS_IN_BUFFER && !spec->persistent);
+    if (in_state && pu_map_get(&s->state_ix, spec->target, &i) && i < p->n_state) return &p->state_dict[i];
+    if (in_const && pu_map_get(&s->const_ix, spec->target, &i) && i < p->n_constants) return &p->constants[i];
+    return NULL;
+}
+
+bool pu_is_mutated(const pu_sig *s, const ls_input_spec *spec)
+{
+    return spec && spec->target && (spec->kind == LS_IN_BUFFER || spec->kind == LS_IN_PARAMETER) &&
+           pu_map_has(&s->mutated_target, spec->target);
+}
+
+/* ---- nodes */
+
+ls_node *pu_edit(ls_program *p, uint32_t pos)
+{
+    ls_node *n = p->nodes[pos];
+    if (n->refs > 1) {
+        ls_node *c = ls_node_clone(n);
+        ls_node_unref(n);
+        p->nodes[pos] = c;
+        n = c;
+    }
+    return n;
+}
+
+const ls_tmeta *pu_val(const ls_node *n)
+{
+    return n && n->val_kind == LS_VAL_TENSOR && n->nvals ? &n->vals[0] : NULL;
+}
+
+bool pu_is_op(const ls_node *n, ls_op_id id)
+{
+    return n && n->kind == LS_NODE_CALL && n->op && n->op->id == id;
+}
+
+bool pu_is_compute(const ls_node *n)
+{
+    return n && n->kind == LS_NODE_CALL && !pu_is_op(n, LS_OP_getitem) && !pu_is_op(n, LS_OP_call_delegate);
+}
+
+typedef struct ids_ctx {
+    uint32_t **ids;
+    uint32_t *cap;
+    uint32_t n;
+} ids_ctx;
+
+static void push_id(uint32_t id, void *vctx)
+{
+    ids_ctx *c = vctx;
+    if (c->n == *c->cap) {
+        *c->cap = *c->cap ? *c->cap * 2 : 16;
+        *c->ids = ls_realloc(*c->ids, sizeof **c->ids * *c->cap);
+    }
+    (*c->ids)[c->n++] = id;
+}
+
+uint32_t pu_inputs(const ls_node *n, uint32_t **ids, uint32_t *cap)
+{
+    ids_ctx c = {ids, cap, 0};
+    for (uint16_t a = 0; a < n->nargs; a++) ls_arg_each_node(&n->args[a], push_id, &c);
+    return c.n;
+}
+
+void pu_users_take(pu_users *u, const ls_program *p)
+{
+    uint32_t n = p->n_nodes;
+    u->off = ls_malloc(sizeof *u->off * (n + 1));
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t c;
+        ls_program_users(p, i, &c);
+        u->off[i] = total;
+        total += c;
+    }
+    u->off[n] = total;
+    u->pos = ls_malloc(sizeof *u->pos * (total ? total : 1));
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t c;
+        const uint32_t *us = ls_program_users(p, i, &c);
+        if (c) memcpy(u->pos + u->off[i], us, sizeof *us * c);
+    }
+}
+
+void pu_users_free(pu_users *u)
+{
+    free(u->off);
+    free(u->pos);
+    u->off = u->pos = NULL;
+}
+
+int pu_tag_cmp(const char *a, const char *b)
+{
+    if (a == b) return 0;
+    if (!a) return 1;
+    if (!b) return -1;
+    return strcmp(a, b);
+}
+
+const char *pu_tag_text(const char *tag)
+{
+    return tag ? tag : "None";
+}
+
+void pu_names(ls_buf *b, const char *const *names, uint32_t n, uint32_t max)
+{
+    uint32_t shown = n < max ? n : max;
+    for (uint32_t i = 0; i < shown; i++) {
+        if (i) ls_buf_puts(b, i + 1 == n ? " and " : ", ");
+        ls_buf_printf(b, "`%s`", names[i]);
+    }
+    if (n > shown) ls_buf_printf(b, " and %u more", n - shown);
+}
+
+const char *pu_meta_str(const ls_tmeta *m)
+{
+    static char ring[8][96];
+    static unsigned next;
+    char *s = ring[next++ % 8];
+    if (!m) {
+        snprintf(s, sizeof ring[0], "?");
+        return s;
+    }
+    return ls_tmeta_str(m, s, sizeof ring[0]);
+}

@@ -1,0 +1,82 @@
+/* Helpers shared by the passes (private to src/): pointer maps, the signature facts every
+ * pass needs (which placeholder is which kind of data, which buffers are mutated), private
+ * node copies that keep the index, and small report helpers. Everything here is linear in the
+ * program: the passes look facts up in these tables instead of scanning the signature. */
+#ifndef LS_PASS_UTIL_H
+#define LS_PASS_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "history.h"
+#include "ops.h"
+#include "program.h"
+
+/* ---- a map from pointers (interned strings, nodes) to uint32 */
+typedef struct pu_map {
+    const void **keys;
+    uint32_t *vals;
+    uint32_t cap, used;
+} pu_map;
+
+void pu_map_put(pu_map *m, const void *key, uint32_t val);
+bool pu_map_get(const pu_map *m, const void *key, uint32_t *val);
+bool pu_map_has(const pu_map *m, const void *key);
+void pu_map_free(pu_map *m);
+
+/* ---- signature facts */
+typedef struct pu_sig {
+    pu_map spec_of;          /* placeholder name → input spec index */
+    pu_map mutated_target;   /* buffer / parameter target written by a mutation output → output index */
+    pu_map mutation_node;    /* node name named by a BUFFER_MUTATION / PARAMETER_MUTATION output → output index */
+    pu_map state_ix;         /* state dict target → index */
+    pu_map const_ix;         /* constants target → index */
+} pu_sig;
+
+void pu_sig_build(pu_sig *s, const ls_program *p);
+void pu_sig_free(pu_sig *s);
+/* The input spec of a placeholder, or NULL. */
+const ls_input_spec *pu_spec(const pu_sig *s, const ls_program *p, const ls_node *ph);
+/* Parameter, buffer or lifted tensor constant. */
+bool pu_is_data_kind(uint8_t kind);
+/* Where the spec's data lives, or NULL. */
+ls_named_tensor *pu_data(const pu_sig *s, const ls_program *p, const ls_input_spec *spec);
+/* A buffer (or parameter) whose target a mutation output writes. */
+bool pu_is_mutated(const pu_sig *s, const ls_input_spec *spec);
+
+/* ---- nodes */
+/* The node at pos made private to p without dropping p's index (the caller calls
+ * ls_program_touch once its edits are done and must not rely on users meanwhile). */
+ls_node *pu_edit(ls_program *p, uint32_t pos);
+/* The tensor value of a node (vals[0] of a single tensor), or NULL. */
+const ls_tmeta *pu_val(const ls_node *n);
+bool pu_is_op(const ls_node *n, ls_op_id id);
+/* A call that computes: not getitem, not executorch_call_delegate. */
+bool pu_is_compute(const ls_node *n);
+/* Ids of the nodes a node reads, in argument order (duplicates kept); returns the count. */
+uint32_t pu_inputs(const ls_node *n, uint32_t **ids, uint32_t *cap);
+
+/* The users of every node, as positions in graph order (deduplicated per user), taken once
+ * so the passes can edit nodes afterwards without rebuilding the index. */
+typedef struct pu_users {
+    uint32_t *off; /* n + 1 */
+    uint32_t *pos;
+} pu_users;
+void pu_users_take(pu_users *u, const ls_program *p);
+void pu_users_free(pu_users *u);
+static inline uint32_t pu_nusers(const pu_users *u, uint32_t pos)
+{
+    return u->off[pos + 1] - u->off[pos];
+}
+
+/* Tags compare as exir's min() compares them: strings, "tag10" < "tag2"; NULL (None) apart. */
+int pu_tag_cmp(const char *a, const char *b);
+const char *pu_tag_text(const char *tag); /* "None" for NULL */
+
+/* Appends "`a`, `b`, `c` and 4 more" (at most max names) to b. */
+void pu_names(ls_buf *b, const char *const *names, uint32_t n, uint32_t max);
+/* "float32[4, 5]" in a static ring of buffers (for report sentences). */
+const char *pu_meta_str(const ls_tmeta *m);
+
+#endif

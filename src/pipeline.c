@@ -1,0 +1,216 @@
+/* The pipeline: option parsing shared by the CLI and the TUI, the plan (per-backend rounds),
+ * and the run that builds the history. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+#include "verify.h"
+
+static const ls_pass pass_table[] = {
+    {"to_edge", "ATen targets become Edge targets; view ops become _copy ops; linear, matmul, softmax... decomposed",
+     false, ls_pass_to_edge},
+    {"constant_prop", "calls whose inputs are all constant are folded into _prop_tensor_constantN", false,
+     ls_pass_constant_prop},
+    {"partition", "tags what the backend supports (CapabilityBasedPartitioner), then its constants and state", true,
+     ls_pass_partition},
+    {"fold_masks", "constant boolean masks of delegated index.Tensor become int64 positions", true,
+     ls_pass_fold_masks},
+    {"duplicate_constants", "a constant read by several programs gets one copy per program (PR #24481)", true,
+     ls_pass_duplicate_constants},
+    {"to_backend", "each tag becomes a lowered submodule called through executorch_call_delegate", true,
+     ls_pass_to_backend},
+};
+
+const ls_pass *ls_passes(uint32_t *count)
+{
+    *count = (uint32_t)(sizeof pass_table / sizeof pass_table[0]);
+    return pass_table;
+}
+
+const ls_pass *ls_pass_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof pass_table / sizeof pass_table[0]; i++)
+        if (strcmp(pass_table[i].name, name) == 0) return &pass_table[i];
+    return NULL;
+}
+
+void ls_pipeline_opts_init(ls_pipeline_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->verify = true;
+}
+
+void ls_pipeline_opts_free(ls_pipeline_opts *o)
+{
+    for (uint32_t i = 0; i < o->n_backends; i++) ls_profile_free(o->backends[i]);
+    o->n_backends = 0;
+    o->n_passes = 0;
+}
+
+static int parse_pipeline(ls_pipeline_opts *o, const char *value, ls_error *err)
+{
+    o->n_passes = 0;
+    const char *p = value;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char name[64];
+        if (len == 0 || len >= sizeof name) return ls_fail(err, "--pipeline: empty or too long pass name in '%s'", value);
+        memcpy(name, p, len);
+        name[len] = 0;
+        const ls_pass *pass = ls_pass_find(name);
+        if (!pass) {
+            uint32_t n;
+            const ls_pass *all = ls_passes(&n);
+            char known[256] = "";
+            for (uint32_t i = 0; i < n; i++) {
+                strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
+                strncat(known, all[i].name, sizeof known - strlen(known) - 1);
+            }
+            return ls_fail(err, "--pipeline: unknown pass '%s' (passes: %s)", name, known);
+        }
+        if (o->n_passes == LS_MAX_PIPELINE) return ls_fail(err, "--pipeline: more than %d passes", LS_MAX_PIPELINE);
+        o->passes[o->n_passes++] = pass;
+        p += len;
+        if (*p == ',') p++;
+    }
+    if (!o->n_passes) return ls_fail(err, "--pipeline: no pass given");
+    return 0;
+}
+
+int ls_pipeline_opt(ls_pipeline_opts *o, const char *opt, const char *value, ls_error *err)
+{
+    if (strcmp(opt, "--pipeline") == 0) {
+        if (!value) return ls_fail(err, "--pipeline needs a comma-separated list of passes");
+        return parse_pipeline(o, value, err) == 0 ? 1 : -1;
+    }
+    if (strcmp(opt, "--backend") == 0) {
+        if (!value) return ls_fail(err, "--backend needs a profile file (or 'bundled')");
+        if (o->n_backends == LS_MAX_BACKENDS) return ls_fail(err, "--backend: at most %d backends", LS_MAX_BACKENDS);
+        ls_profile *p;
+        if (ls_profile_load(value, &p, err) != 0) return -1;
+        for (uint32_t i = 0; i < o->n_backends; i++)
+            if (o->backends[i]->backend_id == p->backend_id && o->backends[i]->tag_prefix == p->tag_prefix &&
+                o->backends[i]->name == p->name) {
+                ls_profile_free(p);
+                return ls_fail(err, "--backend %s: backend %s is given twice", value, o->backends[i]->backend_id);
+            }
+        o->backends[o->n_backends++] = p;
+        return 1;
+    }
+    return 0;
+}
+
+int ls_pipeline_opts_parse(ls_pipeline_opts *o, int *argc, char **argv, ls_error *err)
+{
+    int w = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        const char *eq = strchr(a, '=');
+        char opt[32];
+        const char *value;
+        bool inline_value = false;
+        if (strncmp(a, "--", 2) == 0 && eq && (size_t)(eq - a) < sizeof opt) {
+            memcpy(opt, a, (size_t)(eq - a));
+            opt[eq - a] = 0;
+            value = eq + 1;
+            inline_value = true;
+        } else {
+            snprintf(opt, sizeof opt, "%s", a);
+            value = i + 1 < *argc ? argv[i + 1] : NULL;
+        }
+        int rc = (strcmp(opt, "--pipeline") == 0 || strcmp(opt, "--backend") == 0) ? ls_pipeline_opt(o, opt, value, err) : 0;
+        if (rc < 0) return -1;
+        if (rc == 0) {
+            argv[w++] = argv[i];
+            continue;
+        }
+        if (!inline_value) i++;
+    }
+    *argc = w;
+    argv[w] = NULL;
+    return 0;
+}
+
+uint32_t ls_pipeline_plan(const ls_pipeline_opts *o, ls_plan_step *steps, uint32_t max)
+{
+    uint32_t np;
+    const ls_pass *def[LS_MAX_PIPELINE];
+    const ls_pass *const *passes = o->passes;
+    if (o->n_passes) {
+        np = o->n_passes;
+    } else {
+        const ls_pass *all = ls_passes(&np);
+        for (uint32_t i = 0; i < np; i++) def[i] = &all[i];
+        passes = def;
+    }
+    const ls_profile *bundled = ls_profile_bundled();
+    uint32_t nb = o->n_backends ? o->n_backends : 1;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < np;) {
+        if (!passes[i]->per_backend) {
+            if (n < max) steps[n] = (ls_plan_step){passes[i], NULL};
+            n++;
+            i++;
+            continue;
+        }
+        uint32_t j = i;
+        while (j < np && passes[j]->per_backend) j++;
+        for (uint32_t b = 0; b < nb; b++)
+            for (uint32_t k = i; k < j; k++) {
+                if (n < max) steps[n] = (ls_plan_step){passes[k], o->n_backends ? o->backends[b] : bundled};
+                n++;
+            }
+        i = j;
+    }
+    return n;
+}
+
+static ls_step *add_step(ls_history *h, const char *pass, const char *detail)
+{
+    h->steps = ls_realloc(h->steps, sizeof *h->steps * (h->n + 1));
+    ls_step *s = &h->steps[h->n++];
+    memset(s, 0, sizeof *s);
+    s->pass = ls_intern(pass);
+    s->detail = ls_intern(detail);
+    return s;
+}
+
+static void verify_step(const ls_pipeline_opts *opts, ls_step *s)
+{
+    if (opts->verify) ls_verify(s->program, &s->verify);
+}
+
+int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history *h, ls_error *err)
+{
+    memset(h, 0, sizeof *h);
+    if (!loaded) return ls_fail(err, "no program to lower");
+    h->path = loaded->path;
+    ls_plan_step plan[LS_MAX_PIPELINE * LS_MAX_BACKENDS];
+    uint32_t n = ls_pipeline_plan(opts, plan, sizeof plan / sizeof plan[0]);
+    if (n > sizeof plan / sizeof plan[0]) return ls_fail(err, "the pipeline has too many steps (%u)", n);
+    ls_step *s0 = add_step(h, "load", NULL);
+    s0->program = ls_program_ref(loaded);
+    verify_step(opts, s0);
+    for (uint32_t i = 0; i < n; i++) {
+        ls_program *prev = h->steps[h->n - 1].program;
+        ls_step *s = add_step(h, plan[i].pass->name, plan[i].profile ? plan[i].profile->name : NULL);
+        ls_error perr;
+        perr.msg[0] = 0;
+        ls_pass_ctx ctx = {.profile = plan[i].profile, .report = &s->report, .err = &perr};
+        ls_program *out = NULL;
+        double t0 = ls_now();
+        int rc = plan[i].pass->run(prev, &out, &ctx);
+        s->seconds = ls_now() - t0;
+        if (rc != 0) {
+            s->error = ls_strdup(perr.msg[0] ? perr.msg : "failed");
+            s->program = ls_program_ref(prev);
+            break;
+        }
+        s->program = out;
+        ls_diff_programs(prev, out, &s->changes, &s->n_changes);
+        verify_step(opts, s);
+    }
+    return 0;
+}
