@@ -2,6 +2,7 @@
  * entering and leaving lowered submodules, jumps by name, gd/gu, and the action dispatcher
  * (one switch over the action table in ui.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ui.h"
@@ -121,6 +122,24 @@ bool ui_jump(ui *u, const char *prog, const char *node)
     }
     ui_message(u, true, "%s: no node of that name at this step", node);
     return false;
+}
+
+void ui_replace_history(ui *u, ls_history *h)
+{
+    if (u->owned_h) ui_core_free(u->owned_h);
+    u->owned_h = h;
+    u->h = h;
+    free(u->tags);
+    free(u->tag_backends);
+    u->tags = NULL;
+    u->tag_backends = NULL;
+    u->n_tags = 0;
+    ui_tags_init(u);
+    u->depth = 0;
+    u->filter = UI_FILTER_NONE;
+    u->screen = UI_S_MAIN;
+    u->step = 0;
+    ui_set_step(u, h->n - 1);
 }
 
 void ui_open_screen(ui *u, ui_screen s)

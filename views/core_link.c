@@ -54,8 +54,39 @@ void ui_core_free(ls_history *h)
 {
     if (h) ls_history_free(h);
     free(h);
+}
+
+void ui_core_done(void)
+{
     if (pipeline_opts_set) ls_pipeline_opts_free(&pipeline_opts);
     pipeline_opts_set = false;
+}
+
+/* Lowers the loaded program again with the same passes and one backend profile. */
+int ui_core_relower(const ls_history *old, const char *backend, ls_history **out, ls_error *err)
+{
+    *out = NULL;
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    if (pipeline_opts_set) {
+        memcpy(o.passes, pipeline_opts.passes, sizeof o.passes);
+        o.n_passes = pipeline_opts.n_passes;
+        o.verify = pipeline_opts.verify;
+    }
+    if (ls_pipeline_opt(&o, "--backend", backend, err) != 1) {
+        ls_pipeline_opts_free(&o);
+        return -1;
+    }
+    ls_history *h = ls_calloc(1, sizeof *h);
+    int rc = ls_pipeline_run(old->steps[0].program, &o, h, err);
+    ls_pipeline_opts_free(&o);
+    if (rc != 0) {
+        ls_history_free(h);
+        free(h);
+        return -1;
+    }
+    *out = h;
+    return 0;
 }
 #else
 int ui_core_options(int *argc, char **argv, ls_error *err)
@@ -64,6 +95,15 @@ int ui_core_options(int *argc, char **argv, ls_error *err)
     (void)argv;
     (void)err;
     return 0;
+}
+
+void ui_core_done(void) {}
+
+int ui_core_relower(const ls_history *old, const char *backend, ls_history **out, ls_error *err)
+{
+    (void)old;
+    *out = NULL;
+    return ls_fail(err, "backend %s: lowering again needs the pass pipeline, which is not in this build yet", backend);
 }
 
 #if UI_HAVE_READER

@@ -273,7 +273,14 @@ int ui_command(ui *u, const char *line)
         return 0;
     }
     if (!strcmp(cmd, "backend")) {
-        ui_message(u, true, "backend %s: lowering again from the UI is not available in this build yet", arg);
+        ls_error err = {{0}};
+        ls_history *nh;
+        if (!*arg) ui_message(u, true, "backend FILE: a profile file, or bundled");
+        else if (ui_core_relower(u->h, arg, &nh, &err) != 0) ui_message(u, true, "%s", err.msg);
+        else {
+            ui_replace_history(u, nh);
+            ui_message(u, false, "lowered again for %s: %u steps", arg, nh->n);
+        }
         return 0;
     }
     if (!strcmp(cmd, "save-display")) {

@@ -49,10 +49,12 @@ int ls_tui_main(int argc, char **argv)
     ls_history *h = NULL;
     if (ui_core_open(file, &h, &err) != 0) {
         fprintf(stderr, "lowerscope: %s\n", err.msg);
+        ui_core_done();
         return 2;
     }
     int rc = ls_tui_run(h, &o, &err);
     if (rc == 2) fprintf(stderr, "lowerscope: %s\n", err.msg);
     ui_core_free(h);
+    ui_core_done();
     return rc == 130 ? 130 : rc;
 }

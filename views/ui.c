@@ -532,6 +532,7 @@ int ls_tui_run(const ls_history *h, const ls_tui_opts *o, ls_error *err)
     if (u->scr_in) fclose(u->scr_in);
     if (g_stop) rc = 130;
 out:
+    if (u->owned_h) ui_core_free(u->owned_h);
     ui_script_free(u);
     ui_model_free(&u->m);
     ui_lines_clear(&u->node_lines);

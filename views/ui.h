@@ -241,6 +241,7 @@ typedef struct ui_script ui_script;
 
 struct ui {
     const ls_history *h;
+    ls_history *owned_h; /* a history the UI made itself (:backend), freed with it */
     const char *file; /* basename of the loaded file */
     uint32_t step;
     /* scope: the program shown in the graph pane; depth 0 = top level */
@@ -314,6 +315,7 @@ bool ui_enter_sub(ui *u, const char *sub);
 void ui_leave_sub(ui *u);
 void ui_select_id(ui *u, uint32_t id);
 void ui_open_screen(ui *u, ui_screen s);
+void ui_replace_history(ui *u, ls_history *h); /* takes ownership */
 void ui_restore(void); /* leaves curses mode; safe to call twice, from atexit and signals */
 const ls_node *ui_selected_node(ui *u, const ls_program **p, uint8_t *mark);
 ui_pane *ui_pane_of(ui *u, ui_pane_id id);
@@ -358,6 +360,9 @@ void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int
 int ui_core_options(int *argc, char **argv, ls_error *err); /* consumes --pipeline, --backend */
 int ui_core_open(const char *path, ls_history **h, ls_error *err);
 void ui_core_free(ls_history *h);
+void ui_core_done(void); /* frees the pipeline options */
+/* The loaded program (step 0 of old) lowered again with one backend (a profile file or "bundled"). */
+int ui_core_relower(const ls_history *old, const char *backend, ls_history **out, ls_error *err);
 /* Runs p with seeded inputs (or the .npy files); appends what it printed to lines. */
 void ui_core_run(ui *u, const ls_program *p, const char *const *npy, int n_npy, ui_lines *out);
 extern ls_tui_export_fn ui_exporter;
