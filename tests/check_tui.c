@@ -458,7 +458,43 @@ START_TEST(cli_opens_files_and_reports_errors)
 }
 END_TEST
 
-/* The real thing: lowerscope FILE on a bundled sample, scripted through the environment. */
+/* The real thing: lowerscope on samples/shared_constant.pt2 through the reader and the pass
+ * pipeline, scripted through the environment, its screens compared like the others. */
+static void run_sample_script(const char *name, bool no_color)
+{
+    const char *dir = tu_tmpdir();
+    char keys[512];
+    snprintf(keys, sizeof keys, "tests/screens/%s.keys", name);
+    setenv("LOWERSCOPE_SCRIPT", tu_root(keys), 1);
+    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+    setenv("LOWERSCOPE_SIZE", "80x24", 1);
+    unsetenv("LOWERSCOPE_TERM");
+    if (no_color) setenv("NO_COLOR", "1", 1);
+    else unsetenv("NO_COLOR");
+    char *out;
+    int rc = tu_runf(&out, "%s", tu_root("samples/shared_constant.pt2"));
+    ck_assert_msg(rc == 0, "lowerscope exited %d: %s", rc, out);
+    free(out);
+    unsetenv("LOWERSCOPE_SCRIPT");
+    unsetenv("NO_COLOR");
+    compare_screens(dir, name);
+}
+
+#define SAMPLE_TEST(name, no_color)                          \
+    START_TEST(sample_##name)                                \
+    {                                                        \
+        run_sample_script("sample_" #name, no_color);        \
+    }                                                        \
+    END_TEST
+
+SAMPLE_TEST(dup, false)
+SAMPLE_TEST(delegate, false)
+SAMPLE_TEST(search, false)
+SAMPLE_TEST(filter, false)
+SAMPLE_TEST(help, false)
+SAMPLE_TEST(resize, false)
+SAMPLE_TEST(nocolor, true)
+
 START_TEST(binary_opens_a_sample)
 {
     const char *dir = tu_tmpdir();
@@ -512,6 +548,13 @@ Suite *tui_suite(void)
     tcase_add_test(tc, bad_script_is_an_error_not_a_crash);
     tcase_add_test(tc, cli_opens_files_and_reports_errors);
     tcase_add_test(tc, binary_opens_a_sample);
+    tcase_add_test(tc, sample_dup);
+    tcase_add_test(tc, sample_delegate);
+    tcase_add_test(tc, sample_search);
+    tcase_add_test(tc, sample_filter);
+    tcase_add_test(tc, sample_help);
+    tcase_add_test(tc, sample_resize);
+    tcase_add_test(tc, sample_nocolor);
     suite_add_tcase(s, tc);
     return s;
 }

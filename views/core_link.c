@@ -8,11 +8,8 @@
 
 #include "ui.h"
 
-#ifndef UI_HAVE_READER
-#define UI_HAVE_READER 1 /* ls_load, ls_verify: a one-step history until the pipeline lands */
-#endif
 #ifndef UI_HAVE_PIPELINE
-#define UI_HAVE_PIPELINE 0 /* ls_pipeline_run, ls_history_free */
+#define UI_HAVE_PIPELINE 1 /* ls_load, ls_pipeline_run, ls_history_free */
 #endif
 #ifndef UI_HAVE_RUNTIME
 #define UI_HAVE_RUNTIME 0 /* ls_runner_*, ls_make_inputs */
@@ -106,49 +103,16 @@ int ui_core_relower(const ls_history *old, const char *backend, ls_history **out
     return ls_fail(err, "backend %s: lowering again needs the pass pipeline, which is not in this build yet", backend);
 }
 
-#if UI_HAVE_READER
-#include "reader.h"
-#include "verify.h"
-
-/* The loaded program as the only step, verified. */
 int ui_core_open(const char *path, ls_history **h, ls_error *err)
 {
     *h = NULL;
-    ls_program *p = NULL;
-    if (ls_load(path, NULL, &p, err) != 0) return -1;
-    ls_history *hist = ls_calloc(1, sizeof *hist);
-    hist->path = p->path ? p->path : ls_intern(path);
-    hist->steps = ls_calloc(1, sizeof *hist->steps);
-    hist->n = 1;
-    hist->steps[0].pass = ls_intern("load");
-    hist->steps[0].program = p;
-    ls_verify(p, &hist->steps[0].verify);
-    *h = hist;
-    return 0;
-}
-
-void ui_core_free(ls_history *h)
-{
-    if (!h) return;
-    for (uint32_t i = 0; i < h->n; i++) {
-        ls_program_unref(h->steps[i].program);
-        ls_verify_result_free(&h->steps[i].verify);
-    }
-    free(h->steps);
-    free(h);
-}
-#else
-int ui_core_open(const char *path, ls_history **h, ls_error *err)
-{
-    *h = NULL;
-    return ls_fail(err, "%s: this build cannot open files yet (the reader is not in it)", path);
+    return ls_fail(err, "%s: this build cannot open files (no pass pipeline)", path);
 }
 
 void ui_core_free(ls_history *h)
 {
     (void)h;
 }
-#endif
 #endif
 
 #if UI_HAVE_RUNTIME
