@@ -442,7 +442,9 @@ static void build_parts(ui *u)
             }
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
-        if (n->kind == LS_NODE_CALL && !ui_delegate_sub(p, n)) part_for(u, n->tag)->nodes++;
+        if (n->kind == LS_NODE_CALL && !ui_delegate_sub(p, n)) {
+            if (!n->op || n->op->id != LS_OP_getitem) part_for(u, n->tag)->nodes++; /* compute nodes */
+        }
         else if (n->kind == LS_NODE_PLACEHOLDER && m->spec_of_pos[i] >= 0)
             count_data(part_for(u, n->tag), p, n, &p->inputs[m->spec_of_pos[i]]);
     }
@@ -458,7 +460,7 @@ static void build_parts(ui *u)
         const ls_program *sp = sub->program;
         for (uint32_t i = 0; sp && i < sp->n_nodes; i++) {
             const ls_node *n = sp->nodes[i];
-            if (n->kind == LS_NODE_CALL) pt->nodes++;
+            if (n->kind == LS_NODE_CALL && (!n->op || n->op->id != LS_OP_getitem)) pt->nodes++;
             else if (n->kind == LS_NODE_PLACEHOLDER) count_data(pt, sp, n, ui_input_spec(sp, n));
         }
     }

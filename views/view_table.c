@@ -9,48 +9,64 @@
 #include "ops.h"
 #include "ui.h"
 
-#define MAX_COLS 24 /* CPU + tags shown as columns; more tags go to "other" */
+#define MAX_COLS 24 /* tags shown as columns; the CPU is the last one */
 
 typedef struct op_row {
     const char *op;
-    uint32_t n[MAX_COLS + 1];
+    uint32_t n[MAX_COLS + 1]; /* per tag column, [MAX_COLS] = the CPU */
     uint32_t total;
 } op_row;
 
 typedef struct table {
     op_row *v;
     uint32_t n;
-    const char *cols[MAX_COLS + 1]; /* 0 = CPU */
-    int col_tag[MAX_COLS + 1];
-    uint32_t n_cols;
-    uint32_t n_subs;
+    const char *cols[MAX_COLS];
+    const char *backends[MAX_COLS];
+    int col_tag[MAX_COLS];
+    uint32_t n_cols, tot[MAX_COLS + 1], all;
 } table;
 
-static uint32_t col_of(ui *u, table *t, const char *tag)
+/* As `lowerscope partitions` counts: compute nodes only (no getitem, no delegate call), op
+ * labels with their overload unless it is "default". */
+static bool is_compute(const ls_node *n)
 {
-    if (!tag) return 0;
-    for (uint32_t i = 1; i < t->n_cols; i++)
+    return n->kind == LS_NODE_CALL && (!n->op || (n->op->id != LS_OP_getitem && n->op->id != LS_OP_call_delegate));
+}
+
+static const char *op_label(const ls_node *n)
+{
+    if (!n->op) return ls_target_short(n->target);
+    if (n->op->overload && strcmp(n->op->overload, "default") != 0) return ls_internf("%s.%s", n->op->name, n->op->overload);
+    return n->op->name;
+}
+
+static uint32_t col_of(ui *u, table *t, const char *tag, const char *backend)
+{
+    if (!tag) return MAX_COLS;
+    for (uint32_t i = 0; i < t->n_cols; i++)
         if (t->cols[i] == tag) return i;
-    if (t->n_cols == MAX_COLS) return MAX_COLS;
+    if (t->n_cols == MAX_COLS) return MAX_COLS - 1;
     t->cols[t->n_cols] = tag;
+    t->backends[t->n_cols] = backend;
     t->col_tag[t->n_cols] = ui_tag_index(u, tag);
     return t->n_cols++;
 }
 
 static void count_node(table *t, const char *op, uint32_t col)
 {
-    for (uint32_t i = 0; i < t->n; i++)
-        if (t->v[i].op == op) {
-            t->v[i].n[col]++;
-            t->v[i].total++;
-            return;
-        }
-    t->v = ls_realloc(t->v, sizeof *t->v * (t->n + 1));
-    op_row *r = &t->v[t->n++];
-    memset(r, 0, sizeof *r);
-    r->op = op;
-    r->n[col] = 1;
-    r->total = 1;
+    op_row *r = NULL;
+    for (uint32_t i = 0; i < t->n && !r; i++)
+        if (t->v[i].op == op) r = &t->v[i];
+    if (!r) {
+        t->v = ls_realloc(t->v, sizeof *t->v * (t->n + 1));
+        r = &t->v[t->n++];
+        memset(r, 0, sizeof *r);
+        r->op = op;
+    }
+    r->n[col]++;
+    r->total++;
+    t->tot[col]++;
+    t->all++;
 }
 
 static int cmp_rows(const void *a, const void *b)
@@ -60,65 +76,72 @@ static int cmp_rows(const void *a, const void *b)
     return strcmp(x->op, y->op);
 }
 
-static void count_program(ui *u, table *t, const ls_program *p, const char *sub_tag)
+static void count_program(ui *u, table *t, const ls_program *p, const char *sub_label, const char *sub_backend,
+                          const ls_program *top)
 {
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
-        if (n->kind != LS_NODE_CALL) continue;
-        const char *sub = ui_delegate_sub(p, n);
-        if (sub) {
-            const ls_submodule *s = ls_program_sub(p, sub);
-            if (s && s->program) {
-                t->n_subs++;
-                count_program(u, t, s->program, ui_sub_tag(u, p, sub));
-            }
-            continue;
-        }
-        count_node(t, ls_intern(ui_node_op(p, n)), col_of(u, t, sub_tag ? sub_tag : n->tag));
+        if (!is_compute(n)) continue;
+        const char *label = n->tag ? n->tag : sub_label;
+        const char *backend = sub_backend ? sub_backend : label ? ls_program_tag_backend(top, label) : NULL;
+        count_node(t, ls_intern(op_label(n)), col_of(u, t, label, backend));
     }
 }
+
+static double pct(uint32_t part, uint32_t total) { return total ? 100.0 * part / total : 0.0; }
 
 void ui_table_build(ui *u)
 {
     ui_lines *l = &u->screen_lines;
     ui_lines_clear(l);
     table t = {0};
-    t.cols[0] = "CPU";
-    t.col_tag[0] = -1;
-    t.n_cols = 1;
-    const ls_program *p = u->h->steps[u->step].program;
-    count_program(u, &t, p, NULL);
+    const ls_step *st = &u->h->steps[u->step];
+    const ls_program *p = st->program;
+    count_program(u, &t, p, NULL, NULL, p);
+    for (uint32_t s = 0; s < p->n_subs; s++)
+        if (p->subs[s].program)
+            count_program(u, &t, p->subs[s].program, ui_sub_tag(u, p, p->subs[s].name), p->subs[s].backend_id, p);
     qsort(t.v, t.n, sizeof *t.v, cmp_rows);
-    uint32_t tot[MAX_COLS + 1] = {0}, all = 0;
-    for (uint32_t i = 0; i < t.n; i++) {
-        for (uint32_t c = 0; c <= MAX_COLS; c++) tot[c] += t.v[i].n[c];
-        all += t.v[i].total;
-    }
-    uint32_t delegated = all - tot[0];
-    ui_lines_add(l, UI_R_TITLE, -1, "step %u %s · %u delegated subgraph%s · %u of %u nodes delegated (%.1f%%) · %u on the CPU",
-                 u->step, u->h->steps[u->step].pass, t.n_subs, t.n_subs == 1 ? "" : "s", delegated, all,
-                 all ? 100.0 * delegated / all : 0.0, tot[0]);
-    for (uint32_t c = 1; c < t.n_cols; c++) {
-        const char *be = t.col_tag[c] >= 0 ? u->tag_backends[t.col_tag[c]] : NULL;
-        ui_lines_add(l, UI_R_NORMAL, t.col_tag[c], "%c %-16s %-18s %6u nodes  %5.1f%%", ui_tag_letter(t.col_tag[c]), t.cols[c],
-                     be ? be : "-", tot[c], all ? 100.0 * tot[c] / all : 0.0);
-    }
+    uint32_t delegated = t.all - t.tot[MAX_COLS];
+    ui_lines_add(l, UI_R_TITLE, -1, "%s, step %u %s%s%s%s: %u compute nodes, %u delegated (%.1f%%) to %u tag%s", u->file,
+                 u->step, st->pass, st->detail ? " (" : "", st->detail ? st->detail : "", st->detail ? ")" : "", t.all,
+                 delegated, pct(delegated, t.all), t.n_cols, t.n_cols == 1 ? "" : "s");
     ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
     ls_buf b = {0};
-    ls_buf_printf(&b, "%-24s", "op");
+    ls_buf_printf(&b, "%-22s", "op");
     for (uint32_t c = 0; c < t.n_cols; c++) ls_buf_printf(&b, " %8.8s", t.cols[c]);
-    ls_buf_printf(&b, " %8s %10s", "total", "delegated");
+    ls_buf_printf(&b, " %8s %10s", "CPU", "delegated");
     ui_lines_add(l, UI_R_KEY, -1, "%s", b.s);
     ls_buf_free(&b);
     for (uint32_t i = 0; i <= t.n; i++) {
         const op_row *r = i < t.n ? &t.v[i] : NULL;
-        const uint32_t *n = r ? r->n : tot;
-        uint32_t total = r ? r->total : all;
-        ls_buf_printf(&b, "%-24.24s", r ? r->op : "Total");
+        const uint32_t *n = r ? r->n : t.tot;
+        uint32_t total = r ? r->total : t.all;
+        ls_buf_printf(&b, "%-22.22s", r ? r->op : "total");
         for (uint32_t c = 0; c < t.n_cols; c++) ls_buf_printf(&b, " %8u", n[c]);
-        ls_buf_printf(&b, " %8u %9.1f%%", total, total ? 100.0 * (total - n[0]) / total : 0.0);
+        ls_buf_printf(&b, " %8u %9.1f%%", n[MAX_COLS], pct(total - n[MAX_COLS], total));
         ui_lines_add(l, r ? UI_R_NORMAL : UI_R_KEY, -1, "%s", b.s);
         ls_buf_free(&b);
+    }
+    ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
+    for (uint32_t c = 0; c < t.n_cols; c++)
+        ui_lines_add(l, UI_R_NORMAL, t.col_tag[c], "%c %s: %s · %u nodes (%.1f%%)", ui_tag_letter(t.col_tag[c]), t.cols[c],
+                     t.backends[c] ? t.backends[c] : "?", t.tot[c], pct(t.tot[c], t.all));
+    /* what stays on the CPU and why; Enter selects the node */
+    bool header = false;
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        const ls_node *n = p->nodes[i];
+        if (!is_compute(n) || n->tag) continue;
+        if (!header) {
+            ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
+            ui_lines_add(l, UI_R_TITLE, -1, "On the CPU:");
+            header = true;
+        }
+        const char *why = n->reason ? ls_cpu_reason_text((ls_cpu_reason)n->reason) : !n->op ? "unknown operator" : "";
+        ui_line *ln = ui_lines_add(l, UI_R_NORMAL, -1, "  %-24s %-16s %s%s%s", n->name, ui_node_op(p, n), why,
+                                   n->reason_detail ? " — " : "", n->reason_detail ? n->reason_detail : "");
+        ln->jump_node = n->name;
+        ln->has_jump = true;
     }
     free(t.v);
 }
@@ -140,10 +163,18 @@ static bool match(ui *u, uint32_t row, const regex_t *re)
     return row < u->screen_lines.n && regexec(re, u->screen_lines.v[row].text, 0, NULL, 0) == 0;
 }
 
+static void activate(ui *u, uint32_t row)
+{
+    if (row >= u->screen_lines.n || !u->screen_lines.v[row].has_jump) return;
+    u->screen = UI_S_MAIN;
+    ui_jump(u, NULL, u->screen_lines.v[row].jump_node);
+}
+
 const ui_view_ops ui_table_ops = {
     .name = "table",
     .title = title,
     .count = count,
     .draw_row = draw_row,
+    .activate = activate,
     .match = match,
 };
