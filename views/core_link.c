@@ -14,6 +14,9 @@
 #ifndef UI_HAVE_RUNTIME
 #define UI_HAVE_RUNTIME 0 /* ls_runner_*, ls_make_inputs */
 #endif
+#ifndef UI_HAVE_NPY
+#define UI_HAVE_NPY 0 /* ls_npy_load: :run FILE.npy ... */
+#endif
 
 #if UI_HAVE_PIPELINE
 #include "passes.h"
@@ -117,6 +120,9 @@ void ui_core_free(ls_history *h)
 
 #if UI_HAVE_RUNTIME
 #include "runtime.h"
+#if UI_HAVE_NPY
+#include "npy.h"
+#endif
 
 static void show_value(ui_lines *out, const char *what, uint32_t i, const ls_value *v)
 {
@@ -142,16 +148,30 @@ static void show_value(ui_lines *out, const char *what, uint32_t i, const ls_val
 void ui_core_run(ui *u, const ls_program *p, const char *const *npy, int n_npy, ui_lines *out)
 {
     ls_error err = {{0}};
-    if (n_npy) {
-        ui_lines_add(out, UI_R_WARN, -1, "reading .npy inputs is not in this build yet: using seeded inputs");
-    }
     ls_value *in = NULL, *res = NULL;
     uint32_t n_in = 0, n_res = 0;
-    if (ls_make_inputs(p, 0, 0, &in, &n_in, &err) != 0) {
+#if UI_HAVE_NPY
+    if (n_npy) {
+        in = ls_calloc((size_t)n_npy, sizeof *in);
+        for (int i = 0; i < n_npy; i++) {
+            ls_tensor *t;
+            if (ls_npy_load(npy[i], &t, &err) != 0) {
+                ui_lines_add(out, UI_R_ERROR, -1, "input %d: %s", i, err.msg);
+                for (uint32_t k = 0; k < n_in; k++) ls_value_release(&in[k]);
+                free(in);
+                return;
+            }
+            in[n_in++] = ls_value_tensor(t);
+        }
+    }
+#else
+    if (n_npy) ui_lines_add(out, UI_R_WARN, -1, "reading .npy inputs is not in this build yet: using seeded inputs");
+#endif
+    if (!n_in && ls_make_inputs(p, 0, 0, &in, &n_in, &err) != 0) {
         ui_lines_add(out, UI_R_ERROR, -1, "inputs: %s", err.msg);
         return;
     }
-    ui_lines_add(out, UI_R_TITLE, -1, "inputs (seeded, seed 0)");
+    ui_lines_add(out, UI_R_TITLE, -1, "inputs (%s)", n_npy && UI_HAVE_NPY ? "from .npy files" : "seeded, seed 0");
     for (uint32_t i = 0; i < n_in; i++) show_value(out, "input", i, &in[i]);
     ls_runner *r = ls_runner_new(p, &err);
     double t0 = ls_now();
