@@ -124,7 +124,7 @@ void ui_core_free(ls_history *h)
 #include "npy.h"
 #endif
 
-static void show_value(ui_lines *out, const char *what, uint32_t i, const ls_value *v)
+static void show_value(ui_lines *out, const char *label, const ls_value *v)
 {
     ls_buf b = {0};
     if (v->kind == LS_V_TENSOR && v->t) {
@@ -132,17 +132,37 @@ static void show_value(ui_lines *out, const char *what, uint32_t i, const ls_val
         char t[128];
         ls_tensor_meta(v->t, &m);
         ls_tensor_preview(v->t, 8, &b);
-        ui_lines_add(out, UI_R_NORMAL, -1, "  %s %u  %-18s %s", what, i, ls_tmeta_str(&m, t, sizeof t), b.s);
+        ui_lines_add(out, UI_R_NORMAL, -1, "  %-12s %-16s %s", label, ls_tmeta_str(&m, t, sizeof t), b.s);
     } else if (v->kind == LS_V_INT) {
-        ui_lines_add(out, UI_R_NORMAL, -1, "  %s %u  int %lld", what, i, (long long)v->i);
+        ui_lines_add(out, UI_R_NORMAL, -1, "  %-12s int %lld", label, (long long)v->i);
     } else if (v->kind == LS_V_FLOAT) {
-        ui_lines_add(out, UI_R_NORMAL, -1, "  %s %u  float %g", what, i, v->f);
+        ui_lines_add(out, UI_R_NORMAL, -1, "  %-12s float %g", label, v->f);
     } else if (v->kind == LS_V_BOOL) {
-        ui_lines_add(out, UI_R_NORMAL, -1, "  %s %u  bool %s", what, i, v->b ? "True" : "False");
+        ui_lines_add(out, UI_R_NORMAL, -1, "  %-12s bool %s", label, v->b ? "True" : "False");
     } else {
-        ui_lines_add(out, UI_R_NORMAL, -1, "  %s %u  (%s)", what, i, v->kind == LS_V_LIST ? "list" : "none");
+        ui_lines_add(out, UI_R_NORMAL, -1, "  %-12s (%s)", label, v->kind == LS_V_LIST ? "list" : "none");
     }
     ls_buf_free(&b);
+}
+
+/* Errors can be long: wrapped at spaces to the screen's width. */
+static void add_wrapped(ui_lines *out, ui_role role, const char *text, int width)
+{
+    if (width < 20) width = 20;
+    const char *s = text;
+    bool first = true;
+    while (*s) {
+        int n = (int)strlen(s);
+        if (n > width) {
+            n = width;
+            while (n > width / 2 && s[n] != ' ') n--;
+            if (s[n] != ' ') n = width;
+        }
+        ui_lines_add(out, role, -1, "%s%.*s", first ? "" : "  ", n, s);
+        first = false;
+        s += n;
+        while (*s == ' ') s++;
+    }
 }
 
 void ui_core_run(ui *u, const ls_program *p, const char *const *npy, int n_npy, ui_lines *out)
@@ -156,7 +176,7 @@ void ui_core_run(ui *u, const ls_program *p, const char *const *npy, int n_npy, 
         for (int i = 0; i < n_npy; i++) {
             ls_tensor *t;
             if (ls_npy_load(npy[i], &t, &err) != 0) {
-                ui_lines_add(out, UI_R_ERROR, -1, "input %d: %s", i, err.msg);
+                add_wrapped(out, UI_R_ERROR, err.msg, u->cols - 4);
                 for (uint32_t k = 0; k < n_in; k++) ls_value_release(&in[k]);
                 free(in);
                 return;
@@ -168,20 +188,31 @@ void ui_core_run(ui *u, const ls_program *p, const char *const *npy, int n_npy, 
     if (n_npy) ui_lines_add(out, UI_R_WARN, -1, "reading .npy inputs is not in this build yet: using seeded inputs");
 #endif
     if (!n_in && ls_make_inputs(p, 0, 0, &in, &n_in, &err) != 0) {
-        ui_lines_add(out, UI_R_ERROR, -1, "inputs: %s", err.msg);
+        add_wrapped(out, UI_R_ERROR, err.msg, u->cols - 4);
         return;
     }
+    const ls_node *names[64];
+    uint32_t n_names = ls_program_user_inputs(p, names, 64);
     ui_lines_add(out, UI_R_TITLE, -1, "inputs (%s)", n_npy && UI_HAVE_NPY ? "from .npy files" : "seeded, seed 0");
-    for (uint32_t i = 0; i < n_in; i++) show_value(out, "input", i, &in[i]);
+    for (uint32_t i = 0; i < n_in; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "%s", i < n_names && i < 64 ? names[i]->name : "input");
+        show_value(out, label, &in[i]);
+    }
     ls_runner *r = ls_runner_new(p, &err);
     double t0 = ls_now();
     int rc = r ? ls_runner_run(r, in, n_in, &res, &n_res, &err) : -1;
     double dt = ls_now() - t0;
     if (rc != 0) {
-        ui_lines_add(out, UI_R_ERROR, -1, "run failed: %s", err.msg);
+        ui_lines_add(out, UI_R_ERROR, -1, "run failed:");
+        add_wrapped(out, UI_R_ERROR, err.msg, u->cols - 4);
     } else {
         ui_lines_add(out, UI_R_TITLE, -1, "outputs");
-        for (uint32_t i = 0; i < n_res; i++) show_value(out, "output", i, &res[i]);
+        for (uint32_t i = 0; i < n_res; i++) {
+            char label[32];
+            snprintf(label, sizeof label, "output %u", i);
+            show_value(out, label, &res[i]);
+        }
         const ls_run_stats *st = ls_runner_stats(r);
         char t[32];
         if (u->script) snprintf(t, sizeof t, "—");
@@ -197,8 +228,7 @@ void ui_core_run(ui *u, const ls_program *p, const char *const *npy, int n_npy, 
         if (ns) ui_lines_add(out, UI_R_TITLE, -1, "state after the run");
         for (uint32_t i = 0; i < ns; i++) {
             ls_value v = {.kind = LS_V_TENSOR, .t = ls_runner_state(r, i)};
-            ui_lines_add(out, UI_R_NORMAL, -1, "  %s", ls_runner_state_name(r, i));
-            show_value(out, "state", i, &v);
+            show_value(out, ls_runner_state_name(r, i), &v);
         }
     }
     for (uint32_t i = 0; i < n_res; i++) ls_value_release(&res[i]);
