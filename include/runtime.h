@@ -94,11 +94,17 @@ typedef struct ls_run_stats {
 } ls_run_stats;
 
 /* Prepares a program for running: checks every op has a kernel (or is a delegate call whose
- * backend is registered) and that weights are present; initialises delegates. Buffers start
- * from their loaded values; state carries from one run to the next. */
+ * backend is registered and whose submodule has a processed blob) and that weights are present;
+ * initialises each delegate once. Buffers start from their loaded values; state carries from
+ * one run to the next: a BUFFER_MUTATION output is written into its buffer after each run, and
+ * in-place ops (index_put_, copy_) on a buffer write it directly. The runner keeps its own copy
+ * of every mutated buffer, so the program is never modified. Errors read "FILE: what". */
 ls_runner *ls_runner_new(const ls_program *p, ls_error *err);
-/* Inputs are the user inputs in signature order. Outputs are the user outputs in order
- * (caller releases each value and frees the array). */
+/* Inputs are the user inputs in signature order, checked against the placeholders' dtype and
+ * static shape. Outputs are the user outputs in order (caller releases each value and frees
+ * the array). A USER_INPUT_MUTATION output (and an in-place op on an input) writes into the
+ * caller's input tensor, as torch does. Every kernel result is checked against the node's
+ * metadata (dtype and static sizes). */
 int ls_runner_run(ls_runner *r, const ls_value *inputs, uint32_t n_inputs, ls_value **outputs, uint32_t *n_outputs,
                   ls_error *err);
 const ls_run_stats *ls_runner_stats(const ls_runner *r); /* accumulated over runs */
@@ -108,10 +114,16 @@ const char *ls_runner_state_name(const ls_runner *r, uint32_t i); /* "cache" or 
 ls_tensor *ls_runner_state(const ls_runner *r, uint32_t i);       /* borrowed */
 void ls_runner_free(ls_runner *r);
 
-/* The user inputs of a program in signature order (borrowed placeholder nodes). */
+/* The user inputs of a program in signature order (borrowed placeholder nodes); returns how
+ * many there are (fills at most max). A program without input specs: every placeholder. */
 uint32_t ls_program_user_inputs(const ls_program *p, const ls_node **nodes, uint32_t max);
-/* Seeded inputs for every user input: floats from a normal distribution, integers = step
- * (so positions and token ids advance with --steps), bools alternating. */
+/* The names of the user outputs in order (the output node's argument names, NULL for a
+ * constant output); returns how many there are. */
+uint32_t ls_program_user_outputs(const ls_program *p, const char **names, uint32_t max);
+/* Seeded inputs for every user input, shaped and typed as the placeholder's metadata says (a
+ * symbolic dim takes its hint, or 1): floats from a normal distribution N(0, 1) seeded by
+ * (seed, step, input number), integers all equal to step (so positions and token ids advance
+ * with --steps), bools alternating True, False, ... Fails for an input with no metadata. */
 int ls_make_inputs(const ls_program *p, uint64_t seed, int64_t step, ls_value **inputs, uint32_t *n, ls_error *err);
 
 #endif

@@ -10,6 +10,7 @@
 
 int ls_cmd_info(int, char **), ls_cmd_verify(int, char **);
 int ls_cmd_passes(int, char **), ls_cmd_partitions(int, char **), ls_cmd_diff(int, char **);
+int ls_cmd_run(int, char **);
 static const ls_command commands[] = {
     {"help", NULL, "help", "show this help"},
     {"info", ls_cmd_info, "info FILE [--json] [--model NAME]", "what a program holds: nodes, ops, inputs, tags, verifier"},
@@ -17,6 +18,7 @@ static const ls_command commands[] = {
     {"passes", ls_cmd_passes, "passes FILE [--backend F]... [--pipeline P] [--json]", "run the lowering pipeline: each step's report and verifier result"},
     {"partitions", ls_cmd_partitions, "partitions FILE [--step S] [--json]", "the delegation table: per op, what each tag took and what stayed on the CPU, and why"},
     {"diff", ls_cmd_diff, "diff FILE --step S", "what a step of the pipeline changed, as +/-/~ lines"},
+    {"run", ls_cmd_run, "run FILE [--steps N] [--input NAME=F.npy]... [--seed S] [--save DIR] [--json]", "run the program on the bundled CPU runtime: outputs, time, mutable state"},
 };
 
 const ls_command *ls_cli_commands(int *count)

@@ -1,0 +1,45 @@
+/* The backend registry: backends are found by id; the bundled backend registers itself on the
+ * first lookup. */
+#include "backend.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#define MAX_BACKENDS 16
+
+static const ls_backend *registry[MAX_BACKENDS];
+static int n_registered;
+static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Defined by the bundled backend (src/bundled_*.c, include/bundled_blob.h). A weak reference,
+ * so the core links while that file is absent; when it is linked in, it is registered. */
+extern const ls_backend ls_bundled_backend __attribute__((weak));
+
+void ls_backend_register(const ls_backend *b)
+{
+    if (!b || !b->id) return;
+    pthread_mutex_lock(&lock);
+    int i = 0;
+    while (i < n_registered && strcmp(registry[i]->id, b->id) != 0) i++;
+    if (i < n_registered) registry[i] = b; /* a later registration replaces (tests use it) */
+    else if (n_registered < MAX_BACKENDS) registry[n_registered++] = b;
+    pthread_mutex_unlock(&lock);
+}
+
+static void register_builtins(void)
+{
+    if (&ls_bundled_backend) ls_backend_register(&ls_bundled_backend);
+}
+
+const ls_backend *ls_backend_find(const char *id)
+{
+    pthread_once(&builtins_once, register_builtins);
+    if (!id) return NULL;
+    const ls_backend *found = NULL;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n_registered && !found; i++)
+        if (strcmp(registry[i]->id, id) == 0) found = registry[i];
+    pthread_mutex_unlock(&lock);
+    return found;
+}

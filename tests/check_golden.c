@@ -1,0 +1,143 @@
+/* Golden tests: every sample in samples/ is run by the interpreter and its outputs compared with
+ * the NumPy results in tests/golden/<sample>/ (computed independently, see its README):
+ * float outputs within |got - want| <= 1e-6 + 1e-5·|want|, integer and bool outputs and all
+ * shapes exactly. Programs with state run three steps; kv_cache's cache is checked after each.
+ * A sample or golden folder that is absent is skipped. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "npy.h"
+#include "reader.h"
+#include "runtime.h"
+#include "testutil.h"
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Compares got against the .npy at path; returns a message or NULL. */
+static char *compare(const ls_tensor *got, const char *path)
+{
+    ls_tensor *want;
+    ls_error err;
+    static char msg[2048];
+    if (ls_npy_load(path, &want, &err) != 0) {
+        snprintf(msg, sizeof msg, "%s", err.msg);
+        return msg;
+    }
+    char *res = NULL;
+    ls_tmeta a, b;
+    char s1[128], s2[128];
+    ls_tensor_meta(got, &a);
+    ls_tensor_meta(want, &b);
+    if (!ls_tmeta_equal(&a, &b)) {
+        snprintf(msg, sizeof msg, "%s: got %s, expected %s", path, ls_tmeta_str(&a, s1, sizeof s1), ls_tmeta_str(&b, s2, sizeof s2));
+        res = msg;
+    } else {
+        bool fl = ls_dtype_is_float(got->dtype);
+        for (int64_t i = 0; i < got->numel && !res; i++) {
+            double g = ls_tensor_get_f64(got, i), w = ls_tensor_get_f64(want, i);
+            bool ok = fl ? (isnan(w) ? isnan(g) : fabs(g - w) <= 1e-6 + 1e-5 * fabs(w))
+                         : ls_tensor_get_i64(got, i) == ls_tensor_get_i64(want, i);
+            if (!ok) {
+                snprintf(msg, sizeof msg, "%s: element %lld is %.9g, expected %.9g", path, (long long)i, g, w);
+                res = msg;
+            }
+        }
+    }
+    ls_tensor_unref(want);
+    return res;
+}
+
+static void run_golden(const char *sample, int steps)
+{
+    char prog[1024], dir[1024], path[2200];
+    snprintf(prog, sizeof prog, "%ssamples/%s.pt2", tu_root(""), sample);
+    snprintf(dir, sizeof dir, "%stests/golden/%s", tu_root(""), sample);
+    if (!exists(prog) || !exists(dir)) {
+        fprintf(stderr, "golden %s: skipped (sample or golden files absent)\n", sample);
+        return;
+    }
+    ls_program *p;
+    ls_error err;
+    ck_assert_msg(ls_load(prog, NULL, &p, &err) == 0, "%s", err.msg);
+    ls_runner *r = ls_runner_new(p, &err);
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    uint32_t nin = ls_program_user_inputs(p, NULL, 0);
+    const ls_node **ins = calloc(nin + 1, sizeof *ins);
+    ls_program_user_inputs(p, ins, nin);
+    for (int k = 0; k < steps; k++) {
+        char pre[32] = "";
+        if (steps > 1) snprintf(pre, sizeof pre, "step%d_", k);
+        ls_value *vals = calloc(nin + 1, sizeof *vals);
+        for (uint32_t i = 0; i < nin; i++) {
+            ls_tensor *t;
+            snprintf(path, sizeof path, "%s/%sin_%s.npy", dir, pre, ins[i]->name);
+            ck_assert_msg(ls_npy_load(path, &t, &err) == 0, "%s", err.msg);
+            vals[i] = ls_value_tensor(t);
+        }
+        ls_value *outs;
+        uint32_t nout;
+        ck_assert_msg(ls_runner_run(r, vals, nin, &outs, &nout, &err) == 0, "%s step %d: %s", sample, k, err.msg);
+        uint32_t checked = 0;
+        for (uint32_t o = 0; o < nout; o++) {
+            snprintf(path, sizeof path, "%s/%sout_%u.npy", dir, pre, o);
+            if (!exists(path)) continue;
+            ck_assert_int_eq(outs[o].kind, LS_V_TENSOR);
+            char *m = compare(outs[o].t, path);
+            ck_assert_msg(m == NULL, "%s step %d output %u: %s", sample, k, o, m);
+            checked++;
+        }
+        ck_assert_msg(checked == nout, "%s: %u outputs, %u golden files", sample, nout, checked);
+        for (uint32_t s = 0; s < ls_runner_state_count(r); s++) {
+            snprintf(path, sizeof path, "%s/%sstate_%s.npy", dir, pre, ls_runner_state_name(r, s));
+            if (!exists(path)) continue;
+            char *m = compare(ls_runner_state(r, s), path);
+            ck_assert_msg(m == NULL, "%s step %d state %s: %s", sample, k, ls_runner_state_name(r, s), m);
+        }
+        for (uint32_t o = 0; o < nout; o++) ls_value_release(&outs[o]);
+        free(outs);
+        for (uint32_t i = 0; i < nin; i++) ls_value_release(&vals[i]);
+        free(vals);
+    }
+    free(ins);
+    ls_runner_free(r);
+    ls_program_unref(p);
+}
+
+START_TEST(golden_shared_constant) { run_golden("shared_constant", 1); }
+END_TEST
+START_TEST(golden_two_delegates) { run_golden("two_delegates", 1); }
+END_TEST
+START_TEST(golden_folded_output) { run_golden("folded_output", 1); }
+END_TEST
+START_TEST(golden_constant_mask) { run_golden("constant_mask", 1); }
+END_TEST
+START_TEST(golden_kv_cache) { run_golden("kv_cache", 3); }
+END_TEST
+START_TEST(golden_policy) { run_golden("policy", 1); }
+END_TEST
+START_TEST(golden_tiny_llama) { run_golden("tiny_llama", 3); }
+END_TEST
+
+Suite *golden_suite(void)
+{
+    Suite *s = suite_create("golden");
+    TCase *tc = tcase_create("samples");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, golden_shared_constant);
+    tcase_add_test(tc, golden_two_delegates);
+    tcase_add_test(tc, golden_folded_output);
+    tcase_add_test(tc, golden_constant_mask);
+    tcase_add_test(tc, golden_kv_cache);
+    tcase_add_test(tc, golden_policy);
+    tcase_add_test(tc, golden_tiny_llama);
+    suite_add_tcase(s, tc);
+    return s;
+}
