@@ -22,22 +22,6 @@
 
 /* ---- values of constant nodes */
 
-static ls_value vtensor(ls_tensor *t)
-{
-    ls_value v = {.kind = LS_V_TENSOR};
-    v.t = t;
-    return v;
-}
-
-static void value_free(ls_value *v)
-{
-    if (v->kind == LS_V_TENSOR) ls_tensor_unref(v->t);
-    if (v->kind == LS_V_LIST) {
-        for (uint32_t i = 0; i < v->n; i++) value_free(&v->items[i]);
-        free(v->items);
-    }
-    memset(v, 0, sizeof *v);
-}
 
 typedef struct cprop {
     ls_program *q;
@@ -56,15 +40,12 @@ static const ls_value *lookup(uint32_t id, void *vctx)
     return p >= 0 && c->is_const[p] ? &c->value[p] : NULL;
 }
 
-/* Evaluates a call with the runtime's kernels. The runtime (ls_eval_node) is another module's;
- * until it is in the core nothing can be evaluated, and nothing is folded. */
+/* Evaluates a call with the runtime's kernels (the same ones the interpreter runs). */
 static int evaluate(cprop *c, const ls_node *n, ls_value *out, ls_error *err)
 {
-    (void)c;
-    (void)n;
-    (void)out;
-    (void)lookup;
-    return ls_fail(err, "the runtime's kernels are not available");
+    int rc = ls_eval_node(n, lookup, c, out, err);
+    if (rc == 0 && out->kind == LS_V_TENSOR && !out->t) rc = ls_fail(err, "node %s: no value", n->name);
+    return rc;
 }
 
 typedef struct arg_scan {
@@ -130,7 +111,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
             if (!constant_input(&c, nd)) continue;
             c.is_const[i] = true;
             const ls_named_tensor *d = pu_data(&c.sig, q, pu_spec(&c.sig, q, nd));
-            if (d && d->t) c.value[i] = vtensor(ls_tensor_ref(d->t));
+            if (d && d->t) c.value[i] = ls_value_tensor(ls_tensor_ref(d->t));
             continue;
         }
         if (!foldable_op(q, nd) || !q->has_weights) continue;
@@ -144,7 +125,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
             const ls_value *src = lookup(nd->args[0].v.node, &c);
             int64_t k = nd->args[1].kind == LS_ARG_INT ? nd->args[1].v.i : -1;
             rc = src && src->kind == LS_V_LIST && k >= 0 && (uint64_t)k < src->n && src->items[k].kind == LS_V_TENSOR ? 0 : -1;
-            if (rc == 0) v = vtensor(ls_tensor_ref(src->items[k].t));
+            if (rc == 0) v = ls_value_tensor(ls_tensor_ref(src->items[k].t));
             else ls_fail(&err, "no value to take item %lld from", (long long)k);
         } else {
             rc = evaluate(&c, nd, &v, &err);
@@ -361,7 +342,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
         ls_report_add(ctx->report, NULL, NULL, "the program was loaded without weights: nothing can be evaluated");
     else if (!folded && !created.n)
         ls_report_add(ctx->report, NULL, NULL, "no call reads only constants: nothing to fold");
-    for (uint32_t i = 0; i < n; i++) value_free(&c.value[i]);
+    for (uint32_t i = 0; i < n; i++) ls_value_release(&c.value[i]);
     free(c.value);
     free(c.is_const);
     free(erase);

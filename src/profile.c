@@ -1,6 +1,8 @@
 /* Backend profiles: the built-in one of the bundled delegate and JSON files (docs/backends.md). */
 #include "profile.h"
 
+#include "runtime.h"
+
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,7 @@ static bool never_delegated(const ls_op *op)
  * CPU: mobile backends do not compute in double. */
 static uint32_t bundled_dtypes(const ls_op *op)
 {
-    if (never_delegated(op)) return 0;
+    if (never_delegated(op) || !ls_kernel_for(op)) return 0; /* it runs the runtime's kernels */
     switch (op->id) {
     case LS_OP_sin:
     case LS_OP_cos:

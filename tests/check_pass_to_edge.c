@@ -1,0 +1,121 @@
+/* to_edge: Edge targets, _copy forms of view ops, the decomposition table, Edge node names. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passtest.h"
+
+START_TEST(targets_views_and_names)
+{
+    int64_t s23[2] = {2, 3}, s32[2] = {3, 2}, six = 6;
+    ls_builder *b = ls_builder_new("model", LS_DIALECT_ATEN);
+    uint32_t x = pt_input(b, "x", LS_IN_USER_INPUT, NULL, false, LS_DT_F32, 2, s23);
+    uint32_t a = pt_bin(b, LS_OP_add_Tensor, x, x);
+    ls_arg *args = calloc(2, sizeof *args);
+    args[0] = ls_arg_node(a);
+    args[1] = ls_arg_ints(&six, 1);
+    ls_tmeta m = ls_meta(LS_DT_F32, 1, &six);
+    uint32_t v = ls_build_call(b, NULL, LS_OP_view, args, 2, &m);
+    args = calloc(2, sizeof *args);
+    args[0] = ls_arg_node(a);
+    int64_t perm[2] = {1, 0};
+    args[1] = ls_arg_ints(perm, 2);
+    m = ls_meta(LS_DT_F32, 2, s32);
+    uint32_t t = ls_build_call(b, NULL, LS_OP_permute, args, 2, &m);
+    args = calloc(2, sizeof *args);
+    args[0] = ls_arg_node(t);
+    args[1] = ls_arg_ints(&six, 1);
+    m = ls_meta(LS_DT_F32, 1, &six);
+    uint32_t r = ls_build_call(b, NULL, LS_OP_reshape, args, 2, &m);
+    uint32_t o[2] = {v, pt_bin(b, LS_OP_add_Tensor, r, v)};
+    ls_build_output(b, o, 2, NULL, NULL);
+    ls_program *p = ls_builder_finish(b);
+    ck_assert_str_eq(p->outputs[1].name, "add_1");
+    ls_program *q = pt_run(ls_pass_to_edge, p, NULL, NULL, NULL);
+    ck_assert_int_eq(q->dialect, LS_DIALECT_EDGE);
+    ck_assert_str_eq(q->verifier, "EDGE");
+    const ls_node *add = pt_must(q, "aten_add_tensor");
+    ck_assert_str_eq(add->target, "executorch.exir.dialects.edge.ops.aten.add.Tensor");
+    ck_assert_int_eq(add->dialect, LS_DIALECT_EDGE);
+    ck_assert_int_eq(add->id, (int)a); /* ids are stable */
+    ck_assert_int_eq(pt_must(q, "aten_view_copy_default")->op->id, LS_OP_view_copy);
+    ck_assert_int_eq(pt_must(q, "aten_permute_copy_default")->op->id, LS_OP_permute_copy);
+    const ls_node *rs = pt_must(q, "aten_view_copy_default_1"); /* reshape → view_copy */
+    ck_assert_ptr_nonnull(ls_node_arg(rs, "size"));
+    ck_assert_str_eq(q->outputs[0].name, "aten_view_copy_default");
+    ck_assert_str_eq(q->outputs[1].name, "aten_add_tensor_1");
+    ck_assert_ptr_eq(pt_must(q, "x"), pt_must(p, "x")); /* placeholders are shared */
+    ls_program *again = pt_run(ls_pass_to_edge, q, NULL, NULL, NULL);
+    ck_assert_uint_eq(again->n_nodes, q->n_nodes);
+    ls_program_unref(again);
+    ls_program_unref(q);
+    ls_program_unref(p);
+}
+END_TEST
+
+/* linear → permute_copy + addmm (2-D) or with view_copy around it (3-D); the last node keeps
+ * the linear's id. */
+START_TEST(linear_decomposition)
+{
+    int64_t sx[3] = {2, 3, 4}, sw[2] = {5, 4}, sb = 5, sy[3] = {2, 3, 5};
+    ls_builder *b = ls_builder_new("model", LS_DIALECT_ATEN);
+    uint32_t w = pt_input(b, "p_w", LS_IN_PARAMETER, "w", true, LS_DT_F32, 2, sw);
+    uint32_t bias = pt_input(b, "p_b", LS_IN_PARAMETER, "b", true, LS_DT_F32, 1, &sb);
+    uint32_t x = pt_input(b, "x", LS_IN_USER_INPUT, NULL, false, LS_DT_F32, 3, sx);
+    ls_arg *args = calloc(3, sizeof *args);
+    args[0] = ls_arg_node(x);
+    args[1] = ls_arg_node(w);
+    args[2] = ls_arg_node(bias);
+    ls_tmeta m = ls_meta(LS_DT_F32, 3, sy);
+    uint32_t lin = ls_build_call(b, NULL, LS_OP_linear, args, 3, &m);
+    uint32_t o = pt_unary(b, LS_OP_relu, lin);
+    ls_build_output(b, &o, 1, NULL, NULL);
+    ls_program *p = ls_builder_finish(b);
+    ls_report rep = {0};
+    ls_program *q = pt_run(ls_pass_to_edge, p, NULL, &rep, NULL);
+    char *ops = pt_call_ops(q);
+    ck_assert_str_eq(ops, "permute_copy,view_copy,addmm,view_copy,relu");
+    free(ops);
+    const ls_node *last = ls_program_node(q, lin);
+    ck_assert_int_eq(last->op->id, LS_OP_view_copy);
+    ck_assert_int_eq(last->vals[0].sizes[2], 5);
+    ck_assert_int_eq(pt_must(q, "aten_addmm_default")->vals[0].sizes[0], 6);
+    ck_assert(pt_report_has(&rep, "`linear` (aten.linear.default) decomposed into `aten_permute_copy_default` + "
+                                  "`aten_view_copy_default` + `aten_addmm_default` + `aten_view_copy_default_1`"));
+    ls_report_free(&rep);
+    ls_program_unref(q);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(softmax_and_matmul)
+{
+    int64_t s[2] = {3, 3};
+    ls_builder *b = ls_builder_new("model", LS_DIALECT_ATEN);
+    uint32_t x = pt_input(b, "x", LS_IN_USER_INPUT, NULL, false, LS_DT_F32, 2, s);
+    uint32_t mm = pt_bin(b, LS_OP_matmul, x, x);
+    ls_arg *args = calloc(2, sizeof *args);
+    args[0] = ls_arg_node(mm);
+    args[1] = ls_arg_int(-1);
+    uint32_t sm = ls_build_call(b, NULL, LS_OP_softmax_int, args, 2, NULL);
+    ls_build_output(b, &sm, 1, NULL, NULL);
+    ls_program *p = ls_builder_finish(b);
+    pt_step(&p, ls_pass_to_edge, NULL);
+    char *ops = pt_call_ops(p);
+    ck_assert_str_eq(ops, "mm,_softmax");
+    free(ops);
+    ck_assert_str_eq(p->outputs[0].name, "aten__softmax_default");
+    ls_program_unref(p);
+}
+END_TEST
+
+Suite *pass_to_edge_suite(void)
+{
+    Suite *s = suite_create("pass_to_edge");
+    TCase *tc = tcase_create("edge");
+    tcase_add_test(tc, targets_views_and_names);
+    tcase_add_test(tc, linear_decomposition);
+    tcase_add_test(tc, softmax_and_matmul);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,245 @@
+/* The pipeline: options, the plan (per-backend rounds), the history (changes against the step
+ * before, reports, errors stop the pipeline), the samples through the default pipeline with the
+ * verifier clean at every step, and the passes / partitions / diff commands. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passtest.h"
+#include "reader.h"
+#include "testutil.h"
+
+START_TEST(options_and_plan)
+{
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_plan_step plan[64];
+    uint32_t n = ls_pipeline_plan(&o, plan, 64);
+    ck_assert_uint_eq(n, 6);
+    const char *want[] = {"to_edge", "constant_prop", "partition", "fold_masks", "duplicate_constants", "to_backend"};
+    for (int i = 0; i < 6; i++) ck_assert_str_eq(plan[i].pass->name, want[i]);
+    ck_assert_ptr_null(plan[0].profile);
+    ck_assert_ptr_eq(plan[2].profile, ls_profile_bundled());
+
+    char a0[] = "lowerscope", a1[] = "--backend", a2[] = "bundled", a3[] = "FILE", a4[] = "--pipeline=to_edge,partition,to_backend",
+         a5[] = "--json";
+    char *argv[] = {a0, a1, a2, a3, a4, a5, NULL};
+    int argc = 6;
+    ls_error err;
+    ck_assert_int_eq(ls_pipeline_opts_parse(&o, &argc, argv, &err), 0);
+    ck_assert_int_eq(argc, 3);
+    ck_assert_str_eq(argv[1], "FILE");
+    ck_assert_str_eq(argv[2], "--json");
+    ck_assert_uint_eq(o.n_passes, 3);
+    ck_assert_uint_eq(o.n_backends, 1);
+    /* two backends: the per-backend run repeats */
+    const char *json = "{\"name\": \"other\", \"backend_id\": \"OtherBackend\", \"tag_prefix\": \"other\", \"ops\": [\"add\"]}";
+    o.backends[o.n_backends++] = pt_profile(json);
+    n = ls_pipeline_plan(&o, plan, 64);
+    ck_assert_uint_eq(n, 5);
+    ck_assert_str_eq(plan[3].pass->name, "partition");
+    ck_assert_str_eq(plan[3].profile->name, "other");
+    ck_assert_int_eq(ls_pipeline_opt(&o, "--pipeline", "to_edge,frob", &err), -1);
+    ck_assert_msg(strstr(err.msg, "unknown pass 'frob' (passes: to_edge, constant_prop"), "%s", err.msg);
+    ck_assert_int_eq(ls_pipeline_opt(&o, "--backend", "bundled", &err), -1);
+    ck_assert_msg(strstr(err.msg, "given twice"), "%s", err.msg);
+    ck_assert_int_eq(ls_pipeline_opt(&o, "--json", NULL, &err), 0);
+    ls_pipeline_opts_free(&o);
+}
+END_TEST
+
+static ls_program *shared_constant(void)
+{
+    int64_t four = 4;
+    ls_builder *b = ls_builder_new("model", LS_DIALECT_ATEN);
+    uint32_t c = pt_input(b, "c", LS_IN_CONSTANT_TENSOR, "c", true, LS_DT_F32, 1, &four);
+    uint32_t x = pt_input(b, "x", LS_IN_USER_INPUT, NULL, false, LS_DT_F32, 1, &four);
+    uint32_t s = pt_bin(b, LS_OP_atan2, c, x);
+    uint32_t a = pt_bin(b, LS_OP_add_Tensor, x, c);
+    uint32_t m = pt_bin(b, LS_OP_mul_Tensor, a, c);
+    uint32_t o[2] = {s, m};
+    ls_build_output(b, o, 2, NULL, NULL);
+    return ls_builder_finish(b);
+}
+
+static const ls_change *find_change(const ls_step *s, ls_change_kind k, const char *program, const char *node)
+{
+    for (uint32_t i = 0; i < s->n_changes; i++) {
+        const ls_change *c = &s->changes[i];
+        if (c->kind == k && strcmp(c->node, node) == 0 && ((!program && !c->program) || (program && c->program && strcmp(program, c->program) == 0)))
+            return c;
+    }
+    return NULL;
+}
+
+/* The PR's failing case through the default pipeline: every step verifies, the history shares
+ * unchanged nodes between steps and records what each step did. */
+START_TEST(history_of_shared_constant)
+{
+    ls_program *p = shared_constant();
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_history h;
+    ls_error err;
+    ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
+    ls_program_unref(p);
+    ck_assert_uint_eq(h.n, 7);
+    ck_assert_str_eq(h.steps[0].pass, "load");
+    ck_assert_uint_eq(h.steps[0].n_changes, 0);
+    for (uint32_t i = 0; i < h.n; i++) {
+        ck_assert_msg(!h.steps[i].error, "step %u: %s", i, h.steps[i].error);
+        ck_assert_msg(h.steps[i].verify.n_errors == 0, "step %u: %s", i, h.steps[i].verify.v[0].msg);
+    }
+    ck_assert_str_eq(h.steps[3].detail, "bundled");
+    /* duplicate_constants: c_copy_0 added, the CPU keeps c */
+    const ls_step *dup = &h.steps[5];
+    ck_assert_ptr_nonnull(find_change(dup, LS_CHANGE_ADDED, NULL, "c_copy_0"));
+    ck_assert_ptr_nonnull(find_change(dup, LS_CHANGE_CHANGED, NULL, "aten_add_tensor"));
+    ck_assert(pt_report_has(&dup->report, "`c` is read by tag1 (aten_add_tensor, aten_mul_tensor) and by the CPU "
+                                          "(aten_atan2_default): the CPU keeps `c`, tag1 gets `c_copy_0`"));
+    ck_assert_str_eq(dup->report.v[0].node, "c");
+    /* to_backend: the moved nodes appear in the lowered module with the same ids */
+    const ls_step *tb = &h.steps[6];
+    const ls_change *rem = find_change(tb, LS_CHANGE_REMOVED, NULL, "aten_add_tensor");
+    const ls_change *add = find_change(tb, LS_CHANGE_ADDED, "lowered_module_0", "aten_add_tensor");
+    ck_assert_ptr_nonnull(rem);
+    ck_assert_ptr_nonnull(add);
+    ck_assert_uint_eq(rem->node_id, add->node_id);
+    ck_assert_ptr_nonnull(find_change(tb, LS_CHANGE_ADDED, NULL, "executorch_call_delegate"));
+    /* unchanged nodes are shared between steps */
+    ck_assert_ptr_eq(pt_must(h.steps[6].program, "aten_atan2_default"), pt_must(h.steps[5].program, "aten_atan2_default"));
+    ck_assert_ptr_eq(pt_must(h.steps[4].program, "x"), pt_must(h.steps[0].program, "x"));
+    ck_assert(!pt_target_twice(tb->program));
+    ls_history_free(&h);
+    ls_pipeline_opts_free(&o);
+}
+END_TEST
+
+/* A failing pass records its message in its step and stops the pipeline. */
+START_TEST(failing_pass_stops)
+{
+    ls_program *p = shared_constant();
+    pt_tag(p, "output", "tag0");
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_error err;
+    ck_assert_int_eq(ls_pipeline_opt(&o, "--pipeline", "to_backend,to_edge", &err), 1);
+    ls_history h;
+    ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
+    ck_assert_uint_eq(h.n, 2);
+    ck_assert_str_eq(h.steps[1].error, "output node output should not be tagged");
+    ck_assert_ptr_eq(h.steps[1].program, p);
+    ls_history_free(&h);
+    ls_pipeline_opts_free(&o);
+    ls_program_unref(p);
+}
+END_TEST
+
+/* The samples of the foundation issue through the default pipeline: the verifier is clean at
+ * every step, no program lists a target twice at the end. */
+START_TEST(samples_through_default_pipeline)
+{
+    const char *names[] = {"shared_constant", "two_delegates", "folded_output", "constant_mask", "kv_cache", "policy", "tiny_llama"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "samples/%s.pt2", names[k]);
+        ls_program *p;
+        ls_error err;
+        if (ls_load(tu_root(rel), NULL, &p, &err) != 0) ck_abort_msg("%s", err.msg);
+        ls_pipeline_opts o;
+        ls_pipeline_opts_init(&o);
+        ls_history h;
+        ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
+        ck_assert_uint_eq(h.n, 7);
+        for (uint32_t i = 0; i < h.n; i++) {
+            ck_assert_msg(!h.steps[i].error, "%s step %u: %s", names[k], i, h.steps[i].error);
+            ck_assert_msg(h.steps[i].verify.n_errors == 0, "%s step %u (%s): %s", names[k], i, h.steps[i].pass,
+                          h.steps[i].verify.v[0].msg);
+        }
+        const ls_program *last = h.steps[h.n - 1].program;
+        ck_assert_msg(last->n_subs >= 1, "%s: nothing lowered", names[k]);
+        ck_assert(!pt_target_twice(last));
+        if (strcmp(names[k], "two_delegates") == 0) ck_assert_uint_eq(last->n_subs, 2);
+        if (strcmp(names[k], "kv_cache") == 0) {
+            char *ops = pt_call_ops(last);
+            ck_assert_str_eq(ops, "executorch_call_delegate,getitem");
+            free(ops);
+        }
+        ls_history_free(&h);
+        ls_pipeline_opts_free(&o);
+        ls_program_unref(p);
+    }
+}
+END_TEST
+
+/* folded_output with constant_prop alone keeps the ATen dialect: the clone is aten.clone. */
+START_TEST(folded_output_sample_aten_clone)
+{
+    ls_program *p;
+    ls_error err;
+    if (ls_load(tu_root("samples/folded_output.pt2"), NULL, &p, &err) != 0) ck_abort_msg("%s", err.msg);
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ck_assert_int_eq(ls_pipeline_opt(&o, "--pipeline", "constant_prop", &err), 1);
+    ls_history h;
+    ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
+    ck_assert_uint_eq(h.steps[1].verify.n_errors, 0);
+    const ls_node *cl = pt_must(h.steps[1].program, "clone");
+    ck_assert_str_eq(cl->target, "torch.ops.aten.clone.default");
+    ck_assert(pt_report_has(&h.steps[1].report, "`clone` (aten.clone.default) added before output 1"));
+    ls_history_free(&h);
+    ls_pipeline_opts_free(&o);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(cli_passes_partitions_diff)
+{
+    const char *sample = tu_root("samples/shared_constant.pt2");
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "passes %s", sample), 0);
+    ck_assert_msg(tu_contains(out, "step 5 duplicate_constants (bundled)"), "%s", out);
+    ck_assert(tu_contains(out, "the CPU keeps `c`, tag1 gets `c_copy_0`"));
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "passes %s --json", sample), 0);
+    ck_assert(tu_contains(out, "\"format\": \"lowerscope-passes\", \"format_version\": 1"));
+    ck_assert(tu_contains(out, "\"verify\": {\"ok\": true"));
+    ck_assert(tu_contains(out, "{\"name\": \"lowered_module_0\", \"backend\": \"BundledBackend\""));
+    ck_assert(tu_contains(out, "{\"name\": \"c_copy_0\", \"kind\": \"tensor_constant\", \"target\": \"c_copy_0\", \"tag\": \"tag1\""));
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "partitions %s --step partition", sample), 0);
+    ck_assert_msg(tu_contains(out, "atan2"), "%s", out);
+    ck_assert(tu_contains(out, "op not supported"));
+    ck_assert(tu_contains(out, "66.7%"));
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "partitions %s --json", sample), 0);
+    ck_assert(tu_contains(out, "\"format\": \"lowerscope-partitions\""));
+    ck_assert(tu_contains(out, "\"by_backend\": {\"BundledBackend\": 1}"));
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step duplicate_constants", sample), 0);
+    ck_assert_msg(tu_contains(out, "+ c_copy_0: placeholder tensor_constant c_copy_0 [tag1]"), "%s", out);
+    ck_assert(tu_contains(out, "~ aten_add_tensor: edge.aten.add.Tensor(x, c_copy_0) [tag1]"));
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step 9", sample), 2);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "passes %s --pipeline to_edge,nope", sample), 2);
+    ck_assert(tu_contains(out, "unknown pass 'nope'"));
+    free(out);
+}
+END_TEST
+
+Suite *pipeline_suite(void)
+{
+    Suite *s = suite_create("pipeline");
+    TCase *tc = tcase_create("pipeline");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, options_and_plan);
+    tcase_add_test(tc, history_of_shared_constant);
+    tcase_add_test(tc, failing_pass_stops);
+    tcase_add_test(tc, samples_through_default_pipeline);
+    tcase_add_test(tc, folded_output_sample_aten_clone);
+    tcase_add_test(tc, cli_passes_partitions_diff);
+    suite_add_tcase(s, tc);
+    return s;
+}
