@@ -1,13 +1,17 @@
 /* Tests of the bundled delegate backend: its blob (round trip, the builder guard, what the
- * writer refuses, corrupted blobs refused with a message and never a crash). Submodule programs
+ * writer refuses, corrupted blobs refused with a message and never a crash) and the backend
+ * through the registry (preprocess → init → execute: consumed constants, state kept across
+ * calls, boolean gather refused, inputs checked, altered blobs). Submodule programs
  * are built by hand with program.h, shaped as to_backend leaves them (exir-semantics §6). */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "bundled_blob.h"
 #include "ops.h"
 #include "program.h"
+#include "runtime.h"
 #include "testutil.h"
 
 /* ---- building submodule programs */
@@ -502,6 +506,253 @@ START_TEST(altered_blobs_never_crash_the_decoder)
 }
 END_TEST
 
+/* ---- the backend through the registry: preprocess → init → execute → destroy */
+
+static const ls_backend *bundled(void)
+{
+    const ls_backend *b = ls_backend_find("BundledBackend");
+    ck_assert_ptr_nonnull(b);
+    return b;
+}
+
+static void *init_ok(const ls_program *p, ls_blob **blob)
+{
+    const ls_backend *be = bundled();
+    ls_compile_spec *specs = (ls_compile_spec *)1;
+    uint32_t nspecs = 7;
+    ls_error err = {{0}};
+    ck_assert_msg(be->preprocess(p, blob, &specs, &nspecs, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_null(specs);
+    ck_assert_uint_eq(nspecs, 0);
+    void *h = NULL;
+    ck_assert_msg(be->init(*blob, NULL, 0, &h, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_nonnull(h);
+    return h;
+}
+
+static void release_all(ls_value *v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) ls_value_release(&v[i]);
+    free(v);
+}
+
+START_TEST(registry_finds_backends_by_id)
+{
+    const ls_backend *b = ls_backend_find("BundledBackend");
+    ck_assert_ptr_eq(b, &ls_bundled_backend);
+    ck_assert_ptr_eq(ls_backend_find("BundledBackend"), b);
+    ck_assert_str_eq(b->id, "BundledBackend");
+    ck_assert_ptr_null(ls_backend_find("XnnpackBackend"));
+    ck_assert_ptr_null(ls_backend_find(NULL));
+    static const ls_backend fake = {.id = "TestFakeBackend"}, fake2 = {.id = "TestFakeBackend"};
+    ls_backend_register(&fake);
+    ck_assert_ptr_eq(ls_backend_find("TestFakeBackend"), &fake);
+    ls_backend_register(&fake2); /* same id: replaces */
+    ck_assert_ptr_eq(ls_backend_find("TestFakeBackend"), &fake2);
+    ck_assert_ptr_eq(ls_backend_find("BundledBackend"), b);
+}
+END_TEST
+
+START_TEST(chain_with_consumed_constants_runs)
+{
+    static const int64_t s23[] = {2, 3}, s32[] = {3, 2};
+    ls_program *p = chain_program();
+    ls_blob *blob;
+    void *h = init_ok(p, &blob);
+    const ls_backend *be = bundled();
+    ck_assert_uint_eq(be->state_count(h), 0);
+    const float xv[] = {0.5f, -1, 2, 0, 3, -4};
+    ls_value in = ls_value_tensor(tensor_f32(2, s23, xv));
+    ls_error err;
+    for (int call = 0; call < 2; call++) {
+        ls_value *out;
+        uint32_t nout;
+        ck_assert_msg(be->execute(h, &in, 1, &out, &nout, &err) == 0, "%s", err.msg);
+        ck_assert_uint_eq(nout, 1);
+        ck_assert_int_eq(out[0].kind, LS_V_TENSOR);
+        ck_assert_int_eq(out[0].t->dtype, LS_DT_F32);
+        ck_assert_int_eq(out[0].t->ndim, 2);
+        for (int i = 0; i < 6; i++)
+            ck_assert_double_eq_tol(ls_tensor_get_f64(out[0].t, i), xv[i] + (i + 1) + 10 * (i + 1), 1e-6);
+        release_all(out, nout);
+    }
+    ls_value_release(&in);
+
+    /* inputs are checked against what the blob declares, naming the input */
+    ls_value *out = (ls_value *)1;
+    uint32_t nout = 9;
+    ck_assert_int_eq(be->execute(h, NULL, 0, &out, &nout, &err), -1);
+    ck_assert_ptr_null(out);
+    ck_assert_uint_eq(nout, 0);
+    ck_assert_msg(tu_contains(err.msg, "BundledBackend: lowered_module_0: 0 inputs given, the delegate takes 1"), "%s",
+                  err.msg);
+    ls_value bad = ls_value_tensor(ls_tensor_alloc(LS_DT_I64, 2, s23));
+    ck_assert_int_eq(be->execute(h, &bad, 1, &out, &nout, &err), -1);
+    ck_assert_msg(tu_contains(err.msg, "input 0 (x): expected float32[2, 3], got int64[2, 3]"), "%s", err.msg);
+    ls_value_release(&bad);
+    bad = ls_value_tensor(ls_tensor_alloc(LS_DT_F32, 2, s32));
+    ck_assert_int_eq(be->execute(h, &bad, 1, &out, &nout, &err), -1);
+    ck_assert_msg(tu_contains(err.msg, "input 0 (x): expected float32[2, 3], got float32[3, 2]"), "%s", err.msg);
+    ls_value_release(&bad);
+    bad = ls_value_int(3);
+    ck_assert_int_eq(be->execute(h, &bad, 1, &out, &nout, &err), -1);
+    ck_assert_msg(tu_contains(err.msg, "input 0 (x): expected float32[2, 3], got an int"), "%s", err.msg);
+
+    be->destroy(h);
+    ls_blob_unref(blob);
+    ls_program_unref(p);
+}
+END_TEST
+
+/* exir-semantics §9 test 10, called three times: the cache fills row by row inside the
+ * delegate and the output is mm(cache, q^T) over the rows filled so far. */
+START_TEST(state_lives_in_the_delegate_across_calls)
+{
+    static const int64_t s13[] = {1, 3}, s1[] = {1};
+    ls_program *p = kv_program();
+    ls_blob *blob;
+    void *h = init_ok(p, &blob);
+    const ls_backend *be = bundled();
+    ck_assert_uint_eq(be->state_count(h), 1);
+    ck_assert_str_eq(be->state_name(h, 0), "cache");
+    ck_assert_ptr_null(be->state_name(h, 1));
+    ck_assert_ptr_null(be->state_get(h, 1));
+    const float qv[] = {1, 0.5f, 0.25f};
+    ls_error err;
+    for (int step = 0; step < 3; step++) {
+        const float kv[] = {(float)(step + 1), 10.0f * (float)(step + 1), 100.0f * (float)(step + 1)};
+        ls_tensor *pos = ls_tensor_alloc(LS_DT_I64, 1, s1);
+        ((int64_t *)pos->data)[0] = step;
+        ls_value in[3] = {ls_value_tensor(tensor_f32(2, s13, qv)), ls_value_tensor(tensor_f32(2, s13, kv)),
+                          ls_value_tensor(pos)};
+        ls_value *out;
+        uint32_t nout;
+        ck_assert_msg(be->execute(h, in, 3, &out, &nout, &err) == 0, "step %d: %s", step, err.msg);
+        ck_assert_uint_eq(nout, 1); /* the mutation stays inside: user outputs only */
+        ck_assert_int_eq(out[0].t->ndim, 2);
+        ck_assert_int_eq(out[0].t->sizes[0], 4);
+        ck_assert_int_eq(out[0].t->sizes[1], 1);
+        const ls_tensor *cache = be->state_get(h, 0);
+        ck_assert_int_eq(cache->numel, 12);
+        for (int r = 0; r < 4; r++) {
+            double row_dot = r <= step ? (r + 1) * (1 * 1 + 10 * 0.5 + 100 * 0.25) : 0;
+            ck_assert_double_eq_tol(ls_tensor_get_f64(out[0].t, r), row_dot, 1e-4);
+            for (int c = 0; c < 3; c++) {
+                double want = r <= step ? (r + 1) * (c == 0 ? 1 : c == 1 ? 10 : 100) : 0;
+                ck_assert_double_eq_tol(ls_tensor_get_f64(cache, r * 3 + c), want, 1e-6);
+            }
+        }
+        release_all(out, nout);
+        for (int i = 0; i < 3; i++) ls_value_release(&in[i]);
+    }
+    /* A second handle from the same blob starts from the initial value: the blob is unchanged. */
+    void *h2 = NULL;
+    ck_assert_int_eq(be->init(blob, NULL, 0, &h2, &err), 0);
+    for (int i = 0; i < 12; i++) ck_assert_double_eq(ls_tensor_get_f64(be->state_get(h2, 0), i), 0);
+    ck_assert_double_eq(ls_tensor_get_f64(be->state_get(h, 0), 0), 1);
+    be->destroy(h2);
+    be->destroy(h);
+    ls_blob_unref(blob);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(boolean_gather_is_refused_at_execute_time)
+{
+    static const int64_t s4[] = {4}, s2[] = {2};
+    ls_program *p = mask_program();
+    ls_blob *blob;
+    void *h = init_ok(p, &blob); /* lowering and loading accept it: MLX fails when it runs */
+    const ls_backend *be = bundled();
+    const float xv[] = {1, 2, 3, 4};
+    ls_value in = ls_value_tensor(tensor_f32(1, s4, xv));
+    ls_value *out;
+    uint32_t nout;
+    ls_error err;
+    ck_assert_int_eq(be->execute(h, &in, 1, &out, &nout, &err), -1);
+    ck_assert_str_eq(err.msg, "BundledBackend: lowered_module_1: node aten_index_tensor (aten.index.Tensor): "
+                              "[Gather] Boolean indices not supported");
+    be->destroy(h);
+    ls_blob_unref(blob);
+
+    /* the same gather with the mask folded to its integer positions (fold_masks) runs */
+    ls_tensor *pos = ls_tensor_alloc(LS_DT_I64, 1, s2);
+    ((int64_t *)pos->data)[0] = 0;
+    ((int64_t *)pos->data)[1] = 2;
+    ls_program_drop_constant(p, "mask");
+    ls_program_put_constant(p, "mask", pos, NULL);
+    ls_tensor_unref(pos);
+    ls_tmeta m;
+    ls_tmeta_init(&m, LS_DT_I64, 1, s2);
+    ls_node_set_val(ls_program_edit(p, 0), &m);
+    h = init_ok(p, &blob);
+    ck_assert_msg(be->execute(h, &in, 1, &out, &nout, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(nout, 1);
+    ck_assert_int_eq(out[0].t->numel, 2);
+    ck_assert_double_eq(ls_tensor_get_f64(out[0].t, 0), 1);
+    ck_assert_double_eq(ls_tensor_get_f64(out[0].t, 1), 3);
+    release_all(out, nout);
+    ls_value_release(&in);
+    be->destroy(h);
+    ls_blob_unref(blob);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(preprocess_and_init_refuse_with_clear_messages)
+{
+    const ls_backend *be = bundled();
+    ls_error err;
+    ls_blob *blob = NULL;
+    ls_compile_spec *specs;
+    uint32_t nspecs;
+    ls_program *p = kv_program();
+    ls_output_spec outs[] = {out_spec(LS_OUT_BUFFER_MUTATION, "aten_index_put_default", "other"),
+                             out_spec(LS_OUT_USER_OUTPUT, "aten_mm_default", NULL)};
+    ls_program_set_outputs(p, outs, 2);
+    ck_assert_int_eq(be->preprocess(p, &blob, &specs, &nspecs, &err), -1);
+    ck_assert_msg(tu_contains(err.msg, "BundledBackend: preprocess lowered_module_0: output 0 mutates buffer 'other'"),
+                  "%s", err.msg);
+    ls_program_unref(p);
+
+    p = kv_program();
+    ls_blob *good = encode_ok(p);
+    void *h = (void *)1;
+    ls_blob *b = blob_copy(good, good->size - 7);
+    ck_assert_int_eq(be->init(b, NULL, 0, &h, &err), -1);
+    ck_assert_ptr_null(h);
+    ck_assert_msg(tu_contains(err.msg, "BundledBackend: init: bundled blob: the header says"), "%s", err.msg);
+    ls_blob_unref(b);
+    ck_assert_int_eq(be->init(NULL, NULL, 0, &h, &err), -1);
+    ck_assert_msg(tu_contains(err.msg, "never preprocessed"), "%s", err.msg);
+
+    /* altered blobs (resealed) either fail at init or load and run or fail with a message */
+    static const int64_t s13[] = {1, 3}, s1[] = {1};
+    uint64_t gsize = 0;
+    for (int i = 0; i < 8; i++) gsize |= (uint64_t)good->data[32 + i] << (8 * i);
+    for (size_t at = 64; at < 64 + gsize; at++) {
+        b = blob_copy(good, good->size);
+        b->data[at] ^= 0x5A;
+        ls_bb_seal(b);
+        h = NULL;
+        if (be->init(b, NULL, 0, &h, &err) == 0) {
+            ls_value in[3] = {ls_value_tensor(tensor_f32(2, s13, NULL)), ls_value_tensor(tensor_f32(2, s13, NULL)),
+                              ls_value_tensor(ls_tensor_alloc(LS_DT_I64, 1, s1))};
+            ls_value *out;
+            uint32_t nout;
+            if (be->execute(h, in, 3, &out, &nout, &err) == 0) release_all(out, nout);
+            for (int i = 0; i < 3; i++) ls_value_release(&in[i]);
+            be->destroy(h);
+        } else {
+            ck_assert_msg(strncmp(err.msg, "BundledBackend: init", 20) == 0, "%s", err.msg);
+        }
+        ls_blob_unref(b);
+    }
+    ls_blob_unref(good);
+    ls_program_unref(p);
+}
+END_TEST
+
 Suite *bundled_backend_suite(void)
 {
     Suite *s = suite_create("bundled_backend");
@@ -513,5 +764,13 @@ Suite *bundled_backend_suite(void)
     tcase_add_test(tc, corrupted_blobs_are_refused_with_a_message);
     tcase_add_test(tc, altered_blobs_never_crash_the_decoder);
     suite_add_tcase(s, tc);
+    TCase *be = tcase_create("backend");
+    tcase_set_timeout(be, 60);
+    tcase_add_test(be, registry_finds_backends_by_id);
+    tcase_add_test(be, chain_with_consumed_constants_runs);
+    tcase_add_test(be, state_lives_in_the_delegate_across_calls);
+    tcase_add_test(be, boolean_gather_is_refused_at_execute_time);
+    tcase_add_test(be, preprocess_and_init_refuse_with_clear_messages);
+    suite_add_tcase(s, be);
     return s;
 }
