@@ -76,6 +76,9 @@ int ls_kernel_call(const ls_op *op, const ls_node *node, const ls_value *args, u
 int ls_binary_into(ls_op_id opid, const ls_tensor *a, const ls_tensor *b, ls_tensor *out, ls_error *err);
 /* C[M,N] = A[M,K]·B[K,N], float32 row-major: the blocked, two-thread GEMM behind mm/linear. */
 void ls_sgemm(int64_t M, int64_t N, int64_t K, const float *A, const float *B, float *C);
+/* Threads the kernels use for large work: 2 on a machine with two cores or more, else 1;
+ * LS_THREADS=1 in the environment forces one. */
+int ls_runtime_threads(void);
 
 /* Evaluates one call node whose inputs are known: `lookup(id)` gives the value of a node id
  * (borrowed). Used by constant propagation and the interpreter. */

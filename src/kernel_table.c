@@ -329,30 +329,47 @@ static int check_arg(ls_kctx *c, const ls_param *p, bool scalars_ok, ls_value *v
     return ls_kfail(c, "argument '%s' is %s, which does not fit the schema", p->name, kind_name(v->kind));
 }
 
+/* Checks and coerces vals[0..n) (owned by the caller, n = the schema's count) and runs the
+ * kernel. */
+static int call_checked(const ls_op *op, const ls_node *node, ls_value *vals, uint32_t nargs, uint32_t n, ls_value *out,
+                        ls_error *err)
+{
+    ls_kctx c = {.node = node, .op = op, .err = err};
+    bool special = op->flags & LS_OPF_SPECIAL;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i >= nargs) {
+            const ls_param *p = &op->schema.params[i];
+            if (p->has_default) {
+                if (arg_value(&p->def, NULL, NULL, &vals[i], err) != 0) return -1;
+            } else if (!p->optional) {
+                return ls_kfail(&c, "missing argument '%s'", p->name);
+            }
+        }
+        if (!special && check_arg(&c, &op->schema.params[i], table[op->id].flags & LK_SCALARS, &vals[i]) != 0) return -1;
+    }
+    return table[op->id].fn(&c, vals, n, out);
+}
+
+static int arg_count(const ls_op *op, uint32_t nargs, uint32_t *n, ls_kctx *c)
+{
+    bool special = op->flags & LS_OPF_SPECIAL;
+    *n = special ? nargs : op->schema.nparams;
+    if (special && nargs < 2) return ls_kfail(c, "expects 2 arguments, got %u", nargs);
+    if (!special && nargs > *n) return ls_kfail(c, "%u arguments given, the schema has %u", nargs, *n);
+    return 0;
+}
+
 int ls_kernel_call(const ls_op *op, const ls_node *node, const ls_value *args, uint32_t nargs, ls_value *out,
                    ls_error *err)
 {
     ls_kctx c = {.node = node, .op = op, .err = err};
-    ls_kernel_fn fn = ls_kernel_for(op);
     *out = ls_value_none();
-    if (!fn) return ls_kfail(&c, "no kernel for %s", op ? op->qualname : "an unknown operator");
-    bool special = op->flags & LS_OPF_SPECIAL;
-    uint32_t n = special ? nargs : op->schema.nparams;
-    if (special && n < 2) return ls_kfail(&c, "expects 2 arguments, got %u", nargs);
-    if (!special && nargs > n) return ls_kfail(&c, "%u arguments given, the schema has %u", nargs, n);
+    if (!ls_kernel_for(op)) return ls_kfail(&c, "no kernel for %s", op ? op->qualname : "an unknown operator");
+    uint32_t n;
+    if (arg_count(op, nargs, &n, &c) != 0) return -1;
     ls_value *vals = ls_calloc(n ? n : 1, sizeof *vals);
-    int rc = 0;
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        if (i < nargs) {
-            vals[i] = ls_value_copy(&args[i]);
-        } else {
-            const ls_param *p = &op->schema.params[i];
-            if (p->has_default) rc = arg_value(&p->def, NULL, NULL, &vals[i], err);
-            else if (!p->optional) rc = ls_kfail(&c, "missing argument '%s'", p->name);
-        }
-        if (rc == 0 && !special) rc = check_arg(&c, &op->schema.params[i], table[op->id].flags & LK_SCALARS, &vals[i]);
-    }
-    if (rc == 0) rc = fn(&c, vals, n, out);
+    for (uint32_t i = 0; i < n && i < nargs; i++) vals[i] = ls_value_copy(&args[i]);
+    int rc = call_checked(op, node, vals, nargs, n, out, err);
     for (uint32_t i = 0; i < n; i++) ls_value_release(&vals[i]);
     free(vals);
     return rc;
@@ -367,14 +384,18 @@ int ls_eval_node(const ls_node *n, ls_value_lookup lookup, void *lookup_ctx, ls_
     if (n->op->id == LS_OP_call_delegate)
         return ls_kfail(&c, "a delegate call is run by the interpreter through its backend, not as a kernel");
     if (!ls_kernel_for(n->op)) return ls_kfail(&c, "no kernel for %s", n->op->qualname);
-    ls_value *vals = ls_calloc(n->nargs ? n->nargs : 1, sizeof *vals);
+    uint32_t cnt;
+    if (arg_count(n->op, n->nargs, &cnt, &c) != 0) return -1;
+    /* the arguments of almost every node fit on the stack */
+    ls_value stack[16], *vals = cnt <= 16 ? stack : ls_malloc(sizeof *vals * cnt);
+    for (uint32_t i = 0; i < cnt; i++) vals[i] = ls_value_none();
     int rc = 0;
     for (uint16_t i = 0; i < n->nargs && rc == 0; i++) {
         rc = arg_value(&n->args[i], lookup, lookup_ctx, &vals[i], err);
         if (rc) ls_fail_prefix(err, "node %s (%s): argument %u", n->name, n->op->qualname, i);
     }
-    if (rc == 0) rc = ls_kernel_call(n->op, n, vals, n->nargs, out, err);
-    for (uint16_t i = 0; i < n->nargs; i++) ls_value_release(&vals[i]);
-    free(vals);
+    if (rc == 0) rc = call_checked(n->op, n, vals, n->nargs, cnt, out, err);
+    for (uint32_t i = 0; i < cnt; i++) ls_value_release(&vals[i]);
+    if (vals != stack) free(vals);
     return rc;
 }

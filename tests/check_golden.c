@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backend.h"
 #include "npy.h"
+#include "passes.h"
 #include "reader.h"
 #include "runtime.h"
 #include "testutil.h"
@@ -55,20 +57,19 @@ static char *compare(const ls_tensor *got, const char *path)
     return res;
 }
 
-static void run_golden(const char *sample, int steps)
+static void golden_paths(const char *sample, char *prog, char *dir, size_t cap)
 {
-    char prog[1024], dir[1024], path[2200];
-    snprintf(prog, sizeof prog, "%ssamples/%s.pt2", tu_root(""), sample);
-    snprintf(dir, sizeof dir, "%stests/golden/%s", tu_root(""), sample);
-    if (!exists(prog) || !exists(dir)) {
-        fprintf(stderr, "golden %s: skipped (sample or golden files absent)\n", sample);
-        return;
-    }
-    ls_program *p;
+    snprintf(prog, cap, "%ssamples/%s.pt2", tu_root(""), sample);
+    snprintf(dir, cap, "%stests/golden/%s", tu_root(""), sample);
+}
+
+/* Runs p for `steps` steps on the golden inputs and compares every output (and state). */
+static void check_program(const ls_program *p, const char *dir, const char *label, int steps)
+{
+    char path[2200];
     ls_error err;
-    ck_assert_msg(ls_load(prog, NULL, &p, &err) == 0, "%s", err.msg);
     ls_runner *r = ls_runner_new(p, &err);
-    ck_assert_msg(r != NULL, "%s", err.msg);
+    ck_assert_msg(r != NULL, "%s: %s", label, err.msg);
     uint32_t nin = ls_program_user_inputs(p, NULL, 0);
     const ls_node **ins = calloc(nin + 1, sizeof *ins);
     ls_program_user_inputs(p, ins, nin);
@@ -79,27 +80,27 @@ static void run_golden(const char *sample, int steps)
         for (uint32_t i = 0; i < nin; i++) {
             ls_tensor *t;
             snprintf(path, sizeof path, "%s/%sin_%s.npy", dir, pre, ins[i]->name);
-            ck_assert_msg(ls_npy_load(path, &t, &err) == 0, "%s", err.msg);
+            ck_assert_msg(ls_npy_load(path, &t, &err) == 0, "%s: %s", label, err.msg);
             vals[i] = ls_value_tensor(t);
         }
         ls_value *outs;
         uint32_t nout;
-        ck_assert_msg(ls_runner_run(r, vals, nin, &outs, &nout, &err) == 0, "%s step %d: %s", sample, k, err.msg);
+        ck_assert_msg(ls_runner_run(r, vals, nin, &outs, &nout, &err) == 0, "%s step %d: %s", label, k, err.msg);
         uint32_t checked = 0;
         for (uint32_t o = 0; o < nout; o++) {
             snprintf(path, sizeof path, "%s/%sout_%u.npy", dir, pre, o);
             if (!exists(path)) continue;
             ck_assert_int_eq(outs[o].kind, LS_V_TENSOR);
             char *m = compare(outs[o].t, path);
-            ck_assert_msg(m == NULL, "%s step %d output %u: %s", sample, k, o, m);
+            ck_assert_msg(m == NULL, "%s step %d output %u: %s", label, k, o, m);
             checked++;
         }
-        ck_assert_msg(checked == nout, "%s: %u outputs, %u golden files", sample, nout, checked);
+        ck_assert_msg(checked == nout, "%s: %u outputs, %u golden files", label, nout, checked);
         for (uint32_t s = 0; s < ls_runner_state_count(r); s++) {
             snprintf(path, sizeof path, "%s/%sstate_%s.npy", dir, pre, ls_runner_state_name(r, s));
             if (!exists(path)) continue;
             char *m = compare(ls_runner_state(r, s), path);
-            ck_assert_msg(m == NULL, "%s step %d state %s: %s", sample, k, ls_runner_state_name(r, s), m);
+            ck_assert_msg(m == NULL, "%s step %d state %s: %s", label, k, ls_runner_state_name(r, s), m);
         }
         for (uint32_t o = 0; o < nout; o++) ls_value_release(&outs[o]);
         free(outs);
@@ -108,6 +109,53 @@ static void run_golden(const char *sample, int steps)
     }
     free(ins);
     ls_runner_free(r);
+}
+
+static void run_golden(const char *sample, int steps)
+{
+    char prog[1024], dir[1024];
+    golden_paths(sample, prog, dir, sizeof prog);
+    if (!exists(prog) || !exists(dir)) {
+        fprintf(stderr, "golden %s: skipped (sample or golden files absent)\n", sample);
+        return;
+    }
+    ls_program *p;
+    ls_error err;
+    ck_assert_msg(ls_load(prog, NULL, &p, &err) == 0, "%s", err.msg);
+    check_program(p, dir, sample, steps);
+    ls_program_unref(p);
+}
+
+/* Lowering keeps the meaning: every step of the default pipeline that can run here (the
+ * backends of its delegates are registered) gives the golden outputs too. */
+static void run_golden_lowered(const char *sample, int steps)
+{
+    char prog[1024], dir[1024], label[256];
+    golden_paths(sample, prog, dir, sizeof prog);
+    if (!exists(prog) || !exists(dir)) return;
+    ls_program *p;
+    ls_error err;
+    ck_assert_msg(ls_load(prog, NULL, &p, &err) == 0, "%s", err.msg);
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_history h = {0};
+    ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s", err.msg);
+    int ran = 0;
+    for (uint32_t i = 1; i < h.n; i++) {
+        const ls_program *sp = h.steps[i].program;
+        if (h.steps[i].error || !sp) break;
+        bool runnable = true;
+        for (uint32_t k = 0; k < sp->n_subs; k++)
+            if (!ls_backend_find(sp->subs[k].backend_id)) runnable = false;
+        if (!runnable) continue;
+        snprintf(label, sizeof label, "%s after %s%s%s", sample, h.steps[i].pass, h.steps[i].detail ? " " : "",
+                 h.steps[i].detail ? h.steps[i].detail : "");
+        check_program(sp, dir, label, steps);
+        ran++;
+    }
+    ck_assert_int_gt(ran, 0);
+    ls_history_free(&h);
+    ls_pipeline_opts_free(&o);
     ls_program_unref(p);
 }
 
@@ -126,6 +174,15 @@ END_TEST
 START_TEST(golden_tiny_llama) { run_golden("tiny_llama", 3); }
 END_TEST
 
+START_TEST(golden_after_lowering)
+{
+    const char *samples[] = {"shared_constant", "two_delegates", "folded_output", "constant_mask", "kv_cache", "policy",
+                             "tiny_llama"};
+    int steps[] = {1, 1, 1, 1, 3, 1, 3};
+    for (int i = 0; i < 7; i++) run_golden_lowered(samples[i], steps[i]);
+}
+END_TEST
+
 Suite *golden_suite(void)
 {
     Suite *s = suite_create("golden");
@@ -138,6 +195,7 @@ Suite *golden_suite(void)
     tcase_add_test(tc, golden_kv_cache);
     tcase_add_test(tc, golden_policy);
     tcase_add_test(tc, golden_tiny_llama);
+    tcase_add_test(tc, golden_after_lowering);
     suite_add_tcase(s, tc);
     return s;
 }
