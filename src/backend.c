@@ -5,16 +5,14 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "bundled_blob.h"
+
 #define MAX_BACKENDS 16
 
 static const ls_backend *registry[MAX_BACKENDS];
 static int n_registered;
 static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Defined by the bundled backend (src/bundled_*.c, include/bundled_blob.h). A weak reference,
- * so the core links while that file is absent; when it is linked in, it is registered. */
-extern const ls_backend ls_bundled_backend __attribute__((weak));
 
 void ls_backend_register(const ls_backend *b)
 {
@@ -29,7 +27,7 @@ void ls_backend_register(const ls_backend *b)
 
 static void register_builtins(void)
 {
-    if (&ls_bundled_backend) ls_backend_register(&ls_bundled_backend);
+    ls_backend_register(&ls_bundled_backend); /* src/bundled_backend.c */
 }
 
 const ls_backend *ls_backend_find(const char *id)

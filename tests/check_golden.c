@@ -127,7 +127,8 @@ static void run_golden(const char *sample, int steps)
 }
 
 /* Lowering keeps the meaning: every step of the default pipeline that can run here (the
- * backends of its delegates are registered) gives the golden outputs too. */
+ * backends of its delegates are registered and their blobs preprocessed) gives the golden
+ * outputs too. */
 static void run_golden_lowered(const char *sample, int steps)
 {
     char prog[1024], dir[1024], label[256];
@@ -146,7 +147,7 @@ static void run_golden_lowered(const char *sample, int steps)
         if (h.steps[i].error || !sp) break;
         bool runnable = true;
         for (uint32_t k = 0; k < sp->n_subs; k++)
-            if (!ls_backend_find(sp->subs[k].backend_id)) runnable = false;
+            if (!ls_backend_find(sp->subs[k].backend_id) || !sp->subs[k].processed) runnable = false;
         if (!runnable) continue;
         snprintf(label, sizeof label, "%s after %s%s%s", sample, h.steps[i].pass, h.steps[i].detail ? " " : "",
                  h.steps[i].detail ? h.steps[i].detail : "");
