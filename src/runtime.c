@@ -49,6 +49,7 @@ struct ls_runner {
     rdelegate *del;
     uint32_t n_del;
     int32_t *del_of_pos;    /* call_delegate position → delegate index */
+    bool *inplace_target;   /* per position: the first argument of an in-place op */
     ls_run_stats stats;
 };
 
@@ -84,20 +85,15 @@ static void note_use(uint32_t id, void *vctx)
 }
 
 /* Is the target of this placeholder written by the program (a mutation output, or the first
- * argument of an in-place op)? */
-static bool placeholder_mutated(const ls_program *p, const ls_node *ph, const ls_input_spec *s)
+ * argument of an in-place op: inplace_target, computed once for the graph)? */
+static bool placeholder_mutated(const ls_runner *r, uint32_t pos, const ls_input_spec *s)
 {
+    const ls_program *p = r->p;
     for (uint32_t i = 0; i < p->n_outputs; i++) {
         const ls_output_spec *o = &p->outputs[i];
         if ((o->kind == LS_OUT_BUFFER_MUTATION || o->kind == LS_OUT_PARAMETER_MUTATION) && o->target == s->target) return true;
     }
-    for (uint32_t i = 0; i < p->n_nodes; i++) {
-        const ls_node *n = p->nodes[i];
-        if (n->kind == LS_NODE_CALL && n->op && (n->op->flags & LS_OPF_INPLACE) && n->nargs &&
-            n->args[0].kind == LS_ARG_NODE && n->args[0].v.node == ph->id)
-            return true;
-    }
-    return false;
+    return r->inplace_target[pos];
 }
 
 static int bind_placeholder(ls_runner *r, uint32_t pos, const ls_node *n, const ls_input_spec *s, ls_error *err)
@@ -122,7 +118,7 @@ static int bind_placeholder(ls_runner *r, uint32_t pos, const ls_node *n, const 
                                where(p), kind, s->target ? s->target : "?", n->name);
             return ls_fail(err, "%s: no data for %s '%s' (placeholder %s)", where(p), kind, s->target ? s->target : "?", n->name);
         }
-        if (placeholder_mutated(p, n, s)) {
+        if (placeholder_mutated(r, pos, s)) {
             int32_t k = state_of(r, s->target);
             if (k < 0) {
                 r->state = ls_realloc(r->state, sizeof *r->state * (r->n_state + 1));
@@ -204,7 +200,15 @@ ls_runner *ls_runner_new(const ls_program *cp, ls_error *err)
         r->del_of_pos[i] = -1;
     }
     uint32_t n_ph = 0;
-    for (uint32_t i = 0; i < r->n; i++) n_ph += p->nodes[i]->kind == LS_NODE_PLACEHOLDER;
+    r->inplace_target = ls_calloc(cap, sizeof *r->inplace_target);
+    for (uint32_t i = 0; i < r->n; i++) {
+        const ls_node *n = p->nodes[i];
+        n_ph += n->kind == LS_NODE_PLACEHOLDER;
+        if (n->kind == LS_NODE_CALL && n->op && (n->op->flags & LS_OPF_INPLACE) && n->nargs && n->args[0].kind == LS_ARG_NODE) {
+            int32_t t = pos_of(r, n->args[0].v.node);
+            if (t >= 0) r->inplace_target[t] = true;
+        }
+    }
     if (p->n_inputs && p->n_inputs != n_ph) {
         ls_fail(err, "%s: the program has %u placeholders but its signature lists %u inputs", where(p), n_ph, p->n_inputs);
         goto fail;
@@ -280,6 +284,7 @@ void ls_runner_free(ls_runner *r)
     free(r->ph);
     free(r->user_pos);
     free(r->del_of_pos);
+    free(r->inplace_target);
     free(r->stats.delegate_names);
     free(r->stats.delegate_backends);
     free(r->stats.delegate_seconds);
@@ -450,40 +455,54 @@ int ls_runner_run(ls_runner *r, const ls_value *inputs, uint32_t n_inputs, ls_va
     for (uint32_t d = 0; d < r->n_del; d++) del_after += r->del[d].seconds;
     r->stats.cpu_seconds += ls_now() - t_start - (del_after - del_before);
     if (rc == 0 && !out_node) rc = ls_fail(err, "%s: the graph has no output node", where(p));
-    /* outputs: mutations are written back, user outputs returned */
+    /* outputs: user outputs are returned, then mutations written back. A user output that
+     * shares storage with a buffer (a view of it) is copied first, so the write-back does not
+     * change a value already returned. */
     ls_value *outs = NULL;
     uint32_t nouts = 0;
-    for (uint16_t k = 0; rc == 0 && k < out_node->nargs; k++) {
-        const ls_arg *a = &out_node->args[k];
-        ls_value v = ls_value_none();
-        if (a->kind == LS_ARG_NODE) {
-            const ls_value *src = lookup(a->v.node, r);
-            if (src) v = ls_value_copy(src);
-        } else if (a->kind == LS_ARG_INT) {
-            v = ls_value_int(a->v.i);
-        } else if (a->kind == LS_ARG_FLOAT) {
-            v = ls_value_float(a->v.f);
-        } else if (a->kind == LS_ARG_BOOL) {
-            v = ls_value_bool(a->v.b);
-        }
-        uint8_t kind = p->n_outputs ? p->outputs[k].kind : LS_OUT_USER_OUTPUT;
-        if (kind == LS_OUT_BUFFER_MUTATION || kind == LS_OUT_PARAMETER_MUTATION) {
-            int32_t s = state_of(r, p->outputs[k].target);
-            if (s >= 0) rc = write_back(r->state[s].t, &v, p->outputs[k].target, r, err);
-            ls_value_release(&v);
-        } else if (kind == LS_OUT_USER_INPUT_MUTATION) {
+    for (int pass = 0; pass < 2; pass++)
+        for (uint16_t k = 0; rc == 0 && out_node && k < out_node->nargs; k++) {
+            uint8_t kind = p->n_outputs ? p->outputs[k].kind : LS_OUT_USER_OUTPUT;
+            bool user = kind == LS_OUT_USER_OUTPUT || kind == LS_OUT_LOSS_OUTPUT;
+            bool mutation = kind == LS_OUT_BUFFER_MUTATION || kind == LS_OUT_PARAMETER_MUTATION ||
+                            kind == LS_OUT_USER_INPUT_MUTATION;
+            if ((pass == 0 && !user) || (pass == 1 && !mutation)) continue;
+            const ls_arg *a = &out_node->args[k];
+            ls_value v = ls_value_none();
+            if (a->kind == LS_ARG_NODE) {
+                const ls_value *src = lookup(a->v.node, r);
+                if (src) v = ls_value_copy(src);
+            } else if (a->kind == LS_ARG_INT) {
+                v = ls_value_int(a->v.i);
+            } else if (a->kind == LS_ARG_FLOAT) {
+                v = ls_value_float(a->v.f);
+            } else if (a->kind == LS_ARG_BOOL) {
+                v = ls_value_bool(a->v.b);
+            }
+            if (user) {
+                if (v.kind == LS_V_TENSOR)
+                    for (uint32_t s = 0; s < r->n_state; s++)
+                        if (v.t->owner == r->state[s].t->owner) {
+                            ls_tensor *c = ls_tensor_clone(v.t);
+                            ls_tensor_unref(v.t);
+                            v.t = c;
+                            break;
+                        }
+                outs = ls_realloc(outs, sizeof *outs * (nouts + 1));
+                outs[nouts++] = v;
+                continue;
+            }
             const char *target = p->outputs[k].target;
-            for (uint32_t u = 0; u < r->n_user; u++)
-                if (p->nodes[r->user_pos[u]]->name == target && inputs[u].kind == LS_V_TENSOR)
-                    rc = write_back(inputs[u].t, &v, target, r, err);
-            ls_value_release(&v);
-        } else if (kind == LS_OUT_USER_OUTPUT || kind == LS_OUT_LOSS_OUTPUT) {
-            outs = ls_realloc(outs, sizeof *outs * (nouts + 1));
-            outs[nouts++] = v;
-        } else {
+            if (kind == LS_OUT_USER_INPUT_MUTATION) {
+                for (uint32_t u = 0; u < r->n_user; u++)
+                    if (p->nodes[r->user_pos[u]]->name == target && inputs[u].kind == LS_V_TENSOR)
+                        rc = write_back(inputs[u].t, &v, target, r, err);
+            } else {
+                int32_t s = state_of(r, target);
+                if (s >= 0) rc = write_back(r->state[s].t, &v, target, r, err);
+            }
             ls_value_release(&v);
         }
-    }
     release_all(r);
     if (rc != 0) {
         for (uint32_t i = 0; i < nouts; i++) ls_value_release(&outs[i]);

@@ -180,6 +180,45 @@ START_TEST(user_input_mutations_write_back)
 }
 END_TEST
 
+/* out = view(buffer) aliases the buffer; the mutation written after the run must not change it */
+START_TEST(an_output_aliasing_a_buffer_keeps_its_value)
+{
+    ls_builder *b = ls_builder_new("model", LS_DIALECT_ATEN);
+    uint32_t buf = input(b, "b_buf", LS_IN_BUFFER, "buf", LS_DT_F32, 1, S3, vals(LS_DT_F32, 1, S3, (double[]){1, 2, 3}));
+    uint32_t v = ls_build_call(b, NULL, LS_OP_view, args_of(2, ls_arg_node(buf), ls_arg_ints((int64_t[]){3}, 1)), 2, NULL);
+    uint32_t a = ls_build_call(b, NULL, LS_OP_add_Scalar, args_of(2, ls_arg_node(buf), ls_arg_int(10)), 2, NULL);
+    uint32_t ids[2] = {a, v};
+    ls_output_kind kinds[2] = {LS_OUT_BUFFER_MUTATION, LS_OUT_USER_OUTPUT};
+    const char *targets[2] = {"buf", NULL};
+    ls_build_output(b, ids, 2, kinds, targets);
+    ls_program *p = ls_builder_finish(b);
+    ls_error err;
+    ls_runner *r = ls_runner_new(p, &err);
+    ck_assert_msg(r, "%s", err.msg);
+    ls_value *out;
+    uint32_t n;
+    run_ok(r, NULL, 0, &out, &n);
+    ck_assert_float_eq(((float *)out[0].t->data)[0], 1); /* the value before the mutation */
+    ck_assert_float_eq(((float *)ls_runner_state(r, 0)->data)[0], 11);
+    release(out, n);
+    run_ok(r, NULL, 0, &out, &n);
+    ck_assert_float_eq(((float *)out[0].t->data)[0], 11);
+    release(out, n);
+    ls_runner_free(r);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(every_operator_but_the_delegate_call_has_a_kernel)
+{
+    for (int i = 0; i < LS_OP_COUNT; i++) {
+        const ls_op *op = ls_op_get((ls_op_id)i);
+        if (i == LS_OP_call_delegate) ck_assert_ptr_null(ls_kernel_for(op));
+        else ck_assert_msg(ls_kernel_for(op) != NULL, "%s has no kernel", op->qualname);
+    }
+}
+END_TEST
+
 START_TEST(missing_weights_name_the_tensor)
 {
     ls_builder *b = ls_builder_new("model", LS_DIALECT_ATEN);
@@ -429,6 +468,8 @@ Suite *runtime_suite(void)
     tcase_add_test(tc, buffer_mutation_carries_state_across_runs);
     tcase_add_test(tc, in_place_index_put_mutates_its_buffer);
     tcase_add_test(tc, user_input_mutations_write_back);
+    tcase_add_test(tc, an_output_aliasing_a_buffer_keeps_its_value);
+    tcase_add_test(tc, every_operator_but_the_delegate_call_has_a_kernel);
     tcase_add_test(tc, missing_weights_name_the_tensor);
     tcase_add_test(tc, unknown_ops_and_kernel_errors_name_the_node);
     tcase_add_test(tc, a_kernel_disagreeing_with_the_metadata_is_reported);
