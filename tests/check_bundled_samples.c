@@ -1,0 +1,167 @@
+/* The bundled backend on the real samples, lowered by the pipeline and run by the interpreter:
+ * kv_cache's cache fills inside the delegate over three runs (the runner names it
+ * lowered_module_0/cache) and equals the un-lowered program's buffer; constant_mask fails with
+ * MLX's Gather message without fold_masks, and runs with it, matching the un-lowered program. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "bundled_blob.h"
+#include "history.h"
+#include "passes.h"
+#include "reader.h"
+#include "runtime.h"
+#include "testutil.h"
+
+static ls_program *load(const char *sample)
+{
+    ls_error err;
+    ls_program *p = NULL;
+    ck_assert_msg(ls_load(tu_root(sample), NULL, &p, &err) == 0, "%s", err.msg);
+    return p;
+}
+
+/* The program after the last pass. Submodules to_backend left without a blob (when it did not
+ * find the backend) are preprocessed here, as to_backend does, in a copy. */
+static ls_program *lower(const char *sample, const char *pipeline)
+{
+    ls_error err;
+    ls_program *p = load(sample);
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    if (pipeline) ck_assert_msg(ls_pipeline_opt(&o, "--pipeline", pipeline, &err) == 1, "%s", err.msg);
+    ls_history h = {0};
+    ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s", err.msg);
+    for (uint32_t i = 0; i < h.n; i++) ck_assert_msg(!h.steps[i].error, "%s: %s", h.steps[i].pass, h.steps[i].error);
+    ck_assert_str_eq(h.steps[h.n - 1].pass, "to_backend");
+    ls_program *out = ls_program_copy(h.steps[h.n - 1].program);
+    ls_history_free(&h);
+    ls_pipeline_opts_free(&o);
+    ls_program_unref(p);
+    ck_assert_uint_ge(out->n_subs, 1);
+    for (uint32_t i = 0; i < out->n_subs; i++) {
+        ls_submodule *s = &out->subs[i];
+        ck_assert_str_eq(s->backend_id, "BundledBackend");
+        if (s->processed) continue;
+        ck_assert_msg(ls_bundled_backend.preprocess(s->program, &s->processed, &s->specs, &s->nspecs, &err) == 0, "%s",
+                      err.msg);
+    }
+    return out;
+}
+
+static ls_runner *runner(const ls_program *p)
+{
+    ls_error err;
+    ls_runner *r = ls_runner_new(p, &err);
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    return r;
+}
+
+static void free_values(ls_value *v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) ls_value_release(&v[i]);
+    free(v);
+}
+
+static void assert_close(const ls_tensor *a, const ls_tensor *b, const char *what)
+{
+    ck_assert_msg(a->dtype == b->dtype && a->numel == b->numel && a->ndim == b->ndim, "%s: shapes differ", what);
+    for (int64_t i = 0; i < a->numel; i++) {
+        double x = ls_tensor_get_f64(a, i), y = ls_tensor_get_f64(b, i);
+        ck_assert_msg(fabs(x - y) <= 1e-5 * (1 + fabs(y)), "%s[%lld]: %g, expected %g", what, (long long)i, x, y);
+    }
+}
+
+static ls_tensor *state_named(const ls_runner *r, const char *name)
+{
+    for (uint32_t i = 0; i < ls_runner_state_count(r); i++)
+        if (strcmp(ls_runner_state_name(r, i), name) == 0) return ls_runner_state(r, i);
+    ck_abort_msg("no state %s", name);
+    return NULL;
+}
+
+/* Runs both programs on the same seeded inputs and compares the user outputs. */
+static void run_both(ls_runner *ref, ls_runner *low, const ls_program *ref_prog, int64_t step)
+{
+    ls_error err;
+    ls_value *in, *a, *b;
+    uint32_t n_in, na, nb;
+    ck_assert_msg(ls_make_inputs(ref_prog, 7, step, &in, &n_in, &err) == 0, "%s", err.msg);
+    ck_assert_msg(ls_runner_run(ref, in, n_in, &a, &na, &err) == 0, "%s", err.msg);
+    ck_assert_msg(ls_runner_run(low, in, n_in, &b, &nb, &err) == 0, "step %lld: %s", (long long)step, err.msg);
+    ck_assert_uint_eq(na, nb);
+    for (uint32_t k = 0; k < na; k++) {
+        ck_assert_int_eq(a[k].kind, b[k].kind);
+        if (a[k].kind == LS_V_TENSOR) assert_close(b[k].t, a[k].t, "output");
+    }
+    free_values(in, n_in);
+    free_values(a, na);
+    free_values(b, nb);
+}
+
+START_TEST(kv_cache_fills_inside_the_delegate)
+{
+    ls_program *ref_prog = load("samples/kv_cache.pt2");
+    ls_program *low_prog = lower("samples/kv_cache.pt2", NULL);
+    ls_runner *ref = runner(ref_prog), *low = runner(low_prog);
+    ck_assert_uint_eq(ls_runner_state_count(low), 1); /* the delegate's only: the top level has none */
+    ck_assert_str_eq(ls_runner_state_name(low, 0), "lowered_module_0/cache");
+    for (int64_t step = 0; step < 3; step++) {
+        run_both(ref, low, ref_prog, step);
+        const ls_tensor *mine = state_named(low, "lowered_module_0/cache"), *want = state_named(ref, "cache");
+        assert_close(mine, want, "cache");
+        ck_assert_int_eq(mine->ndim, 2);
+        int64_t rows = mine->sizes[0], cols = mine->sizes[1];
+        for (int64_t r = 0; r < rows; r++) { /* rows 0..step written, the rest still zero */
+            bool any = false;
+            for (int64_t c = 0; c < cols; c++) any |= ls_tensor_get_f64(mine, r * cols + c) != 0;
+            ck_assert_msg(any == (r <= step), "step %lld: row %lld %s", (long long)step, (long long)r,
+                          any ? "written too early" : "not written");
+        }
+    }
+    ls_runner_free(ref);
+    ls_runner_free(low);
+    ls_program_unref(ref_prog);
+    ls_program_unref(low_prog);
+}
+END_TEST
+
+START_TEST(constant_mask_needs_fold_masks)
+{
+    ls_program *ref_prog = load("samples/constant_mask.pt2");
+    ls_error err;
+
+    ls_program *unfolded = lower("samples/constant_mask.pt2", "to_edge,constant_prop,partition,duplicate_constants,to_backend");
+    ls_runner *r = runner(unfolded);
+    ls_value *in, *out;
+    uint32_t n_in, n_out;
+    ck_assert_msg(ls_make_inputs(ref_prog, 7, 0, &in, &n_in, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(ls_runner_run(r, in, n_in, &out, &n_out, &err), -1);
+    ck_assert_msg(tu_contains(err.msg, "[Gather] Boolean indices not supported"), "%s", err.msg);
+    ck_assert_msg(tu_contains(err.msg, "BundledBackend: lowered_module_0: node aten_index_tensor"), "%s", err.msg);
+    free_values(in, n_in);
+    ls_runner_free(r);
+    ls_program_unref(unfolded);
+
+    ls_program *folded = lower("samples/constant_mask.pt2", NULL);
+    ls_runner *ref = runner(ref_prog), *low = runner(folded);
+    for (int64_t step = 0; step < 2; step++) run_both(ref, low, ref_prog, step);
+    ls_runner_free(ref);
+    ls_runner_free(low);
+    ls_program_unref(folded);
+    ls_program_unref(ref_prog);
+}
+END_TEST
+
+Suite *bundled_samples_suite(void)
+{
+    Suite *s = suite_create("bundled_samples");
+    TCase *tc = tcase_create("samples");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, kv_cache_fills_inside_the_delegate);
+    tcase_add_test(tc, constant_mask_needs_fold_masks);
+    suite_add_tcase(s, tc);
+    return s;
+}
