@@ -141,7 +141,14 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
     }
 
     /* §2.3 materialisation, last folded value first */
-    ls_namer *names = ls_namer_new(q);
+    /* only names that could clash with the ones made here are reserved */
+    ls_namer *names = ls_namer_new(NULL);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *nm = q->nodes[i]->name;
+        if (strncmp(nm, "_prop_tensor_constant", 21) == 0 || strncmp(nm, "clone", 5) == 0 ||
+            strncmp(nm, "aten_clone_default", 18) == 0)
+            ls_namer_reserve(names, nm);
+    }
     pu_map taken = {0};
     for (uint32_t i = 0; i < q->n_constants; i++) pu_map_put(&taken, q->constants[i].name, 1);
     bool *erase = ls_calloc(n ? n : 1, sizeof *erase);

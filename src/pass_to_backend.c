@@ -57,14 +57,6 @@ typedef struct lower {
     LS_VEC(ls_submodule) subs;
 } lower;
 
-/* The backend registry is another module's (backend.h); until it is in the core, no backend is
- * found and delegates stay unprocessed (running them says so). */
-static const ls_backend *find_backend(const char *id)
-{
-    (void)id;
-    return NULL;
-}
-
 static int32_t pos_of(const lower *L, uint32_t id)
 {
     return ls_program_pos(L->q, id);
@@ -98,7 +90,11 @@ static int check_members(lower *L, const tagrun *t)
 /* The partition must be convex: nothing outside it may read from it and feed it again. */
 static int check_convex(lower *L, uint32_t t, const tagrun *tr)
 {
-    uint32_t first = tr->members.v[0], last = tr->members.v[tr->members.n - 1];
+    /* tagged placeholders read nothing, so no path runs through them: start at the first call */
+    uint32_t k0 = 0;
+    while (k0 < tr->members.n && L->q->nodes[tr->members.v[k0]]->kind == LS_NODE_PLACEHOLDER) k0++;
+    if (k0 == tr->members.n) return 0;
+    uint32_t first = tr->members.v[k0], last = tr->members.v[tr->members.n - 1];
     uint32_t mark = t + 1;
     for (uint32_t pos = first; pos <= last; pos++) {
         bool member = L->tix[pos] == (int32_t)t;
@@ -233,6 +229,8 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
     d->schema_minor = q->schema_minor;
     LS_VEC(ls_node *) dn = {0};
     LS_VEC(ls_input_spec) din = {0};
+    LS_VEC(ls_named_tensor) dstate = {0}, dconst = {0};
+    pu_map placed = {0};
     /* arrange_graph_placeholders: tagged parameters, tagged buffers, then the rest in order */
     for (int pass = 0; pass < 3; pass++)
         for (uint32_t k = 0; k < tagged_ph.n; k++) {
@@ -246,14 +244,18 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
             ls_vec_push(&din, cs);
             const ls_named_tensor *data = pu_data(&L->sig, q, s);
             bool in_state = s->kind == LS_IN_PARAMETER || (s->kind == LS_IN_BUFFER && s->persistent);
-            if (data && !(in_state ? ls_program_state(d, s->target) : ls_program_constant(d, s->target))) {
-                if (in_state) ls_program_put_state(d, s->target, data->t, &data->meta);
-                else ls_program_put_constant(d, s->target, data->t, &data->meta);
+            if (data && !pu_map_has(&placed, s->target)) {
+                pu_map_put(&placed, s->target, 1);
+                ls_named_tensor e = {.name = s->target, .t = ls_tensor_ref(data->t), .meta = data->meta};
+                if (in_state) ls_vec_push(&dstate, e);
+                else ls_vec_push(&dconst, e);
             }
         }
     for (uint32_t k = 0; k < ext.n; k++) {
         const ls_node *src = q->nodes[ext.v[k]];
-        uint32_t id = L->repl_id[ext.v[k]] ? L->repl_id[ext.v[k]] : src->id;
+        /* the id the partition's nodes read; the name of what stands for it at the top level now
+         * (an earlier delegate's getitem), as lowering one tag after the other names it */
+        uint32_t id = src->id;
         const char *name = L->repl_id[ext.v[k]] ? L->repl_name[ext.v[k]] : src->name;
         ls_node *ph = ls_calloc(1, sizeof *ph);
         ph->refs = 1;
@@ -289,6 +291,11 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
     ls_program_set_nodes(d, dn.v, dn.n);
     ls_program_set_inputs(d, din.v, din.n);
     ls_program_set_outputs(d, dos.v, dos.n);
+    d->state_dict = dstate.v;
+    d->n_state = dstate.n;
+    d->constants = dconst.v;
+    d->n_constants = dconst.n;
+    pu_map_free(&placed);
     for (uint32_t k = 0; k < din.n; k++) ls_arg_free(&din.v[k].value);
     free(dn.v);
     free(din.v);
@@ -343,7 +350,7 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
 
     /* preprocess, when the backend is there */
     ls_submodule sub = {.name = mod_name, .backend_id = tr->backend_id, .program = d};
-    const ls_backend *be = find_backend(tr->backend_id);
+    const ls_backend *be = ls_backend_find(tr->backend_id);
     const char *prep = "";
     if (be && be->preprocess) {
         ls_error perr;
@@ -522,7 +529,13 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     uint32_t n = L.n;
     pu_sig_build(&L.sig, q);
     pu_users_take(&L.users, q);
-    L.names = ls_namer_new(q);
+    /* the names this pass makes start with these: only names that could clash are reserved */
+    L.names = ls_namer_new(NULL);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *nm = q->nodes[i]->name;
+        if (strncmp(nm, "getitem", 7) == 0 || strncmp(nm, "executorch_call_delegate", 24) == 0)
+            ls_namer_reserve(L.names, nm);
+    }
     L.tix = ls_malloc(sizeof *L.tix * (n ? n : 1));
     L.stamp = ls_calloc(n ? n : 1, sizeof *L.stamp);
     L.repl_id = ls_calloc(n ? n : 1, sizeof *L.repl_id);

@@ -7,8 +7,13 @@
 #include "namer.h"
 
 struct ls_index {
-    int32_t *pos_of_id; /* size id_cap */
+    int32_t *pos_of_id; /* size id_cap, when ids are dense */
     uint32_t id_cap;
+    /* when ids are sparse (a lowered module keeps the ids of its nodes in the program it came
+     * from), an open-addressing table of ids instead, so the index stays O(nodes) */
+    uint32_t *hash_ids; /* 0 = empty */
+    int32_t *hash_pos;
+    uint32_t hash_cap;
     int32_t *name_slots; /* open addressing over positions, -1 empty */
     uint32_t name_cap;
     uint32_t *user_off; /* CSR of users, built on first ls_program_users call */
@@ -326,6 +331,8 @@ static void drop_index(ls_program *p)
 {
     if (!p->index) return;
     free(p->index->pos_of_id);
+    free(p->index->hash_ids);
+    free(p->index->hash_pos);
     free(p->index->name_slots);
     free(p->index->user_off);
     free(p->index->users);
@@ -498,14 +505,39 @@ static uint32_t name_hash(const char *s)
     return (uint32_t)(x >> 24);
 }
 
+static uint32_t id_slot(uint32_t id, uint32_t cap)
+{
+    return (uint32_t)(((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static int32_t index_pos(const ls_index *ix, uint32_t id)
+{
+    if (ix->pos_of_id) return id < ix->id_cap ? ix->pos_of_id[id] : -1;
+    if (!id) return -1;
+    for (uint32_t s = id_slot(id, ix->hash_cap); ix->hash_ids[s]; s = (s + 1) & (ix->hash_cap - 1))
+        if (ix->hash_ids[s] == id) return ix->hash_pos[s];
+    return -1;
+}
+
 static ls_index *index_of(const ls_program *cp)
 {
     ls_program *p = (ls_program *)cp; /* the index is a cache; building it does not change p */
     if (p->index) return p->index;
     ls_index *ix = ls_calloc(1, sizeof *ix);
-    ix->id_cap = p->next_id + 1;
-    ix->pos_of_id = ls_malloc(sizeof *ix->pos_of_id * ix->id_cap);
-    memset(ix->pos_of_id, 0xff, sizeof *ix->pos_of_id * ix->id_cap);
+    uint32_t max_id = p->next_id;
+    for (uint32_t i = 0; i < p->n_nodes; i++)
+        if (p->nodes[i]->id >= max_id) max_id = p->nodes[i]->id + 1;
+    if (max_id <= 4u * p->n_nodes + 1024u) {
+        ix->id_cap = max_id + 1;
+        ix->pos_of_id = ls_malloc(sizeof *ix->pos_of_id * ix->id_cap);
+        memset(ix->pos_of_id, 0xff, sizeof *ix->pos_of_id * ix->id_cap);
+    } else {
+        uint32_t hc = 16;
+        while (hc < p->n_nodes * 2 + 2) hc *= 2;
+        ix->hash_cap = hc;
+        ix->hash_ids = ls_calloc(hc, sizeof *ix->hash_ids);
+        ix->hash_pos = ls_malloc(sizeof *ix->hash_pos * hc);
+    }
     uint32_t cap = 16;
     while (cap < p->n_nodes * 2 + 2) cap *= 2;
     ix->name_cap = cap;
@@ -513,7 +545,14 @@ static ls_index *index_of(const ls_program *cp)
     memset(ix->name_slots, 0xff, sizeof *ix->name_slots * cap);
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
-        if (n->id < ix->id_cap) ix->pos_of_id[n->id] = (int32_t)i;
+        if (ix->pos_of_id) {
+            if (n->id < ix->id_cap) ix->pos_of_id[n->id] = (int32_t)i;
+        } else if (n->id) {
+            uint32_t h = id_slot(n->id, ix->hash_cap);
+            while (ix->hash_ids[h] && ix->hash_ids[h] != n->id) h = (h + 1) & (ix->hash_cap - 1);
+            ix->hash_ids[h] = n->id;
+            ix->hash_pos[h] = (int32_t)i;
+        }
         uint32_t s = name_hash(n->name) & (cap - 1);
         while (ix->name_slots[s] >= 0) s = (s + 1) & (cap - 1);
         ix->name_slots[s] = (int32_t)i;
@@ -534,8 +573,7 @@ int32_t ls_program_find(const ls_program *p, const char *name)
 
 int32_t ls_program_pos(const ls_program *p, uint32_t id)
 {
-    ls_index *ix = index_of(p);
-    return id < ix->id_cap ? ix->pos_of_id[id] : -1;
+    return index_pos(index_of(p), id);
 }
 
 ls_node *ls_program_node(const ls_program *p, uint32_t id)
@@ -562,8 +600,9 @@ typedef struct user_ctx {
 static void record_use(uint32_t id, void *vctx)
 {
     user_ctx *c = vctx;
-    if (id >= c->ix->id_cap || c->ix->pos_of_id[id] < 0) return;
-    uint32_t src = (uint32_t)c->ix->pos_of_id[id];
+    int32_t at = index_pos(c->ix, id);
+    if (at < 0) return;
+    uint32_t src = (uint32_t)at;
     if (c->last_user[src] == c->user_pos) return;
     c->last_user[src] = c->user_pos;
     if (c->users) c->users[c->cursor[src]++] = c->user_pos;
