@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "passtest.h"
+#include "verify.h"
 
 static const int64_t S22[2] = {2, 2};
 
@@ -403,6 +404,35 @@ START_TEST(test_two_tags_share_nodes)
 }
 END_TEST
 
+/* D9: a delegate program with two placeholders naming one target (what ExecuTorch's per-user
+ * copies made) is refused by the bundled backend's builder guard at preprocess; the verifier
+ * reports it for the top level. duplicate_constants never makes one (see its tests). */
+START_TEST(d9_target_listed_twice_refused)
+{
+    int64_t four = 4;
+    ls_builder *b = ls_builder_new("model", LS_DIALECT_EDGE);
+    uint32_t c = pt_input(b, "c_k", LS_IN_CONSTANT_TENSOR, "k", true, LS_DT_F32, 1, &four);
+    uint32_t c2 = pt_input(b, "c_k_copy_0", LS_IN_CONSTANT_TENSOR, "k", true, LS_DT_F32, 1, &four);
+    uint32_t x = pt_input(b, "x", LS_IN_USER_INPUT, NULL, false, LS_DT_F32, 1, &four);
+    uint32_t o = pt_bin(b, LS_OP_mul_Tensor, pt_bin(b, LS_OP_add_Tensor, x, c), c2);
+    ls_build_output(b, &o, 1, NULL, NULL);
+    ls_program *p = ls_builder_finish(b);
+    const char *all[] = {"c_k", "c_k_copy_0", "aten_add_tensor", "aten_mul_tensor"};
+    for (int i = 0; i < 4; i++) pt_tag(p, all[i], "tag0");
+    ls_error err;
+    ck_assert_ptr_null(pt_run(ls_pass_to_backend, p, NULL, NULL, &err));
+    ck_assert_msg(strstr(err.msg, "already has a slot"), "%s", err.msg);
+    ls_verify_result vr;
+    ls_verify(p, &vr);
+    ck_assert_uint_ge(vr.n_errors, 1);
+    bool named = false;
+    for (uint32_t i = 0; i < vr.n; i++) named |= strstr(vr.v[i].msg, "`k` is not a buffer") != NULL;
+    ck_assert(named);
+    ls_verify_result_free(&vr);
+    ls_program_unref(p);
+}
+END_TEST
+
 Suite *pass_to_backend_suite(void)
 {
     Suite *s = suite_create("pass_to_backend");
@@ -421,6 +451,7 @@ Suite *pass_to_backend_suite(void)
     tcase_add_test(tc, test17_arrange_graph_outputs);
     tcase_add_test(tc, test_invalid_partition_cycle);
     tcase_add_test(tc, test_two_tags_share_nodes);
+    tcase_add_test(tc, d9_target_listed_twice_refused);
     suite_add_tcase(s, tc);
     return s;
 }
