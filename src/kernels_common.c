@@ -52,9 +52,9 @@ const char *lk_shape_str(int ndim, const int64_t *sizes, char *buf, size_t cap)
 
 int64_t lk_numel(int ndim, const int64_t *sizes)
 {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= sizes[i];
-    return n;
+    uint64_t n = 1; /* unsigned: a shape that overflows is refused elsewhere, never undefined here */
+    for (int i = 0; i < ndim; i++) n *= (uint64_t)sizes[i];
+    return (int64_t)n;
 }
 
 int lk_broadcast_shape(ls_kctx *c, int na, const int64_t *sa, int nb, const int64_t *sb, int *nout, int64_t *out)
@@ -76,10 +76,10 @@ int lk_broadcast_shape(ls_kctx *c, int na, const int64_t *sa, int nb, const int6
 
 void lk_strides(int ndim, const int64_t *sizes, int64_t *strides)
 {
-    int64_t s = 1;
+    uint64_t s = 1; /* unsigned for the same reason as lk_numel (an empty shape may be huge) */
     for (int i = ndim - 1; i >= 0; i--) {
-        strides[i] = s;
-        s *= sizes[i];
+        strides[i] = (int64_t)s;
+        s *= (uint64_t)sizes[i];
     }
 }
 

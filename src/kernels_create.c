@@ -75,13 +75,17 @@ static int arange(ls_kctx *c, const ls_value *start, const ls_value *end, const 
         if (st == 0) return ls_kfail(c, "step must be nonzero");
         if ((st > 0 && e < s) || (st < 0 && e > s))
             return ls_kfail(c, "upper bound and larger bound inconsistent with step sign");
-        n = st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st;
+        /* in 128 bits: the span of two int64 bounds does not fit in 64 */
+        __int128 span = (__int128)e - s, stp = st;
+        __int128 len = span / stp + (span % stp != 0);
+        if (len > ((__int128)1 << 40)) return ls_kfail(c, "arange of %.3g elements", (double)len);
+        n = (int64_t)len;
         ls_tensor *t = lk_new(c, dt, 1, &n);
         if (!t) return -1;
         if (dt == LS_DT_I64)
-            for (int64_t i = 0; i < n; i++) ((int64_t *)t->data)[i] = s + i * st;
+            for (int64_t i = 0; i < n; i++) ((int64_t *)t->data)[i] = (int64_t)(s + (__int128)i * st);
         else
-            for (int64_t i = 0; i < n; i++) ls_tensor_set_f64(t, i, (double)(s + i * st));
+            for (int64_t i = 0; i < n; i++) ls_tensor_set_f64(t, i, (double)(s + (__int128)i * st));
         return lk_ret(out, t);
     }
     double s = start ? lk_f64(start) : 0, e = lk_f64(end), st = step ? lk_f64(step) : 1;

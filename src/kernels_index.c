@@ -320,9 +320,10 @@ static int take_rows(ls_kctx *c, const ls_tensor *self, int dim, const ls_tensor
     const int64_t *ix = lk_as(index, LS_DT_I64, &tmp);
     for (int64_t i = 0; i < index->numel; i++)
         if (ix[i] < 0 || ix[i] >= size) { /* no negative indices here, as in torch */
+            int64_t bad = ix[i];
             ls_free_aligned(tmp);
             ls_tensor_unref(res);
-            return ls_kfail(c, "index %" PRId64 " is out of range for dimension %d of size %" PRId64, ix[i], dim, size);
+            return ls_kfail(c, "index %" PRId64 " is out of range for dimension %d of size %" PRId64, bad, dim, size);
         }
     uint8_t *dst = res->data;
     for (int64_t p = 0; p < outer; p++)
@@ -340,6 +341,7 @@ LK_DECL(k_index_select)
     if (lk_dim(c, lk_int(&args[1]), self->ndim, &dim) != 0) return -1;
     if (index->ndim > 1) return ls_kfail(c, "index_select(): index must be a vector, got %d-d", index->ndim);
     if (!ls_dtype_is_int(index->dtype)) return ls_kfail(c, "index_select(): index must be an integer tensor");
+    if (self->ndim == 0 && index->numel != 1) return ls_kfail(c, "index_select(): index to a scalar can have only 1 value");
     int64_t oshape[LS_MAX_DIMS];
     memcpy(oshape, self->sizes, sizeof(int64_t) * self->ndim);
     if (self->ndim) oshape[dim] = index->numel;

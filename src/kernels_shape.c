@@ -130,8 +130,8 @@ LK_DECL(k_view)
             infer = d;
         } else if (sz[d] < 0) {
             return ls_kfail(c, "invalid shape dimension %" PRId64, sz[d]);
-        } else {
-            known *= sz[d];
+        } else if (__builtin_mul_overflow(known, sz[d], &known)) {
+            goto bad;
         }
     }
     if (infer >= 0) {
@@ -268,9 +268,10 @@ ls_tensor *lk_expand(ls_kctx *c, const ls_tensor *t, int ndim, const int64_t *si
         es[d] = k < 0 || (t->sizes[k] == 1 && sizes[d] != 1) ? 0 : st[k];
     }
     ls_tensor *o = lk_new(c, t->dtype, ndim, sizes);
+    if (!o) return NULL;
     int64_t cs[LS_MAX_DIMS];
     lk_strides(ndim, sizes, cs);
-    if (o && o->numel) lk_copy_nd(o->data, cs, t->data, es, ls_dtype_size(t->dtype), ndim, sizes);
+    if (o->numel) lk_copy_nd(o->data, cs, t->data, es, ls_dtype_size(t->dtype), ndim, sizes);
     return o;
 }
 
@@ -309,7 +310,7 @@ static int slice_view(ls_kctx *c, ls_tensor *t, int dim, int64_t start, int64_t 
     for (int d = 0; d < t->ndim; d++) {
         if (d == dim && !keep_dim) continue;
         sz[n] = d == dim ? len : t->sizes[d];
-        vs[n] = d == dim ? st[d] * step : st[d];
+        vs[n] = d == dim && len > 1 ? st[d] * step : st[d]; /* len > 1: step·stride stays inside the tensor */
         n++;
     }
     *res = lk_view_result(c, t, start * st[dim], n, sz, vs);
@@ -331,7 +332,7 @@ LK_DECL(k_slice)
     if (end < 0) end += size;
     start = start < 0 ? 0 : start > size ? size : start;
     end = end < start ? start : end > size ? size : end;
-    int64_t len = (end - start + step - 1) / step;
+    int64_t len = (end - start) / step + ((end - start) % step != 0);
     ls_tensor *r;
     if (slice_view(c, t, dim, start, len, step, true, &r) != 0) return -1;
     return lk_ret(out, r);
@@ -373,11 +374,11 @@ static int split_even(ls_kctx *c, ls_tensor *t, int dim, int64_t split, ls_value
 {
     int64_t size = t->sizes[dim];
     if (split < 0 || (split == 0 && size != 0)) return ls_kfail(c, "split size must be positive, got %" PRId64, split);
-    int64_t n = split == 0 ? 1 : (size + split - 1) / split;
+    int64_t n = split == 0 ? 1 : size / split + (size % split != 0);
     if (n == 0) n = 1;
     if (n > 65536) return ls_kfail(c, "split into %" PRId64 " parts", n);
     int64_t *sizes = ls_malloc(sizeof *sizes * (size_t)n);
-    for (int64_t i = 0; i < n; i++) sizes[i] = (i + 1) * split <= size ? split : size - i * split;
+    for (int64_t i = 0; i < n; i++) sizes[i] = split <= size - i * split ? split : size - i * split;
     int rc = split_sizes(c, t, dim, sizes, (int)n, out);
     free(sizes);
     return rc;
@@ -401,7 +402,7 @@ LK_DECL(k_chunk)
     if (t->ndim == 0) return ls_kfail(c, "chunk() cannot be applied to a 0-dim tensor");
     if (lk_dim(c, lk_int(&args[2]), t->ndim, &dim) != 0) return -1;
     int64_t size = t->sizes[dim];
-    return split_even(c, t, dim, (size + chunks - 1) / chunks, out);
+    return split_even(c, t, dim, size / chunks + (size % chunks != 0), out);
 }
 
 LK_DECL(k_split_with_sizes)
@@ -421,7 +422,10 @@ LK_DECL(k_split_with_sizes)
             free(sizes);
             return ls_kfail(c, "split_sizes contains a negative entry %" PRId64, bad);
         }
-        sum += sizes[i];
+        if (__builtin_add_overflow(sum, sizes[i], &sum)) {
+            free(sizes);
+            return ls_kfail(c, "split_sizes overflow when summed");
+        }
     }
     int rc;
     if (sum != t->sizes[dim])
@@ -500,6 +504,9 @@ LK_DECL(k_constant_pad_nd)
     int np;
     if (lk_ints(c, &args[1], "pad", pad, 2 * LS_MAX_DIMS, &np) != 0) return -1;
     if (np % 2 != 0) return ls_kfail(c, "padding length must be divisible by 2, got %d", np);
+    for (int i = 0; i < np; i++)
+        if (pad[i] < -((int64_t)1 << 48) || pad[i] > ((int64_t)1 << 48))
+            return ls_kfail(c, "padding %" PRId64 " is out of range", pad[i]);
     if (np / 2 > t->ndim)
         return ls_kfail(c, "padding length %d is too large for a %d-d tensor", np, t->ndim);
     int64_t lo[LS_MAX_DIMS] = {0}, osz[LS_MAX_DIMS];
@@ -508,7 +515,8 @@ LK_DECL(k_constant_pad_nd)
         int64_t l = 0, r = 0;
         if (k < np / 2) l = pad[2 * k], r = pad[2 * k + 1];
         lo[d] = l;
-        osz[d] = t->sizes[d] + l + r;
+        if (__builtin_add_overflow(t->sizes[d], l, &osz[d]) || __builtin_add_overflow(osz[d], r, &osz[d]))
+            return ls_kfail(c, "padding %" PRId64 ", %" PRId64 " overflows dimension %d", l, r, d);
         if (osz[d] < 0)
             return ls_kfail(c, "the input size %" PRId64 " plus negative padding %" PRId64 " and %" PRId64
                                " resulted in a negative output size",
