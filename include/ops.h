@@ -86,11 +86,14 @@ const ls_op *ls_op_get(ls_op_id id);
 const ls_op *ls_op_find(const char *ns, const char *name, const char *overload);
 /* Parses a node target. Known spellings: "torch.ops.aten.add.Tensor",
  * "executorch.exir.dialects.edge.ops.aten.add.Tensor", "aten.add.Tensor", "aten::add.Tensor",
- * "_operator.getitem", "torch.ops.higher_order.executorch_call_delegate".
+ * "_operator.getitem", "torch.ops.higher_order.executorch_call_delegate", and out variants
+ * ("aten::add.out", "executorch.exir.dialects.edge.ops.aten.add.out": the functional entry,
+ * *dialect LS_DIALECT_EXECUTORCH).
  * Returns NULL for an unknown operator; *dialect tells which spelling it was in any case. */
 const ls_op *ls_op_from_target(const char *target, ls_dialect *dialect);
 /* The target string of op in a dialect (interned): ATen "torch.ops.aten.add.Tensor",
- * Edge "executorch.exir.dialects.edge.ops.aten.add.Tensor". */
+ * Edge "executorch.exir.dialects.edge.ops.aten.add.Tensor", ExecuTorch (its out variant)
+ * "executorch.exir.dialects.edge.ops.aten.add.out". */
 const char *ls_op_target(const ls_op *op, ls_dialect dialect);
 /* The functional op whose out variant a .pte names: ("aten::add", "out") → add.Tensor. */
 const ls_op *ls_op_from_out_variant(const char *ns_name, const char *overload);

@@ -24,8 +24,12 @@ typedef enum ls_dialect {
     LS_DIALECT_NONE = 0, /* getitem, call_delegate, placeholders: belong to no dialect */
     LS_DIALECT_ATEN,     /* torch.ops.aten.* — torch.export output (verifier ATEN or TRAINING) */
     LS_DIALECT_EDGE,     /* executorch.exir.dialects.edge.ops.* — after to_edge */
+    LS_DIALECT_EXECUTORCH, /* out variants, after to_executorch's to_out_variant and in programs read
+                              from a .pte: target "executorch.exir.dialects.edge.ops.aten.add.out" or
+                              "aten::add.out", op the functional entry (add.Tensor), explicit out args
+                              after the schema's (named "out", "out0", ...) */
 } ls_dialect;
-const char *ls_dialect_name(ls_dialect d); /* "ATen", "Edge", "-" */
+const char *ls_dialect_name(ls_dialect d); /* "ATen", "Edge", "ExecuTorch", "-" */
 
 typedef enum ls_node_kind {
     LS_NODE_PLACEHOLDER,
@@ -239,6 +243,11 @@ typedef struct ls_program {
     const char *torch_version;
     int schema_major, schema_minor;
     char *extra_json; /* module_call_graph, range_constraints, opset_version... (owned) */
+    /* What the to_executorch steps attach (export.h: the memory plan, the emitted .pte). Owned,
+     * released with exec_free; ls_program_copy does not carry it (a new version may change what
+     * it describes). */
+    void *exec;
+    void (*exec_free)(void *exec);
     ls_index *index;  /* built on demand, dropped on change */
 } ls_program;
 

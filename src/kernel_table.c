@@ -14,6 +14,7 @@ static const struct {
     uint8_t flags;
 } table[LS_OP_COUNT] = {
     [LS_OP_getitem] = {k_getitem, 0},
+    [LS_OP_alloc] = {k_zeros, 0}, /* memory.alloc(size, dtype): an out argument's memory */
     [LS_OP_sym_size_int] = {k_sym_size, 0},
     [LS_OP_add_Tensor] = {k_add, LK_SCALARS},
     [LS_OP_add_Scalar] = {k_add, LK_SCALARS},
@@ -384,17 +385,22 @@ int ls_eval_node(const ls_node *n, ls_value_lookup lookup, void *lookup_ctx, ls_
     if (n->op->id == LS_OP_call_delegate)
         return ls_kfail(&c, "a delegate call is run by the interpreter through its backend, not as a kernel");
     if (!ls_kernel_for(n->op)) return ls_kfail(&c, "no kernel for %s", n->op->qualname);
+    /* an out variant (ExecuTorch dialect) carries its out arguments after the schema's: the
+     * kernel computes the functional result; where it lives is the memory plan's business */
+    uint16_t nargs = n->nargs;
+    if (n->dialect == LS_DIALECT_EXECUTORCH && !(n->op->flags & LS_OPF_SPECIAL) && nargs > n->op->schema.nparams)
+        nargs = n->op->schema.nparams;
     uint32_t cnt;
-    if (arg_count(n->op, n->nargs, &cnt, &c) != 0) return -1;
+    if (arg_count(n->op, nargs, &cnt, &c) != 0) return -1;
     /* the arguments of almost every node fit on the stack */
     ls_value stack[16], *vals = cnt <= 16 ? stack : ls_malloc(sizeof *vals * cnt);
     for (uint32_t i = 0; i < cnt; i++) vals[i] = ls_value_none();
     int rc = 0;
-    for (uint16_t i = 0; i < n->nargs && rc == 0; i++) {
+    for (uint16_t i = 0; i < nargs && rc == 0; i++) {
         rc = arg_value(&n->args[i], lookup, lookup_ctx, &vals[i], err);
         if (rc) ls_fail_prefix(err, "node %s (%s): argument %u", n->name, n->op->qualname, i);
     }
-    if (rc == 0) rc = call_checked(n->op, n, vals, n->nargs, cnt, out, err);
+    if (rc == 0) rc = call_checked(n->op, n, vals, nargs, cnt, out, err);
     for (uint32_t i = 0; i < cnt; i++) ls_value_release(&vals[i]);
     if (vals != stack) free(vals);
     return rc;

@@ -300,6 +300,7 @@ const ls_op *ls_op_from_target(const char *target, ls_dialect *dialect)
         strcmp(target, "operator.getitem") == 0)
         return &table[LS_OP_getitem];
     if (strstr(target, "executorch_call_delegate")) return &table[LS_OP_call_delegate];
+    if (strcmp(target, "executorch.exir.memory.alloc") == 0) return &table[LS_OP_alloc];
     const char *rest = target;
     for (size_t i = 0; i < sizeof target_prefixes / sizeof target_prefixes[0]; i++) {
         size_t pl = strlen(target_prefixes[i].prefix);
@@ -329,15 +330,30 @@ const ls_op *ls_op_from_target(const char *target, ls_dialect *dialect)
     if (dialect) *dialect = d;
     ovl = strchr(name, '.');
     if (ovl) *ovl++ = 0;
-    return ls_op_find(ns, name, ovl);
+    const ls_op *op = ls_op_find(ns, name, ovl);
+    if (op || !ovl) return op;
+    /* an out variant ("aten::add.out", "executorch.exir.dialects.edge.ops.aten.add.out"): the
+     * functional entry, in the ExecuTorch dialect */
+    for (int i = 0; i < LS_OP_COUNT; i++) {
+        const ls_op *o = &table[i];
+        if (o->out_overload && strcmp(o->out_overload, ovl) == 0 && strcmp(o->ns, ns) == 0 && strcmp(o->name, name) == 0) {
+            if (dialect) *dialect = LS_DIALECT_EXECUTORCH;
+            return o;
+        }
+    }
+    return NULL;
 }
 
 const char *ls_op_target(const ls_op *op, ls_dialect dialect)
 {
     if (op->id == LS_OP_getitem) return ls_intern("_operator.getitem");
     if (op->id == LS_OP_call_delegate) return ls_intern("torch.ops.higher_order.executorch_call_delegate");
+    if (op->id == LS_OP_alloc) return ls_intern("executorch.exir.memory.alloc");
     if (dialect == LS_DIALECT_EDGE)
         return ls_internf("executorch.exir.dialects.edge.ops.%s.%s.%s", op->ns, op->name, op->overload);
+    if (dialect == LS_DIALECT_EXECUTORCH)
+        return ls_internf("executorch.exir.dialects.edge.ops.%s.%s.%s", op->ns, op->name,
+                          op->out_overload ? op->out_overload : op->overload);
     return ls_internf("torch.ops.%s.%s.%s", op->ns, op->name, op->overload);
 }
 

@@ -28,7 +28,7 @@ const char *ls_node_kind_name(ls_node_kind k)
 
 const char *ls_dialect_name(ls_dialect d)
 {
-    return d == LS_DIALECT_ATEN ? "ATen" : d == LS_DIALECT_EDGE ? "Edge" : "-";
+    return d == LS_DIALECT_ATEN ? "ATen" : d == LS_DIALECT_EDGE ? "Edge" : d == LS_DIALECT_EXECUTORCH ? "ExecuTorch" : "-";
 }
 
 const char *ls_arg_kind_name(ls_arg_kind k)
@@ -394,6 +394,8 @@ ls_program *ls_program_copy(const ls_program *src)
         for (uint32_t i = 0; i < src->n_subs; i++) copy_sub(&p->subs[i], &src->subs[i]);
     }
     p->extra_json = src->extra_json ? ls_strdup(src->extra_json) : NULL;
+    p->exec = NULL;
+    p->exec_free = NULL;
     p->tags = NULL;
     if (src->n_tags) {
         p->tags = ls_malloc(sizeof *p->tags * src->n_tags);
@@ -423,6 +425,7 @@ void ls_program_unref(ls_program *p)
     for (uint32_t i = 0; i < p->n_subs; i++) free_sub(&p->subs[i]);
     free(p->subs);
     free(p->extra_json);
+    if (p->exec_free) p->exec_free(p->exec);
     free(p->tags);
     drop_index(p);
     free(p);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "export.h"
 #include "read_internal.h"
 
 /* A models/<name>.json inside an unpacked archive: its weights are two folders up. */
@@ -66,10 +67,8 @@ int ls_load(const char *path, const ls_load_opts *opts, ls_program **out, ls_err
         while (i < (size_t)got && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
         if (got >= 4 && head[0] == 'P' && head[1] == 'K' && (head[2] == 3 || head[2] == 5)) {
             rc = ls_load_archive(path, opts, out, err);
-        } else if (got >= 8 && memcmp(head + 4, "ET12", 4) == 0) {
-            rc = ls_fail(err, "%s: an ExecuTorch .pte program: lowerscope opens .pt2 archives and exported-program "
-                              "JSON here (lowerscope --help lists the .pte commands)",
-                         path);
+        } else if (got >= 8 && memcmp(head + 4, "ET", 2) == 0) { /* ET12, or another version: its reader says */
+            rc = ls_load_pte(path, opts ? opts->model : NULL, out, err); /* opts->model: the method */
         } else if (i < (size_t)got && (head[i] == '{' || head[i] == '[') ) {
             rc = load_json_file(path, opts, out, err);
         } else {

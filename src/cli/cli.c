@@ -10,7 +10,7 @@
 
 int ls_cmd_info(int, char **), ls_cmd_verify(int, char **);
 int ls_cmd_passes(int, char **), ls_cmd_partitions(int, char **), ls_cmd_diff(int, char **);
-int ls_cmd_run(int, char **);
+int ls_cmd_run(int, char **), ls_cmd_export(int, char **);
 static const ls_command commands[] = {
     {"help", NULL, "help", "show this help"},
     {"info", ls_cmd_info, "info FILE [--json] [--model NAME]", "what a program holds: nodes, ops, inputs, tags, verifier"},
@@ -19,6 +19,7 @@ static const ls_command commands[] = {
     {"partitions", ls_cmd_partitions, "partitions FILE [--step S] [--json]", "the delegation table: per op, what each tag took and what stayed on the CPU, and why"},
     {"diff", ls_cmd_diff, "diff FILE --step S", "what a step of the pipeline changed, as +/-/~ lines"},
     {"run", ls_cmd_run, "run FILE [--steps N] [--input NAME=F.npy]... [--seed S] [--save DIR] [--json]", "run the program on the bundled CPU runtime: outputs, time, mutable state"},
+    {"export", ls_cmd_export, "export FILE -o OUT [--step S] [--force] [--json]", "write the program of a step as an ExecuTorch .pte (or, OUT.pt2, a .pt2 archive)"},
 };
 
 const ls_command *ls_cli_commands(int *count)

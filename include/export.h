@@ -1,0 +1,133 @@
+/* Exporting a lowered program, and reading ExecuTorch programs back.
+ *
+ * A .pte is read (pte.h) and converted into a program (ls_program_from_pte) so that info, run
+ * and the UI work on it like on any program: KernelCalls become call nodes of the functional op
+ * (out args dropped, arguments in schema order), DelegateCalls become executorch_call_delegate
+ * nodes with their lowered submodule (backend id, processed blob, compile specs), constants and
+ * mutable tensors become placeholders with data shared with the file's segments.
+ *
+ * The to_executorch steps at the end of the pipeline (to_out_variant, memory_plan, emit) attach
+ * their results to the program of their step (ls_program.exec); export writes the emitted
+ * program of the step asked for, running those steps on it when it was not emitted yet. */
+#ifndef LS_EXPORT_H
+#define LS_EXPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "history.h"
+#include "passes.h"
+#include "program.h"
+#include "pte.h"
+
+/* ---------------------------------------------------------------- .pte → program */
+
+/* Converts one method of a read .pte ("forward" when method is NULL, else the first method with
+ * instructions) into a program in the ExecuTorch dialect. Takes the segment bytes out of `pte`
+ * (tensors and delegate blobs share them); the rest of `pte` stays the caller's to free. Unknown
+ * operators load as unknown nodes (shown, never run); delegates of other backends as opaque
+ * calls (no submodule program); BundledBackend blobs are decoded into the submodule's program.
+ * `where` names the file in messages. */
+int ls_program_from_pte(ls_pte *pte, const char *method, const char *where, ls_program **out, ls_error *err);
+/* Reads PATH and converts it; EXTERNAL tensors are taken from a .ptd beside it when there is one
+ * (PATH with .ptd for .pte), else they are left without data. */
+int ls_load_pte(const char *path, const char *method, ls_program **out, ls_error *err);
+
+/* ---------------------------------------------------------------- the to_executorch steps */
+
+/* to_out_variant: every call whose op has an out variant takes it (target "...aten.add.out",
+ * dialect ExecuTorch) with explicit out arguments pointing at new `alloc` nodes
+ * (executorch.exir.memory.alloc, as ExecuTorch's ToOutVarPass makes them); a buffer the top level
+ * mutates gets ExecuTorch's write-back, copy_(buffer, value), read by its BUFFER_MUTATION output. */
+int ls_pass_to_out_variant(const ls_program *in, ls_program **out, ls_pass_ctx *ctx);
+/* memory_plan: lifetimes from graph order, greedy best fit into one arena (memory_id 1), 16-byte
+ * aligned. The plan is attached to the step's program (ls_program_mem_plan). */
+int ls_pass_memory_plan(const ls_program *in, ls_program **out, ls_pass_ctx *ctx);
+/* emit: builds the ExecuTorch program (values, one chain of KernelCalls and DelegateCalls,
+ * operators, delegates with their blobs in segments, constants in the constant segment),
+ * attached to the step's program (ls_program_emitted). */
+int ls_pass_emit(const ls_program *in, ls_program **out, ls_pass_ctx *ctx);
+
+/* One planned tensor: the node that owns the memory (a user input, a mutated buffer, an alloc,
+ * a delegate output, a call without out variant) and where it lives. */
+typedef struct ls_mem_slot {
+    uint32_t node;    /* owner's node id */
+    uint32_t first, last; /* lifetime: positions of the definition and of the last use */
+    uint64_t offset, nbytes;
+} ls_mem_slot;
+
+typedef struct ls_mem_plan {
+    uint32_t refs;
+    ls_mem_slot *slots;
+    uint32_t n_slots;
+    uint32_t *slot_of; /* by node id (< n_ids): slot index + 1 of the memory a node's value is in, 0 none */
+    uint32_t n_ids;
+    uint64_t arena;        /* bytes of arena 1 */
+    uint64_t tensor_bytes; /* the sum of all planned tensors' sizes */
+} ls_mem_plan;
+
+/* What emit says about the program it built. */
+typedef struct ls_emit_summary {
+    uint64_t file_bytes;   /* the serialised .pte */
+    uint32_t values, instructions, kernel_calls, delegate_calls, operators;
+    uint32_t delegates, segments; /* segments holding bytes */
+    uint32_t constants;
+    uint64_t constant_bytes;
+    uint64_t arena, tensor_bytes;
+    uint32_t planned_tensors;
+} ls_emit_summary;
+
+/* The plan / the emitted program attached by memory_plan / emit (NULL when the step has none). */
+const ls_mem_plan *ls_program_mem_plan(const ls_program *p);
+const ls_pte *ls_program_emitted(const ls_program *p, ls_emit_summary *summary);
+
+/* ---------------------------------------------------------------- writing */
+
+/* What an export wrote. */
+typedef struct ls_export_segment {
+    uint64_t bytes;
+    const char *what; /* "constants", "mutable data", "delegate 0 (BundledBackend)" (interned) */
+} ls_export_segment;
+
+typedef struct ls_export_delegate {
+    const char *backend_id; /* interned */
+    uint32_t segment;
+    uint64_t bytes;
+} ls_export_delegate;
+
+typedef struct ls_export_summary {
+    const char *path;   /* interned */
+    bool pt2;           /* a .pt2 archive, else a .pte */
+    int step;           /* the history step exported (-1: a program given directly) */
+    const char *pass;   /* its pass ("emit", "to_backend", ...), or NULL */
+    uint64_t bytes;     /* the file's size */
+    bool ran_to_executorch; /* .pte of a step before emit: to_out_variant, memory_plan and emit ran for it */
+    ls_emit_summary emit;   /* .pte: values, instructions, arena, ... */
+    ls_export_segment *segments; /* .pte: every segment, in file order */
+    uint32_t n_segments;
+    ls_export_delegate *delegates;
+    uint32_t n_delegates;
+} ls_export_summary;
+
+void ls_export_summary_free(ls_export_summary *s);
+/* The lines `lowerscope export` prints (and the UI shows):
+ *   wrote out.pte: 5.9 KiB ExecuTorch program (step 9 emit)
+ *   ... */
+void ls_export_summary_text(const ls_export_summary *s, ls_buf *out);
+
+/* Writes program p to PATH: a .pt2 archive when PATH ends in .pt2, else a .pte (the emitted
+ * program p carries, or p run through to_out_variant, memory_plan and emit first). Writes a
+ * temporary file and renames it; refuses to replace an existing file unless force. sum may be
+ * NULL (else the caller frees it with ls_export_summary_free). */
+int ls_export_program(const ls_program *p, const char *path, bool force, ls_export_summary *sum, ls_error *err);
+/* The same for step `step` of a history (-1: the last step). A step whose pass failed is refused. */
+int ls_export(const ls_history *h, int step, const char *path, bool force, ls_export_summary *sum, ls_error *err);
+
+/* A .pt2 archive of the program as torch.export.save writes it (src/write_pt2.c), through a
+ * temporary file and a rename. Refuses programs torch.export's JSON cannot express: lowered
+ * submodules (after to_backend) and the ExecuTorch dialect (after to_out_variant). *written
+ * (may be NULL) receives the archive's size. */
+int ls_write_pt2(const ls_program *p, const char *path, uint64_t *written, ls_error *err);
+
+#endif

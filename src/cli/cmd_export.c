@@ -1,0 +1,105 @@
+/* lowerscope export FILE -o OUT [--backend FILE]... [--pipeline a,b,...] [--step S] [--force]
+ * [--json] [--model NAME]: runs the pipeline and writes the program of a step (the last one by
+ * default) as an ExecuTorch .pte, or as a .pt2 archive when OUT ends in .pt2; prints what it
+ * wrote (docs/cli.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "export.h"
+#include "pipeline_cli.h"
+
+int ls_cmd_export(int argc, char **argv);
+
+#define USAGE "export FILE -o OUT [--backend FILE]... [--pipeline a,b,...] [--step S] [--force] [--json]"
+#define EXPORT_FORMAT_VERSION 1
+
+static void print_json(const ls_export_summary *s)
+{
+    ls_buf b = {0};
+    ls_buf_printf(&b, "{\"format_version\":%d,\"path\":", EXPORT_FORMAT_VERSION);
+    ls_buf_json_str(&b, s->path);
+    ls_buf_printf(&b, ",\"format\":\"%s\",\"step\":%d,\"pass\":", s->pt2 ? "pt2" : "pte", s->step);
+    ls_buf_json_str(&b, s->pass);
+    ls_buf_printf(&b, ",\"bytes\":%llu", (unsigned long long)s->bytes);
+    if (!s->pt2) {
+        const ls_emit_summary *e = &s->emit;
+        ls_buf_printf(&b,
+                      ",\"ran_to_executorch\":%s,\"values\":%u,\"instructions\":%u,\"kernel_calls\":%u,"
+                      "\"delegate_calls\":%u,\"operators\":%u,\"constants\":%u,\"constant_bytes\":%llu,"
+                      "\"arena_bytes\":%llu,\"tensor_bytes\":%llu,\"planned_tensors\":%u,\"segments\":[",
+                      s->ran_to_executorch ? "true" : "false", e->values, e->instructions, e->kernel_calls,
+                      e->delegate_calls, e->operators, e->constants, (unsigned long long)e->constant_bytes,
+                      (unsigned long long)e->arena, (unsigned long long)e->tensor_bytes, e->planned_tensors);
+        for (uint32_t i = 0; i < s->n_segments; i++) {
+            ls_buf_printf(&b, "%s{\"index\":%u,\"bytes\":%llu,\"holds\":", i ? "," : "", i,
+                          (unsigned long long)s->segments[i].bytes);
+            ls_buf_json_str(&b, s->segments[i].what);
+            ls_buf_putc(&b, '}');
+        }
+        ls_buf_puts(&b, "],\"delegates\":[");
+        for (uint32_t d = 0; d < s->n_delegates; d++) {
+            ls_buf_printf(&b, "%s{\"index\":%u,\"backend_id\":", d ? "," : "", d);
+            ls_buf_json_str(&b, s->delegates[d].backend_id);
+            ls_buf_printf(&b, ",\"segment\":%u,\"bytes\":%llu}", s->delegates[d].segment,
+                          (unsigned long long)s->delegates[d].bytes);
+        }
+        ls_buf_putc(&b, ']');
+    }
+    ls_buf_puts(&b, "}\n");
+    fputs(b.s, stdout);
+    ls_buf_free(&b);
+}
+
+int ls_cmd_export(int argc, char **argv)
+{
+    /* -o OUT and --force are ours; the rest is the pipeline's (cli_run_pipeline) */
+    const char *out = NULL;
+    bool force = false;
+    int w = 1;
+    for (int i = 1; i < argc; i++) {
+        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) out = argv[++i];
+        else if (!strncmp(argv[i], "--output=", 9)) out = argv[i] + 9;
+        else if (!strcmp(argv[i], "--force")) force = true;
+        else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            ls_cli_error("export: %s needs a file name (usage: lowerscope %s)", argv[i], USAGE);
+            return LS_EXIT_INPUT;
+        } else argv[w++] = argv[i];
+    }
+    argc = w;
+    argv[argc] = NULL;
+    if (!out) {
+        ls_cli_error("export: where to? give -o OUT.pte or -o OUT.pt2 (usage: lowerscope %s)", USAGE);
+        return LS_EXIT_INPUT;
+    }
+    cli_run r;
+    int rc = cli_run_pipeline("export", USAGE, argc, argv, true, &r);
+    if (rc != LS_EXIT_OK) {
+        cli_run_free(&r);
+        return rc;
+    }
+    int s = cli_find_step(&r.h, r.step);
+    if (s < 0) {
+        cli_run_free(&r);
+        return LS_EXIT_INPUT;
+    }
+    ls_export_summary sum;
+    ls_error err;
+    if (ls_export(&r.h, s, out, force, &sum, &err) != 0) {
+        ls_cli_error("%s", err.msg);
+        cli_run_free(&r);
+        return LS_EXIT_INPUT;
+    }
+    if (r.json) {
+        print_json(&sum);
+    } else {
+        ls_buf b = {0};
+        ls_export_summary_text(&sum, &b);
+        fputs(b.s, stdout);
+        ls_buf_free(&b);
+    }
+    ls_export_summary_free(&sum);
+    cli_run_free(&r);
+    return LS_EXIT_OK;
+}

@@ -1,0 +1,198 @@
+/* Export: the program of a step written as an ExecuTorch .pte (the step's emitted program, or
+ * the step run through to_out_variant, memory_plan and emit first) or as a .pt2 archive; what
+ * was written, for the export command and the UI. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "export.h"
+#include "export_internal.h"
+
+void ls_export_summary_free(ls_export_summary *s)
+{
+    if (!s) return;
+    free(s->segments);
+    free(s->delegates);
+    s->segments = NULL;
+    s->delegates = NULL;
+    s->n_segments = s->n_delegates = 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The emitted program of p: its own, or one made by running the to_executorch steps on it. */
+static int emitted(const ls_program *p, ls_program **keep, const ls_pte **pte, ls_emit_summary *es, bool *ran,
+                   ls_error *err)
+{
+    *keep = NULL;
+    *ran = false;
+    *pte = ls_program_emitted(p, es);
+    if (*pte) return 0;
+    *ran = true;
+    static const struct {
+        const char *name;
+        ls_pass_fn fn;
+    } steps[] = {{"to_out_variant", ls_pass_to_out_variant}, {"memory_plan", ls_pass_memory_plan}, {"emit", ls_pass_emit}};
+    ls_program *cur = ls_program_ref((ls_program *)p);
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        if (i == 0 && p->dialect == LS_DIALECT_EXECUTORCH) continue; /* already in out-variant form */
+        if (i == 1 && ls_program_mem_plan(cur)) continue;
+        ls_report rep = {0};
+        ls_error e2;
+        e2.msg[0] = 0;
+        ls_pass_ctx ctx = {.report = &rep, .err = &e2};
+        ls_program *next = NULL;
+        int rc = steps[i].fn(cur, &next, &ctx);
+        ls_report_free(&rep);
+        ls_program_unref(cur);
+        if (rc != 0) return ls_fail(err, "%s: %s", steps[i].name, e2.msg);
+        cur = next;
+    }
+    *keep = cur;
+    *pte = ls_program_emitted(cur, es);
+    return *pte ? 0 : ls_fail(err, "emit made no program");
+}
+
+static void describe_pte(const ls_pte *pte, ls_export_summary *s)
+{
+    s->n_segments = pte->n_segment_data;
+    s->segments = ls_calloc(s->n_segments ? s->n_segments : 1, sizeof *s->segments);
+    for (uint32_t i = 0; i < pte->n_segment_data; i++) {
+        s->segments[i].bytes = pte->segment_data[i].n;
+        s->segments[i].what = ls_intern("data");
+    }
+    if (pte->has_constant_segment && pte->constant_segment.segment_index < s->n_segments)
+        s->segments[pte->constant_segment.segment_index].what = ls_intern("constants");
+    for (uint32_t i = 0; i < pte->mutable_data_segments.n; i++)
+        if (pte->mutable_data_segments.v[i].segment_index < s->n_segments)
+            s->segments[pte->mutable_data_segments.v[i].segment_index].what = ls_intern("mutable data");
+    const ls_pte_plan *pl = pte->execution_plan.n ? &pte->execution_plan.v[0] : NULL;
+    s->n_delegates = pl ? pl->delegates.n : 0;
+    s->delegates = ls_calloc(s->n_delegates ? s->n_delegates : 1, sizeof *s->delegates);
+    for (uint32_t d = 0; d < s->n_delegates; d++) {
+        const ls_pte_delegate *dl = &pl->delegates.v[d];
+        s->delegates[d].backend_id = ls_intern(dl->id ? dl->id : "?");
+        s->delegates[d].segment = dl->processed.index;
+        if (dl->processed.location == LS_PTE_SEGMENT && dl->processed.index < s->n_segments) {
+            s->delegates[d].bytes = s->segments[dl->processed.index].bytes;
+            s->segments[dl->processed.index].what = ls_internf("delegate %u (%s)", d, s->delegates[d].backend_id);
+        }
+    }
+}
+
+static int refuse_existing(const char *path, bool force, ls_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    if (S_ISDIR(st.st_mode)) return ls_fail(err, "%s is a folder: give a file name", path);
+    if (!force) return ls_fail(err, "%s exists: give --force to replace it (nothing was written)", path);
+    return 0;
+}
+
+int ls_export_program(const ls_program *p, const char *path, bool force, ls_export_summary *sum, ls_error *err)
+{
+    ls_export_summary local;
+    ls_export_summary *s = sum ? sum : &local;
+    memset(s, 0, sizeof *s);
+    s->step = -1;
+    s->path = ls_intern(path);
+    s->pt2 = ends_with(path, ".pt2");
+    if (refuse_existing(path, force, err) != 0) return -1;
+    int rc;
+    if (s->pt2) {
+        rc = ls_write_pt2(p, path, &s->bytes, err);
+    } else {
+        ls_program *keep;
+        const ls_pte *pte;
+        rc = emitted(p, &keep, &pte, &s->emit, &s->ran_to_executorch, err);
+        if (rc != 0) {
+            ls_fail_prefix(err, "%s", path);
+        } else {
+            uint8_t *bytes;
+            size_t size;
+            rc = ls_pte_write(pte, &bytes, &size, err);
+            if (rc == 0) {
+                rc = ls_write_file_atomic(path, bytes, size, err);
+                free(bytes);
+                s->bytes = size;
+            } else {
+                ls_fail_prefix(err, "%s", path);
+            }
+            if (rc == 0) describe_pte(pte, s);
+        }
+        ls_program_unref(keep);
+    }
+    if (!sum || rc != 0) ls_export_summary_free(s);
+    return rc;
+}
+
+int ls_export(const ls_history *h, int step, const char *path, bool force, ls_export_summary *sum, ls_error *err)
+{
+    if (!h || !h->n) return ls_fail(err, "nothing to export: no program is loaded");
+    if (step < 0) step = (int)h->n - 1;
+    if ((uint32_t)step >= h->n) return ls_fail(err, "step %d does not exist (steps 0 to %u)", step, h->n - 1);
+    const ls_step *st = &h->steps[step];
+    if (st->error)
+        return ls_fail(err, "step %d %s failed (%s): export an earlier step", step, st->pass, st->error);
+    int rc = ls_export_program(st->program, path, force, sum, err);
+    size_t pl = strlen(path);
+    if (rc != 0 && strstr(err->msg, "torch.export's JSON") && strncmp(err->msg, path, pl) == 0 && err->msg[pl] == ':') {
+        char rest[LS_ERR_MAX];
+        snprintf(rest, sizeof rest, "%s", err->msg + pl + 2);
+        ls_fail(err, "%s: step %d %s: %s", path, step, st->pass, rest); /* which step cannot be a .pt2 */
+    }
+    if (rc == 0 && sum) {
+        sum->step = step;
+        sum->pass = st->pass;
+    }
+    return rc;
+}
+
+static void human(char *buf, size_t cap, uint64_t n)
+{
+    if (n < 1024) snprintf(buf, cap, "%" PRIu64 " B", n);
+    else if (n < 1024 * 1024) snprintf(buf, cap, "%.1f KiB", n / 1024.0);
+    else snprintf(buf, cap, "%.1f MiB", n / 1048576.0);
+}
+
+void ls_export_summary_text(const ls_export_summary *s, ls_buf *b)
+{
+    char sz[32];
+    human(sz, sizeof sz, s->bytes);
+    ls_buf_printf(b, "wrote %s: %s, %s", s->path, sz, s->pt2 ? ".pt2 archive (torch.export)" : "ExecuTorch program (ET12)");
+    if (s->step >= 0) ls_buf_printf(b, " of step %d %s", s->step, s->pass ? s->pass : "");
+    ls_buf_putc(b, '\n');
+    if (s->pt2) return;
+    if (s->ran_to_executorch)
+        ls_buf_puts(b, "  steps     to_out_variant, memory_plan and emit ran for the export\n");
+    const ls_emit_summary *e = &s->emit;
+    ls_buf_printf(b, "  plan      forward: %u values, %u instruction%s (%u KernelCall%s, %u DelegateCall%s), %u operator%s\n",
+                  e->values, e->instructions, e->instructions == 1 ? "" : "s", e->kernel_calls,
+                  e->kernel_calls == 1 ? "" : "s", e->delegate_calls, e->delegate_calls == 1 ? "" : "s", e->operators,
+                  e->operators == 1 ? "" : "s");
+    ls_buf_printf(b, "  segments  %u:", s->n_segments);
+    for (uint32_t i = 0; i < s->n_segments; i++) {
+        human(sz, sizeof sz, s->segments[i].bytes);
+        ls_buf_printf(b, "%s %s %s", i ? " ·" : "", s->segments[i].what, sz);
+    }
+    ls_buf_putc(b, '\n');
+    ls_buf_printf(b, "  delegates %u", s->n_delegates);
+    for (uint32_t d = 0; d < s->n_delegates; d++) {
+        human(sz, sizeof sz, s->delegates[d].bytes);
+        ls_buf_printf(b, "%s %s (%s in segment %u)", d ? " ·" : ":", s->delegates[d].backend_id, sz, s->delegates[d].segment);
+    }
+    ls_buf_putc(b, '\n');
+    ls_buf_printf(b, "  constants %u (", e->constants);
+    human(sz, sizeof sz, e->constant_bytes);
+    ls_buf_printf(b, "%s)\n", sz);
+    ls_buf_printf(b, "  arena     %" PRIu64 " bytes for %" PRIu64 " bytes of tensors (%u tensor%s)\n", e->arena,
+                  e->tensor_bytes, e->planned_tensors, e->planned_tensors == 1 ? "" : "s");
+}

@@ -1,0 +1,191 @@
+/* to_out_variant, the first of to_executorch's steps (ExecuTorch's ToOutVarPass and
+ * insert_write_back_for_buffers_pass): a call whose op has an out variant takes it, with its out
+ * arguments made explicit as `alloc` nodes (executorch.exir.memory.alloc(size, dtype)) placed
+ * right before it; memory planning then gives each alloc its place in the arena. Getitems of a
+ * call returning several tensors keep reading the call (their memory is the matching alloc).
+ * A buffer the top level mutates gets the write-back ExecuTorch inserts: copy_(buffer, value)
+ * before the output, and the BUFFER_MUTATION output reads the copy_. Lowered submodules are
+ * left as they are: the backend compiled them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "build.h"
+#include "export_internal.h"
+#include "namer.h"
+#include "pass_util.h"
+
+typedef struct conv {
+    ls_program *q;
+    ls_namer *names;
+    lsx_bounds *bounds;
+    ls_pass_ctx *ctx;
+    LS_VEC(ls_node *) nodes; /* the new node array (owned references) */
+    uint32_t converted, allocs;
+    LS_VEC(const ls_op *) kept_ops; /* ops kept functional, once each */
+    LS_VEC(const char *) kept_first;
+} conv;
+
+static bool convertible(const ls_node *n)
+{
+    if (n->kind != LS_NODE_CALL || !n->op || n->dialect == LS_DIALECT_EXECUTORCH) return false;
+    return !(n->op->flags & (LS_OPF_SPECIAL | LS_OPF_INPLACE)) && n->op->id != LS_OP_sym_size_int;
+}
+
+/* An alloc node for a tensor of meta m (sizes at their upper bound). */
+static ls_node *new_alloc(conv *c, const ls_tmeta *m)
+{
+    int64_t sizes[LS_MAX_DIMS];
+    bool dyn;
+    if (lsx_upper_sizes(c->bounds, m, sizes, &dyn) != 0 || m->dtype == LS_DT_UNKNOWN) return NULL;
+    const ls_op *al = ls_op_get(LS_OP_alloc);
+    ls_node *a = ls_node_new(c->q, LS_NODE_CALL, ls_namer_take(c->names, "alloc"), ls_op_target(al, LS_DIALECT_NONE));
+    a->op = al;
+    ls_arg *args = ls_calloc(2, sizeof *args);
+    args[0] = ls_arg_ints(sizes, m->ndim);
+    args[0].name = al->schema.params[0].name;
+    args[1].kind = LS_ARG_DTYPE;
+    args[1].v.i = m->dtype;
+    args[1].name = al->schema.params[1].name;
+    ls_node_set_args(a, args, 2);
+    ls_node_set_val(a, m);
+    return a;
+}
+
+static void note_kept(conv *c, const ls_node *n, const char *why)
+{
+    for (uint32_t i = 0; i < c->kept_ops.n; i++)
+        if (c->kept_ops.v[i] == n->op) return;
+    ls_vec_push(&c->kept_ops, n->op);
+    ls_report_add(c->ctx->report, NULL, n->name, "`%s` (%s) stays a functional call: %s", n->name, n->op->qualname, why);
+}
+
+/* The out-variant form of call n: allocs appended to c->nodes, then the edited call. */
+static void convert_call(conv *c, ls_node *n)
+{
+    const ls_op *op = n->op;
+    if (!op->out_overload) {
+        note_kept(c, n, "lowerscope's operator table knows no out variant of it");
+        ls_vec_push(&c->nodes, ls_node_ref(n));
+        return;
+    }
+    uint32_t nout = lsx_out_count(op);
+    uint32_t nvals = op->schema.returns_list ? n->nvals : nout;
+    if ((op->schema.returns_list && n->val_kind != LS_VAL_TENSORS) ||
+        (!op->schema.returns_list && (n->nvals < nout || (nout == 1 && n->val_kind != LS_VAL_TENSOR)))) {
+        note_kept(c, n, "its value has no tensor metadata to allocate its out argument from");
+        ls_vec_push(&c->nodes, ls_node_ref(n));
+        return;
+    }
+    ls_node **allocs = ls_calloc(nvals ? nvals : 1, sizeof *allocs);
+    for (uint32_t k = 0; k < nvals; k++) {
+        allocs[k] = new_alloc(c, &n->vals[k]);
+        if (!allocs[k]) {
+            for (uint32_t j = 0; j < k; j++) ls_node_unref(allocs[j]);
+            free(allocs);
+            note_kept(c, n, "the size of its value has no upper bound to plan memory for");
+            ls_vec_push(&c->nodes, ls_node_ref(n));
+            return;
+        }
+    }
+    ls_node *m = ls_node_clone(n);
+    uint16_t na = m->nargs;
+    uint16_t extra = (uint16_t)(op->schema.returns_list ? 1 : nout);
+    ls_arg *args = ls_calloc((size_t)na + extra, sizeof *args);
+    for (uint16_t i = 0; i < na; i++) ls_arg_copy(&args[i], &m->args[i]);
+    if (op->schema.returns_list) {
+        uint32_t *ids = ls_calloc(nvals ? nvals : 1, sizeof *ids);
+        for (uint32_t k = 0; k < nvals; k++) ids[k] = allocs[k]->id;
+        args[na] = ls_arg_nodes(ids, nvals, false);
+        args[na].name = lsx_out_name(op, 0);
+        args[na].flags = LS_ARGF_KEYWORD;
+        free(ids);
+    } else {
+        for (uint32_t k = 0; k < nout; k++) {
+            args[na + k] = ls_arg_node(allocs[k]->id);
+            args[na + k].name = lsx_out_name(op, k);
+            args[na + k].flags = LS_ARGF_KEYWORD;
+        }
+    }
+    ls_node_set_args(m, args, (uint16_t)(na + extra));
+    m->target = ls_op_target(op, LS_DIALECT_EXECUTORCH);
+    m->dialect = LS_DIALECT_EXECUTORCH;
+    for (uint32_t k = 0; k < nvals; k++) ls_vec_push(&c->nodes, allocs[k]);
+    ls_vec_push(&c->nodes, m);
+    free(allocs);
+    c->converted++;
+    c->allocs += nvals;
+}
+
+/* copy_(buffer, value) for every BUFFER_MUTATION output of the top level, before the output. */
+static void write_backs(conv *c, ls_node *outn, ls_output_spec *specs)
+{
+    const ls_program *q = c->q;
+    const ls_op *cp = ls_op_get(LS_OP_copy_);
+    ls_node *o = NULL;
+    for (uint32_t k = 0; k < q->n_outputs && k < outn->nargs; k++) {
+        if (specs[k].kind != LS_OUT_BUFFER_MUTATION || outn->args[k].kind != LS_ARG_NODE) continue;
+        const ls_node *buf = NULL;
+        for (uint32_t i = 0; i < q->n_inputs && !buf; i++)
+            if (q->inputs[i].kind == LS_IN_BUFFER && q->inputs[i].target == specs[k].target) {
+                int32_t pos = ls_program_find(q, q->inputs[i].name);
+                if (pos >= 0) buf = q->nodes[pos];
+            }
+        uint32_t value = outn->args[k].v.node;
+        if (!buf || buf->id == value) continue;
+        ls_arg *a = ls_calloc(3, sizeof *a);
+        a[0] = ls_arg_node(buf->id);
+        a[1] = ls_arg_node(value);
+        a[2] = ls_arg_bool(false);
+        a[2].flags = LS_ARGF_DEFAULT;
+        for (int i = 0; i < 3; i++) a[i].name = cp->schema.params[i].name;
+        ls_node *w = ls_node_new(c->q, LS_NODE_CALL, ls_namer_take(c->names, ls_op_node_base(cp, LS_DIALECT_EDGE)),
+                                 ls_op_target(cp, LS_DIALECT_EXECUTORCH));
+        w->op = cp;
+        w->dialect = LS_DIALECT_EXECUTORCH;
+        ls_node_set_args(w, a, 3);
+        if (pu_val(buf)) ls_node_set_val(w, pu_val(buf));
+        ls_vec_push(&c->nodes, w);
+        if (!o) o = ls_node_clone(outn);
+        ls_arg_free(&o->args[k]);
+        o->args[k] = ls_arg_node(w->id);
+        specs[k].name = w->name;
+        ls_report_add(c->ctx->report, NULL, w->name, "buffer `%s` is written back by `%s` (copy_ of `%s`), as ExecuTorch does",
+                      specs[k].target, w->name, ls_program_node(q, value) ? ls_program_node(q, value)->name : "?");
+    }
+    ls_vec_push(&c->nodes, o ? o : ls_node_ref(outn));
+}
+
+int ls_pass_to_out_variant(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
+{
+    conv c = {.ctx = ctx};
+    c.q = ls_program_copy(in);
+    c.names = ls_namer_new(c.q);
+    c.bounds = lsx_bounds_new(c.q);
+    ls_program *q = c.q;
+    ls_output_spec *specs = ls_calloc(q->n_outputs ? q->n_outputs : 1, sizeof *specs);
+    if (q->n_outputs) memcpy(specs, q->outputs, sizeof *specs * q->n_outputs);
+    for (uint32_t i = 0; i < q->n_nodes; i++) {
+        ls_node *n = q->nodes[i];
+        if (n->kind == LS_NODE_OUTPUT) write_backs(&c, n, specs);
+        else if (convertible(n)) convert_call(&c, n);
+        else ls_vec_push(&c.nodes, ls_node_ref(n));
+    }
+    ls_program_set_nodes(q, c.nodes.v, c.nodes.n);
+    ls_program_set_outputs(q, specs, q->n_outputs);
+    q->dialect = LS_DIALECT_EXECUTORCH;
+    if (c.converted == 1)
+        ls_report_add(ctx->report, NULL, NULL, "1 call takes its out variant, with %u alloc node%s for its out argument%s",
+                      c.allocs, c.allocs == 1 ? "" : "s", c.allocs == 1 ? "" : "s");
+    else
+        ls_report_add(ctx->report, NULL, NULL, "%u calls take their out variant, with %u alloc node%s for their out arguments",
+                      c.converted, c.allocs, c.allocs == 1 ? "" : "s");
+    free(specs);
+    free(c.nodes.v);
+    free(c.kept_ops.v);
+    free(c.kept_first.v);
+    lsx_bounds_free(c.bounds);
+    ls_namer_free(c.names);
+    *out = q;
+    return 0;
+}
