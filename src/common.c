@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 int ls_vfail(ls_error *err, const char *fmt, va_list ap)
 {
@@ -98,7 +99,8 @@ void ls_free_aligned(void *p)
     free(p);
 }
 
-/* ---- interned strings: open addressing, power-of-two table, FNV-1a hashes */
+/* ---- interned strings: open addressing, power-of-two table, XXH3 hashes (loading a big
+ * program interns every name and stack trace: the hash has to be fast on long strings) */
 
 typedef struct intern_entry {
     const char *s;
@@ -110,13 +112,6 @@ static struct {
     intern_entry *slots;
     size_t cap, used;
 } pool;
-
-static uint64_t fnv1a(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
 
 static void pool_grow(void)
 {
@@ -137,7 +132,7 @@ const char *ls_intern_n(const char *s, size_t n)
 {
     if (!s) return NULL;
     if ((pool.used + 1) * 2 > pool.cap) pool_grow();
-    uint64_t h = fnv1a(s, n);
+    uint64_t h = XXH3_64bits(s, n);
     size_t j = h & (pool.cap - 1);
     while (pool.slots[j].s) {
         intern_entry *e = &pool.slots[j];

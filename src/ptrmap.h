@@ -1,12 +1,14 @@
-/* A map from pointers (interned strings, nodes) to pointer-sized values: open addressing,
- * power-of-two table, O(1) inserts and lookups. Internal to the core; header-only so the
- * readers and the verifier share it without a public API. */
+/* Maps from pointers (interned strings, nodes) and from strings (by content) to pointer-sized
+ * values: open addressing, power-of-two tables, O(1) inserts and lookups. Internal to the
+ * core; header-only so the readers and the verifier share them without a public API. */
 #ifndef LS_PTRMAP_H
 #define LS_PTRMAP_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
 
 #include "common.h"
 
@@ -96,6 +98,78 @@ static inline void ls_ptrmap_free(ls_ptrmap *m)
     free(m->vals);
     m->keys = NULL;
     m->vals = NULL;
+    m->cap = m->used = 0;
+}
+
+
+/* ---- a map from strings (by content) to pointer-sized values. Keys are not copied: they
+ * must outlive the map (interned strings, or a JSON tree being read). */
+
+typedef struct ls_strmap_slot {
+    uint64_t hash;
+    const char *key;
+    uintptr_t val;
+} ls_strmap_slot;
+
+typedef struct ls_strmap {
+    ls_strmap_slot *slots;
+    uint32_t cap, used;
+} ls_strmap;
+
+static inline uint64_t ls_strmap_hash(const char *s, size_t n)
+{
+    return XXH3_64bits(s, n);
+}
+
+static inline void ls_strmap_reserve(ls_strmap *m, uint32_t want)
+{
+    if ((uint64_t)(want + 1) * 2 <= m->cap) return;
+    uint32_t nc = m->cap ? m->cap : 64;
+    while ((uint64_t)(want + 1) * 2 > nc) nc *= 2;
+    ls_strmap_slot *ns = ls_calloc(nc, sizeof *ns);
+    for (uint32_t i = 0; i < m->cap; i++) {
+        if (!m->slots[i].key) continue;
+        uint32_t j = (uint32_t)m->slots[i].hash & (nc - 1);
+        while (ns[j].key) j = (j + 1) & (nc - 1);
+        ns[j] = m->slots[i];
+    }
+    free(m->slots);
+    m->slots = ns;
+    m->cap = nc;
+}
+
+/* The slot of key (hash given), or NULL when absent. */
+static inline ls_strmap_slot *ls_strmap_find(const ls_strmap *m, const char *key, uint64_t hash)
+{
+    if (!m->cap) return NULL;
+    for (uint32_t j = (uint32_t)hash & (m->cap - 1); m->slots[j].key; j = (j + 1) & (m->cap - 1))
+        if (m->slots[j].hash == hash && (m->slots[j].key == key || strcmp(m->slots[j].key, key) == 0))
+            return &m->slots[j];
+    return NULL;
+}
+
+/* Inserts key → val unless present: returns the slot holding key either way and sets *added. */
+static inline ls_strmap_slot *ls_strmap_add(ls_strmap *m, const char *key, uint64_t hash, uintptr_t val, bool *added)
+{
+    ls_strmap_reserve(m, m->used + 1);
+    uint32_t j = (uint32_t)hash & (m->cap - 1);
+    for (; m->slots[j].key; j = (j + 1) & (m->cap - 1))
+        if (m->slots[j].hash == hash && (m->slots[j].key == key || strcmp(m->slots[j].key, key) == 0)) {
+            *added = false;
+            return &m->slots[j];
+        }
+    m->slots[j].hash = hash;
+    m->slots[j].key = key;
+    m->slots[j].val = val;
+    m->used++;
+    *added = true;
+    return &m->slots[j];
+}
+
+static inline void ls_strmap_free(ls_strmap *m)
+{
+    free(m->slots);
+    m->slots = NULL;
     m->cap = m->used = 0;
 }
 

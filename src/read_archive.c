@@ -270,7 +270,7 @@ int ls_load_archive(const char *path, const ls_load_opts *opts, ls_program **out
 
 static bool is_archive_root(const char *dir)
 {
-    char p[4096];
+    char p[4200];
     struct stat st;
     snprintf(p, sizeof p, "%s/archive_format", dir);
     if (stat(p, &st) == 0) return true;

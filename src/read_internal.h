@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common.h"
 #include "program.h"
@@ -45,6 +46,11 @@ int ls_load_folder(const char *path, const ls_load_opts *opts, ls_program **out,
  * lowered modules (a lowered module's program is loaded by the same code, depth + 1). */
 int ls_load_json_ex(const char *where, const char *name, const char *json, size_t len, ls_weight_source *ws,
                     bool metadata_only, int depth, ls_program **out, ls_error *err);
+/* While a load runs, cJSON allocates from an arena (see read_util.c); trees parsed inside are
+ * released with ls_json_free, which leaves them to the arena. Calls nest. */
+void ls_json_arena_begin(void);
+void ls_json_arena_end(void);
+void ls_json_free(cJSON *j);
 /* The same from a parsed tree (a lowered module's program sits inside another JSON). */
 int ls_load_json_tree(const char *where, const char *name, const cJSON *root, ls_weight_source *ws,
                       bool metadata_only, int depth, ls_program **out, ls_error *err);
@@ -63,6 +69,12 @@ int ls_read_lowered_module(const char *where, const char *name, const char *json
                            ls_error *err);
 
 /* ---- JSON helpers */
+/* k == lit, for JSON member names: the readers compare millions of them, and most differ in
+ * their first two characters (checked inline before any call). */
+static inline bool ls_key_is(const char *k, const char *lit)
+{
+    return k && k[0] == lit[0] && (!lit[0] || (k[1] == lit[1] && (!lit[1] || strcmp(k + 2, lit + 2) == 0)));
+}
 /* obj[key], or NULL when absent or JSON null. */
 static inline const cJSON *ls_jget(const cJSON *obj, const char *key)
 {

@@ -26,17 +26,33 @@ static int node_fail(loader *L, const ls_node *n, uint32_t idx, const char *fmt,
     return ls_fail(L->err, "%s: graph node #%u (%s): %s", L->where, idx, n && n->target ? n->target : "?", what);
 }
 
-uint32_t ls_loader_lookup(loader *L, const char *name)
+const char *ls_loader_intern(loader *L, const char *s)
 {
-    uintptr_t id;
-    return ls_ptrmap_get(&L->values, ls_intern(name), &id) ? (uint32_t)id : 0;
+    size_t n = strlen(s);
+    uint64_t h = ls_strmap_hash(s, n);
+    unsigned i = (unsigned)h & 511u;
+    if (L->icache[i].s && L->icache[i].hash == h && L->icache[i].len == n && memcmp(L->icache[i].s, s, n) == 0)
+        return L->icache[i].s;
+    L->icache[i].s = ls_intern_n(s, n);
+    L->icache[i].hash = h;
+    L->icache[i].len = n;
+    return L->icache[i].s;
 }
 
-int ls_loader_define(loader *L, ls_node *n)
+uint32_t ls_loader_lookup(loader *L, const char *name)
 {
-    uintptr_t old;
-    if (!ls_ptrmap_add(&L->values, n->name, n->id, &old)) {
-        ls_node *prev = ls_program_node(L->p, (uint32_t)old);
+    ls_strmap_slot *s = ls_strmap_find(&L->values, name, ls_strmap_hash(name, strlen(name)));
+    return s ? (uint32_t)s->val : 0;
+}
+
+int ls_loader_define(loader *L, ls_node *n, uint64_t *hash)
+{
+    uint64_t h = ls_strmap_hash(n->name, strlen(n->name));
+    if (hash) *hash = h;
+    bool added;
+    ls_strmap_slot *s = ls_strmap_add(&L->values, n->name, h, n->id, &added);
+    if (!added) {
+        ls_node *prev = ls_program_node(L->p, (uint32_t)s->val);
         return ls_fail(L->err, "%s: node '%s': the name is already used by an earlier %s", L->where, n->name,
                        prev && prev->kind == LS_NODE_PLACEHOLDER ? "placeholder" : "node");
     }
@@ -57,12 +73,16 @@ static int resolve(loader *L, const cJSON *name_json, uint32_t *id)
  * union holding as_tensor / as_sym_* / as_custom_obj. NULL for constants. */
 const char *ls_arg_value_name(const cJSON *a)
 {
+    const cJSON *c = a ? a->child : NULL; /* the common case: {"as_tensor": {"name": N}} */
+    if (c && !c->next && c->string && ls_key_is(c->string, "as_tensor") && c->child && !c->child->next &&
+        c->child->string && ls_key_is(c->child->string, "name"))
+        return ls_jstr(c->child);
     const char *s = ls_jstr(ls_jget(a, "name"));
     if (s) return s;
     const char *k;
     const cJSON *v = ls_junion(a, &k);
     if (!v) return NULL;
-    if (strcmp(k, "as_tensor") == 0 || strcmp(k, "as_custom_obj") == 0 || strcmp(k, "as_token") == 0)
+    if (ls_key_is(k, "as_tensor") || ls_key_is(k, "as_custom_obj") || ls_key_is(k, "as_token"))
         return ls_jstr(ls_jget(v, "name"));
     if (strncmp(k, "as_sym_", 7) == 0) return ls_jstr(ls_jget(v, "as_name"));
     return NULL;
@@ -127,8 +147,8 @@ static int read_list(loader *L, const cJSON *v, ls_arg_kind kind, ls_arg *out)
             if (kind == LS_ARG_OPT_NODES) { /* OptionalTensorArgument: as_tensor or as_none */
                 const char *k;
                 t = ls_junion(c, &k);
-                if (!t || strcmp(k, "as_none") == 0) continue;
-                if (strcmp(k, "as_tensor") != 0) return ls_fail(L->err, "unexpected '%s' in a Tensor?[] list", k);
+                if (!t || ls_key_is(k, "as_none")) continue;
+                if (!ls_key_is(k, "as_tensor")) return ls_fail(L->err, "unexpected '%s' in a Tensor?[] list", k);
             }
             if (resolve(L, ls_jget(t, "name"), a) != 0) return -1;
         }
@@ -146,7 +166,7 @@ static int read_sym_list(loader *L, const char *kind, const cJSON *v, ls_arg *ou
     for (const cJSON *c = v->child; c; c = c->next)
         if (ls_jget(c, "as_name")) any_node = true;
     int n = cJSON_GetArraySize(v);
-    if (strcmp(kind, "as_sym_ints") == 0) {
+    if (ls_key_is(kind, "as_sym_ints")) {
         if (any_node) {
             out->kind = LS_ARG_SYMINTS;
             out->n = (uint32_t)n;
@@ -155,7 +175,7 @@ static int read_sym_list(loader *L, const char *kind, const cJSON *v, ls_arg *ou
             for (const cJSON *c = v->child; c; c = c->next, a++) {
                 const char *k;
                 const cJSON *e = ls_junion(c, &k);
-                if (e && strcmp(k, "as_name") == 0) {
+                if (e && ls_key_is(k, "as_name")) {
                     a->is_node = true;
                     if (resolve(L, e, &a->node) != 0) return -1;
                 } else if (!e || !ls_jint(e, &a->i)) {
@@ -176,7 +196,7 @@ static int read_sym_list(loader *L, const char *kind, const cJSON *v, ls_arg *ou
         raw_arg(kind, v, out);
         return 0;
     }
-    bool is_bool = strcmp(kind, "as_sym_bools") == 0;
+    bool is_bool = ls_key_is(kind, "as_sym_bools");
     out->kind = is_bool ? LS_ARG_BOOLS : LS_ARG_FLOATS;
     out->n = (uint32_t)n;
     if (is_bool) out->v.bools = ls_malloc(sizeof(bool) * (size_t)(n ? n : 1));
@@ -200,7 +220,7 @@ static int read_sym(loader *L, const cJSON *v, ls_arg_kind plain, ls_arg *out)
     const char *k;
     const cJSON *e = ls_junion(v, &k);
     if (!e) return ls_fail(L->err, "expected a symbolic argument object");
-    if (strcmp(k, "as_name") == 0) {
+    if (ls_key_is(k, "as_name")) {
         out->kind = LS_ARG_NODE;
         return resolve(L, e, &out->v.node);
     }
@@ -224,47 +244,47 @@ int ls_loader_read_arg(loader *L, const cJSON *a, ls_arg *out)
     const char *s = k + 3;
     switch (s[0]) {
     case 't':
-        if (strcmp(s, "tensor") == 0) {
+        if (ls_key_is(s, "tensor")) {
             out->kind = LS_ARG_NODE;
             return resolve(L, ls_jget(v, "name"), &out->v.node);
         }
-        if (strcmp(s, "tensors") == 0) return read_list(L, v, LS_ARG_NODES, out);
+        if (ls_key_is(s, "tensors")) return read_list(L, v, LS_ARG_NODES, out);
         break;
     case 'i':
-        if (strcmp(s, "int") == 0) {
+        if (ls_key_is(s, "int")) {
             out->kind = LS_ARG_INT;
             return ls_jint(v, &out->v.i) ? 0 : ls_fail(L->err, "as_int is not an integer");
         }
-        if (strcmp(s, "ints") == 0) return read_list(L, v, LS_ARG_INTS, out);
+        if (ls_key_is(s, "ints")) return read_list(L, v, LS_ARG_INTS, out);
         break;
     case 'n':
-        if (strcmp(s, "none") == 0) return 0;
+        if (ls_key_is(s, "none")) return 0;
         break;
     case 'f':
-        if (strcmp(s, "float") == 0) {
+        if (ls_key_is(s, "float")) {
             out->kind = LS_ARG_FLOAT;
             return ls_jfloat(v, &out->v.f) ? 0 : ls_fail(L->err, "as_float is not a number");
         }
-        if (strcmp(s, "floats") == 0) return read_list(L, v, LS_ARG_FLOATS, out);
+        if (ls_key_is(s, "floats")) return read_list(L, v, LS_ARG_FLOATS, out);
         break;
     case 'b':
-        if (strcmp(s, "bool") == 0) {
+        if (ls_key_is(s, "bool")) {
             if (!cJSON_IsBool(v)) return ls_fail(L->err, "as_bool is not a boolean");
             out->kind = LS_ARG_BOOL;
             out->v.b = cJSON_IsTrue(v);
             return 0;
         }
-        if (strcmp(s, "bools") == 0) return read_list(L, v, LS_ARG_BOOLS, out);
+        if (ls_key_is(s, "bools")) return read_list(L, v, LS_ARG_BOOLS, out);
         break;
     case 's':
-        if (strcmp(s, "string") == 0) {
+        if (ls_key_is(s, "string")) {
             if (!ls_jstr(v)) return ls_fail(L->err, "as_string is not a string");
             out->kind = LS_ARG_STRING;
             out->v.s = ls_intern(v->valuestring);
             return 0;
         }
-        if (strcmp(s, "strings") == 0) return read_list(L, v, LS_ARG_STRINGS, out);
-        if (strcmp(s, "scalar_type") == 0) {
+        if (ls_key_is(s, "strings")) return read_list(L, v, LS_ARG_STRINGS, out);
+        if (ls_key_is(s, "scalar_type")) {
             int64_t code;
             if (!ls_jint(v, &code)) return ls_fail(L->err, "as_scalar_type is not a number");
             ls_dtype dt = ls_dtype_from_export((int)code);
@@ -273,31 +293,31 @@ int ls_loader_read_arg(loader *L, const cJSON *a, ls_arg *out)
             out->v.i = dt;
             return 0;
         }
-        if (strcmp(s, "sym_int") == 0) return read_sym(L, v, LS_ARG_INT, out);
-        if (strcmp(s, "sym_bool") == 0) return read_sym(L, v, LS_ARG_BOOL, out);
-        if (strcmp(s, "sym_float") == 0) return read_sym(L, v, LS_ARG_FLOAT, out);
-        if (strcmp(s, "sym_ints") == 0 || strcmp(s, "sym_bools") == 0 || strcmp(s, "sym_floats") == 0)
+        if (ls_key_is(s, "sym_int")) return read_sym(L, v, LS_ARG_INT, out);
+        if (ls_key_is(s, "sym_bool")) return read_sym(L, v, LS_ARG_BOOL, out);
+        if (ls_key_is(s, "sym_float")) return read_sym(L, v, LS_ARG_FLOAT, out);
+        if (ls_key_is(s, "sym_ints") || ls_key_is(s, "sym_bools") || ls_key_is(s, "sym_floats"))
             return read_sym_list(L, k, v, out);
         break;
     case 'o':
-        if (strcmp(s, "optional_tensors") == 0) return read_list(L, v, LS_ARG_OPT_NODES, out);
-        if (strcmp(s, "optional_tensor") == 0) {
+        if (ls_key_is(s, "optional_tensors")) return read_list(L, v, LS_ARG_OPT_NODES, out);
+        if (ls_key_is(s, "optional_tensor")) {
             const char *ok;
             const cJSON *t = ls_junion(v, &ok);
-            if (!t || strcmp(ok, "as_none") == 0) return 0;
+            if (!t || ls_key_is(ok, "as_none")) return 0;
             out->kind = LS_ARG_NODE;
             return resolve(L, ls_jget(t, "name"), &out->v.node);
         }
         break;
     case 'l':
     case 'm':
-        if (strcmp(s, "layout") == 0 || strcmp(s, "memory_format") == 0) {
+        if (ls_key_is(s, "layout") || ls_key_is(s, "memory_format")) {
             out->kind = s[0] == 'l' ? LS_ARG_LAYOUT : LS_ARG_MEMFMT;
             return ls_jint(v, &out->v.i) ? 0 : ls_fail(L->err, "%s is not a number", k);
         }
         break;
     case 'd':
-        if (strcmp(s, "device") == 0) {
+        if (ls_key_is(s, "device")) {
             const char *type = ls_jstr(ls_jget(v, "type"));
             int64_t index;
             if (!type) return ls_fail(L->err, "as_device without a type");
@@ -308,7 +328,7 @@ int ls_loader_read_arg(loader *L, const cJSON *a, ls_arg *out)
         }
         break;
     case 'c':
-        if (strcmp(s, "custom_obj") == 0) { /* a lifted custom object is a placeholder */
+        if (ls_key_is(s, "custom_obj")) { /* a lifted custom object is a placeholder */
             uint32_t id = ls_jstr(ls_jget(v, "name")) ? ls_loader_lookup(L, ls_jstr(ls_jget(v, "name"))) : 0;
             if (id) {
                 out->kind = LS_ARG_NODE;
@@ -347,7 +367,10 @@ static void read_custom(loader *L, ls_node *n, const char *s)
                     const char *e = q + (*q == '"');
                     while (*e == ' ') e++;
                     if (*q == '"' && e[0] == '}' && e[1] == 0) {
-                        n->tag = ls_intern_n(p + 1, (size_t)(q - p - 1));
+                        size_t tl = (size_t)(q - p - 1);
+                        const char *last = L->last_tag;
+                        if (last && strncmp(last, p + 1, tl) == 0 && last[tl] == 0) n->tag = last;
+                        else n->tag = L->last_tag = ls_intern_n(p + 1, tl);
                         return;
                     }
                 }
@@ -357,7 +380,7 @@ static void read_custom(loader *L, ls_node *n, const char *s)
     cJSON *c = cJSON_Parse(s);
     if (!c || !cJSON_IsObject(c)) {
         n->custom = ls_intern(s); /* not an object: keep the text as it is */
-        cJSON_Delete(c);
+        ls_json_free(c);
         return;
     }
     const char *tag = ls_jstr(ls_jget(c, "delegation_tag"));
@@ -370,7 +393,7 @@ static void read_custom(loader *L, ls_node *n, const char *s)
         n->custom = ls_intern(rest);
         cJSON_free(rest);
     }
-    cJSON_Delete(c);
+    ls_json_free(c);
     (void)L;
 }
 
@@ -382,22 +405,22 @@ static void read_metadata(loader *L, ls_node *n, const cJSON *md)
         if (!k || !s) continue;
         switch (k[0]) {
         case 's':
-            if (strcmp(k, "stack_trace") == 0) n->stack_trace = ls_intern(s);
-            else if (strcmp(k, "source_fn_stack") == 0) n->source_fn = ls_intern(s);
+            if (ls_key_is(k, "stack_trace")) n->stack_trace = ls_loader_intern(L, s);
+            else if (ls_key_is(k, "source_fn_stack")) n->source_fn = ls_loader_intern(L, s);
             break;
         case 'n':
-            if (strcmp(k, "nn_module_stack") == 0) n->module_stack = ls_intern(s);
-            else if (strcmp(k, "no_copy") == 0) n->no_copy = strcmp(s, "True") == 0 || strcmp(s, "true") == 0;
+            if (ls_key_is(k, "nn_module_stack")) n->module_stack = ls_loader_intern(L, s);
+            else if (ls_key_is(k, "no_copy")) n->no_copy = ls_key_is(s, "True") || ls_key_is(s, "true");
             break;
         case 't':
-            if (strcmp(k, "torch_fn") == 0) n->torch_fn = ls_intern(s);
+            if (ls_key_is(k, "torch_fn")) n->torch_fn = ls_loader_intern(L, s);
             break;
         case 'c':
-            if (strcmp(k, "custom") == 0) read_custom(L, n, s);
+            if (ls_key_is(k, "custom")) read_custom(L, n, s);
             break;
         case 'd':
-            if (strcmp(k, "debug_handle") == 0) n->debug_handle = strtoll(s, NULL, 10);
-            else if (strcmp(k, "delegation_tag") == 0) n->tag = ls_intern(s);
+            if (ls_key_is(k, "debug_handle")) n->debug_handle = strtoll(s, NULL, 10);
+            else if (ls_key_is(k, "delegation_tag")) n->tag = ls_loader_intern(L, s);
             break;
         default: break;
         }
@@ -414,13 +437,35 @@ static void note_tag(loader *L, const char *tag)
 
 /* ---- values */
 
-/* The TensorMeta of a named value (from tensor_values), or false when there is none. */
-bool ls_loader_tmeta(loader *L, const char *name, ls_tmeta *m)
+/* The entry of tensor_values for `name`: torch writes them in graph order, so the one after the
+ * last found usually is it; otherwise a hash map of all of them, made once. */
+static const cJSON *find_tval(loader *L, const char *name, uint64_t hash)
 {
-    uintptr_t v;
-    if (!ls_ptrmap_get(&L->tvals, name, &v)) return false;
+    const cJSON *c = L->tv_cursor;
+    if (c && c->string && strcmp(c->string, name) == 0) {
+        L->tv_cursor = c->next;
+        return c;
+    }
+    if (!L->tv_all) return NULL;
+    if (!L->tvals.cap) {
+        ls_strmap_reserve(&L->tvals, (uint32_t)cJSON_GetArraySize(L->tv_all));
+        bool added;
+        for (const cJSON *t = L->tv_all->child; t; t = t->next)
+            if (t->string) ls_strmap_add(&L->tvals, t->string, ls_strmap_hash(t->string, strlen(t->string)), (uintptr_t)t, &added);
+    }
+    ls_strmap_slot *s = ls_strmap_find(&L->tvals, name, hash);
+    if (!s) return NULL;
+    c = (const cJSON *)s->val;
+    L->tv_cursor = c->next;
+    return c;
+}
+
+bool ls_loader_tmeta(loader *L, const char *name, uint64_t hash, ls_tmeta *m)
+{
+    const cJSON *tv = find_tval(L, name, hash);
+    if (!tv) return false;
     ls_error e;
-    if (ls_read_tmeta((const cJSON *)v, m, NULL, NULL, &e) != 0) {
+    if (ls_read_tmeta(tv, m, NULL, NULL, &e) != 0) {
         if (!L->deferred_fail) {
             L->deferred_fail = true;
             ls_fail(L->err, "%s: value '%s': %s", L->where, name, e.msg);
@@ -446,21 +491,37 @@ static const ls_op *target_op(loader *L, const char *target, uint8_t *dialect)
     return op;
 }
 
-/* Reads a node's NamedArguments as the file has them (names, keyword flags). */
-static int read_inputs(loader *L, ls_node *n, uint32_t idx, const cJSON *inputs, bool skip_first, ls_arg **out,
-                       uint16_t *nout)
+/* The interned name of an argument: for a known op, its schema's (no hashing). */
+static const char *arg_name(loader *L, const ls_op *op, const char *name)
+{
+    if (op)
+        for (int i = 0; i < op->schema.nparams; i++)
+            if (ls_key_is(name, op->schema.params[i].name)) return op->schema.params[i].name;
+    return ls_loader_intern(L, name);
+}
+
+/* Reads a node's NamedArguments as the file has them (names, keyword flags) into buf when
+ * they fit (most nodes: no allocation), else into a new array; *heap says which. */
+static int read_inputs(loader *L, ls_node *n, uint32_t idx, const cJSON *inputs, bool skip_first, ls_arg *buf,
+                       int bufcap, ls_arg **out, uint16_t *nout, bool *heap)
 {
     int count = inputs ? cJSON_GetArraySize(inputs) : 0;
     if (count > 60000) return node_fail(L, n, idx, "%d arguments", count);
-    ls_arg *given = ls_calloc((size_t)(count ? count : 1), sizeof *given);
+    *heap = count > bufcap;
+    ls_arg *given = *heap ? ls_calloc((size_t)count, sizeof *given) : buf;
     uint16_t g = 0;
     int i = 0;
     for (const cJSON *in = inputs ? inputs->child : NULL; in; in = in->next, i++) {
         if (skip_first && i == 0) continue;
-        const char *aname = ls_jstr(ls_jget(in, "name"));
-        const cJSON *arg = ls_jget(in, "arg");
+        const char *aname = NULL;
+        const cJSON *arg = NULL;
         int64_t kind = 0;
-        ls_jint(ls_jget(in, "kind"), &kind);
+        for (const cJSON *c = in->child; c; c = c->next) {
+            if (!c->string) continue;
+            if (c->string[0] == 'n' && ls_key_is(c->string, "name")) aname = ls_jstr(c);
+            else if (c->string[0] == 'a' && ls_key_is(c->string, "arg")) arg = cJSON_IsNull(c) ? NULL : c;
+            else if (c->string[0] == 'k' && ls_key_is(c->string, "kind")) ls_jint(c, &kind);
+        }
         if (!arg || ls_loader_read_arg(L, arg, &given[g]) != 0) {
             if (!arg) ls_fail(L->err, "no arg");
             char argplace[96];
@@ -469,16 +530,32 @@ static int read_inputs(loader *L, ls_node *n, uint32_t idx, const cJSON *inputs,
             if (n->name) ls_fail_prefix(L->err, "%s: node '%s' %s", L->where, n->name, argplace);
             else ls_fail_prefix(L->err, "%s: graph node #%u (%s) %s", L->where, idx, n->target, argplace);
             for (uint16_t j = 0; j <= g; j++) ls_arg_free(&given[j]);
-            free(given);
+            if (*heap) free(given);
             return -1;
         }
-        given[g].name = aname && *aname ? ls_intern(aname) : NULL;
+        given[g].name = aname && *aname ? arg_name(L, n->op, aname) : NULL;
         if (kind == 2) given[g].flags |= LS_ARGF_KEYWORD;
         g++;
     }
     *out = given;
     *nout = g;
     return 0;
+}
+
+/* The args array a node keeps: on the heap, with room for `extra` more in front. */
+static ls_arg *heap_args(ls_arg *given, uint16_t n, bool heap, uint16_t extra)
+{
+    if (heap && !extra) return given;
+    ls_arg *a = ls_calloc((size_t)n + extra ? (size_t)n + extra : 1, sizeof *a);
+    if (n) memcpy(a + extra, given, sizeof *a * n);
+    if (heap) free(given);
+    return a;
+}
+
+static void drop_args(ls_arg *given, uint16_t n, bool heap)
+{
+    for (uint16_t i = 0; i < n; i++) ls_arg_free(&given[i]);
+    if (heap) free(given);
 }
 
 static ls_node *new_getitem(loader *L, ls_node *parent, const char *name, int64_t idx)
@@ -515,8 +592,8 @@ static int add_getitems(loader *L, ls_node *parent, uint32_t idx, const cJSON *e
         const char *k = "as_tensor";
         const cJSON *v = e;
         if (!plain) v = ls_junion(e, &k);
-        if (!v || strcmp(k, "as_none") == 0) continue;
-        if (strcmp(k, "as_tensors") == 0) { /* a list inside a tuple: getitem, then its items */
+        if (!v || ls_key_is(k, "as_none")) continue;
+        if (ls_key_is(k, "as_tensors")) { /* a list inside a tuple: getitem, then its items */
             ls_node *lg = new_getitem(L, parent, NULL, i);
             ls_vec_push(&L->unnamed, lg);
             ls_program_append(L->p, lg);
@@ -529,15 +606,13 @@ static int add_getitems(loader *L, ls_node *parent, uint32_t idx, const cJSON *e
             break;
         }
         ls_node *g = new_getitem(L, parent, name, i);
-        if (strncmp(k, "as_sym_", 7) == 0) {
-            g->val_kind = LS_VAL_SYMINT;
-        } else if (ls_loader_tmeta(L, g->name, &ms[i])) {
-            ls_node_set_val(g, &ms[i]);
-        } else if (L->deferred_fail) {
-            rc = -1;
-        }
         ls_program_append(L->p, g);
-        if (rc == 0) rc = ls_loader_define(L, g);
+        uint64_t h;
+        rc = ls_loader_define(L, g, &h);
+        if (rc != 0) break;
+        if (strncmp(k, "as_sym_", 7) == 0) g->val_kind = LS_VAL_SYMINT;
+        else if (ls_loader_tmeta(L, g->name, h, &ms[i])) ls_node_set_val(g, &ms[i]);
+        else if (L->deferred_fail) rc = -1;
     }
     ls_node_set_vals(parent, LS_VAL_TENSORS, ms, (uint16_t)count);
     free(ms);
@@ -551,7 +626,7 @@ static int lowered_module_arg(loader *L, ls_node *call, const cJSON *first, uint
     const char *name = ls_jstr(ls_jget(first, "name"));
     const char *k;
     const cJSON *v = ls_junion(ls_jget(first, "arg"), &k);
-    if (!name || !*name || !v || strcmp(k, "as_string") != 0) return 0;
+    if (!name || !*name || !v || !ls_key_is(k, "as_string")) return 0;
     uint32_t have = ls_loader_lookup(L, name);
     ls_node *prev = have ? ls_program_node(L->p, have) : NULL;
     if (prev && prev->kind == LS_NODE_GET_ATTR) { /* the same module called again */
@@ -560,7 +635,7 @@ static int lowered_module_arg(loader *L, ls_node *call, const cJSON *first, uint
     }
     ls_node *ga = ls_node_new(L->p, LS_NODE_GET_ATTR, name, name);
     ls_program_append(L->p, ga);
-    if (ls_loader_define(L, ga) != 0) return -1;
+    if (ls_loader_define(L, ga, NULL) != 0) return -1;
     *getattr_id = ga->id;
     if (L->depth < 4 && ls_jstr(v)) {
         ls_submodule sub = {0};
@@ -580,10 +655,22 @@ static int lowered_module_arg(loader *L, ls_node *call, const cJSON *first, uint
 
 static int read_node(loader *L, const cJSON *sn, uint32_t idx)
 {
-    const char *target = ls_jstr(ls_jget(sn, "target"));
+    /* one pass over the node's members (cJSON's lookups compare every key) */
+    const char *target = NULL, *given_name = NULL;
+    const cJSON *outputs = NULL, *inputs = NULL, *metadata = NULL;
+    for (const cJSON *c = sn ? sn->child : NULL; c; c = c->next) {
+        const char *k = c->string;
+        if (!k || cJSON_IsNull(c)) continue;
+        switch (k[0]) {
+        case 't': if (ls_key_is(k, "target")) target = ls_jstr(c); break;
+        case 'i': if (ls_key_is(k, "inputs")) inputs = c; break;
+        case 'o': if (ls_key_is(k, "outputs")) outputs = c; break;
+        case 'm': if (ls_key_is(k, "metadata")) metadata = c; break;
+        case 'n': if (ls_key_is(k, "name")) given_name = ls_jstr(c); break;
+        default: break;
+        }
+    }
     if (!target) return ls_fail(L->err, "%s: graph node #%u: no target", L->where, idx);
-    const cJSON *outputs = ls_jget(sn, "outputs");
-    const cJSON *inputs = ls_jget(sn, "inputs");
     if (outputs && !cJSON_IsArray(outputs)) return ls_fail(L->err, "%s: graph node #%u: outputs is not a list", L->where, idx);
     if (inputs && !cJSON_IsArray(inputs)) return ls_fail(L->err, "%s: graph node #%u: inputs is not a list", L->where, idx);
 
@@ -592,19 +679,16 @@ static int read_node(loader *L, const cJSON *sn, uint32_t idx)
     const char *ok = NULL, *name = NULL;
     const cJSON *single = NULL;
     if (nout == 1) single = ls_junion(outputs->child, &ok);
-    bool one_value = single && (strcmp(ok, "as_tensor") == 0 || strncmp(ok, "as_sym_", 7) == 0);
+    bool one_value = single && (ls_key_is(ok, "as_tensor") || strncmp(ok, "as_sym_", 7) == 0);
     if (one_value) name = ls_arg_value_name(outputs->child);
-    if (!name) {
-        const char *given = ls_jstr(ls_jget(sn, "name"));
-        if (given && *given) name = given;
-    }
+    if (!name && given_name && *given_name) name = given_name;
 
     ls_node *n = ls_node_new(L->p, LS_NODE_CALL, name, NULL);
-    n->target = ls_intern(target);
+    n->target = ls_loader_intern(L, target);
     uint8_t dialect;
     n->op = target_op(L, n->target, &dialect);
     n->dialect = dialect;
-    read_metadata(L, n, ls_jget(sn, "metadata"));
+    read_metadata(L, n, metadata);
     note_tag(L, n->tag);
 
     uint32_t getattr_id = 0;
@@ -614,15 +698,16 @@ static int read_node(loader *L, const cJSON *sn, uint32_t idx)
         ls_node_unref(n);
         return -1;
     }
-    ls_arg *given;
+    ls_arg buf[16], *given;
     uint16_t ng;
-    if (read_inputs(L, n, idx, inputs, lm == 1, &given, &ng) != 0) {
+    bool heap;
+    if (read_inputs(L, n, idx, inputs, lm == 1, buf, 16, &given, &ng, &heap) != 0) {
         ls_node_unref(n);
         return -1;
     }
     if (lm == 1) { /* FX's args: (lowered_module, *inputs) */
-        given = ls_realloc(given, sizeof *given * (ng + 1u));
-        memmove(given + 1, given, sizeof *given * ng);
+        given = heap_args(given, ng, heap, 1);
+        heap = true;
         given[0] = ls_arg_node(getattr_id);
         given[0].name = L->lowered_module_name;
         for (uint16_t i = 1; i <= ng; i++) given[i].name = NULL;
@@ -633,16 +718,15 @@ static int read_node(loader *L, const cJSON *sn, uint32_t idx)
         uint16_t nn;
         ls_error e;
         if (ls_op_normalize_args(n->op, given, ng, &norm, &nn, &e) == 0) {
-            for (uint16_t i = 0; i < ng; i++) ls_arg_free(&given[i]);
-            free(given);
+            drop_args(given, ng, heap); /* what normalisation left: nothing but the array */
             given = norm;
             ng = nn;
+            heap = true;
         } else {
             /* The file's schema differs from ours (another torch version): keep the node as
              * written, as an unknown op, and say why. */
-            for (uint16_t i = 0; i < ng; i++) ls_arg_free(&given[i]);
-            free(given);
-            if (read_inputs(L, n, idx, inputs, false, &given, &ng) != 0) {
+            drop_args(given, ng, heap);
+            if (read_inputs(L, n, idx, inputs, false, buf, 16, &given, &ng, &heap) != 0) {
                 ls_node_unref(n);
                 return -1;
             }
@@ -651,9 +735,11 @@ static int read_node(loader *L, const cJSON *sn, uint32_t idx)
             n->reason_detail = ls_internf("arguments do not fit lowerscope's schema: %s", e.msg);
         }
     }
+    given = heap_args(given, ng, heap, 0);
     ls_node_set_args(n, given, ng);
 
-    if (n->name && ls_loader_define(L, n) != 0) {
+    uint64_t h = 0;
+    if (n->name && ls_loader_define(L, n, &h) != 0) {
         ls_node_unref(n);
         return -1;
     }
@@ -665,12 +751,12 @@ static int read_node(loader *L, const cJSON *sn, uint32_t idx)
             n->val_kind = LS_VAL_SYMINT;
         } else {
             ls_tmeta m;
-            if (ls_loader_tmeta(L, n->name, &m)) ls_node_set_val(n, &m);
+            if (ls_loader_tmeta(L, n->name, h, &m)) ls_node_set_val(n, &m);
             else if (L->deferred_fail) return -1;
         }
         return 0;
     }
-    if (single && strcmp(ok, "as_tensors") == 0) return add_getitems(L, n, idx, single, true);
+    if (single && ls_key_is(ok, "as_tensors")) return add_getitems(L, n, idx, single, true);
     if (nout > 1) return add_getitems(L, n, idx, outputs, false);
     return 0;
 }

@@ -12,8 +12,10 @@ typedef struct loader {
     ls_program *p;
     ls_error *err;
     int depth;          /* 0, or how deep inside lowered modules */
-    ls_ptrmap values;   /* interned value name → node id */
-    ls_ptrmap tvals;    /* interned value name → its TensorMeta (const cJSON *) */
+    ls_strmap values;   /* value name → node id (keys: the interned node names) */
+    const cJSON *tv_all;    /* graph.tensor_values */
+    const cJSON *tv_cursor; /* where the next value's entry probably is: writers list them in graph order */
+    ls_strmap tvals;        /* value name → its TensorMeta (keys: the file's strings), built on the first miss */
     ls_ptrmap targets;  /* interned target → op pointer | dialect */
     ls_ptrmap tag_seen; /* delegation tags met so far */
     LS_VEC(const char *) tag_order;
@@ -22,12 +24,23 @@ typedef struct loader {
     const ls_op *getitem_op;
     const char *getitem_target;
     const char *lowered_module_name;
+    const char *last_tag;
+    struct {
+        const char *s; /* interned */
+        uint64_t hash;
+        size_t len;
+    } icache[512]; /* strings met recently (arg names, targets, metadata) */
 } loader;
 
 uint32_t ls_loader_lookup(loader *L, const char *name); /* node id, 0 if undefined */
-int ls_loader_define(loader *L, ls_node *n);           /* fails on a duplicate name */
+/* Defines n's name (failing on a duplicate); *hash gets the name's hash for ls_loader_tmeta. */
+int ls_loader_define(loader *L, ls_node *n, uint64_t *hash);
 int ls_loader_read_arg(loader *L, const cJSON *a, ls_arg *out);
-bool ls_loader_tmeta(loader *L, const char *name, ls_tmeta *m);
+/* The TensorMeta tensor_values gives the value `name` (hash: ls_strmap_hash of it). False when
+ * there is none, or when it is invalid: then L->deferred_fail is set with the message. */
+bool ls_loader_tmeta(loader *L, const char *name, uint64_t hash, ls_tmeta *m);
+/* ls_intern through a small cache of recent strings: most names and metadata repeat. */
+const char *ls_loader_intern(loader *L, const char *s);
 int ls_loader_read_nodes(loader *L, const cJSON *nodes);
 void ls_loader_name_rest(loader *L);
 const char *ls_arg_value_name(const cJSON *a);

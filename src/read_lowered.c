@@ -78,7 +78,7 @@ int ls_read_lowered_module(const char *where, const char *name, const char *json
             sub->specs[sub->nspecs++].value = b;
         }
     }
-    cJSON_Delete(root);
+    ls_json_free(root);
     if (rc != 0) {
         ls_program_unref(sub->program);
         ls_blob_unref(sub->processed);

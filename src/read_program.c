@@ -61,7 +61,7 @@ static int read_input_spec(loader *L, const cJSON *js, uint32_t i, ls_input_spec
         if (kinds[j].target_key) s->target = ls_intern(ls_jstr(ls_jget(v, kinds[j].target_key)));
         break;
     }
-    if (s->kind == LS_IN_USER_INPUT && strcmp(k, "user_input") != 0)
+    if (s->kind == LS_IN_USER_INPUT && !ls_key_is(k, "user_input"))
         return ls_fail(L->err, "%s: input spec %u: unknown kind '%s'", L->where, i, k);
     if (s->kind == LS_IN_BUFFER) {
         const cJSON *pers = ls_jget(v, "persistent");
@@ -73,7 +73,7 @@ static int read_input_spec(loader *L, const cJSON *js, uint32_t i, ls_input_spec
         const cJSON *val = ls_jget(v, "value");
         const char *vk;
         const cJSON *vv = ls_junion(val, &vk);
-        if (vv && strcmp(vk, "as_none") != 0 && ls_loader_read_arg(L, val, &s->value) != 0)
+        if (vv && !ls_key_is(vk, "as_none") && ls_loader_read_arg(L, val, &s->value) != 0)
             return ls_fail_prefix(L->err, "%s: input spec %u (constant_input)", L->where, i);
     }
     return 0;
@@ -122,10 +122,11 @@ static int read_placeholders(loader *L, const cJSON *inputs, const ls_input_spec
             name = i < nspecs && specs[i].name ? specs[i].name : ls_internf("arg%u", i);
         ls_node *n = ls_node_new(L->p, LS_NODE_PLACEHOLDER, name, name);
         ls_program_append(L->p, n);
-        if (ls_loader_define(L, n) != 0) return -1;
-        if (strcmp(k, "as_tensor") == 0) {
+        uint64_t h;
+        if (ls_loader_define(L, n, &h) != 0) return -1;
+        if (ls_key_is(k, "as_tensor")) {
             ls_tmeta m;
-            if (ls_loader_tmeta(L, n->name, &m)) ls_node_set_val(n, &m);
+            if (ls_loader_tmeta(L, n->name, h, &m)) ls_node_set_val(n, &m);
             else if (L->deferred_fail) return -1;
         } else {
             n->val_kind = strncmp(k, "as_sym_", 7) == 0 ? LS_VAL_SYMINT : LS_VAL_OTHER;
@@ -155,7 +156,7 @@ static int read_output_node(loader *L, const cJSON *outputs)
         ls_vec_push(&L->unnamed, o);
     } else {
         o->name = ls_intern("output");
-        ls_loader_define(L, o);
+        ls_loader_define(L, o, NULL);
     }
     ls_program_append(L->p, o);
     return 0;
@@ -212,18 +213,17 @@ static int load_root(loader *L, const cJSON *root, const char *name, ls_weight_s
     const cJSON *vers = ls_jget(root, "verifiers");
     const char *verifier = vers && cJSON_IsArray(vers) ? ls_jstr(vers->child) : NULL;
     if (!verifier) verifier = ls_jstr(ls_jget(root, "dialect")); /* older writers */
-    ls_dialect dialect = verifier && strcmp(verifier, "EDGE") == 0 ? LS_DIALECT_EDGE : LS_DIALECT_ATEN;
+    ls_dialect dialect = verifier && ls_key_is(verifier, "EDGE") ? LS_DIALECT_EDGE : LS_DIALECT_ATEN;
     L->p = ls_program_new(name, dialect);
     L->p->path = ls_intern(L->where);
     if (verifier) L->p->verifier = ls_intern(verifier);
     L->p->torch_version = ls_intern(ls_jstr(ls_jget(root, "torch_version")));
     if (read_schema_version(L, root) != 0) return -1;
 
-    /* value name → TensorMeta, one pass over tensor_values */
     const cJSON *tv = ls_jget(graph, "tensor_values");
     if (tv && cJSON_IsObject(tv)) {
-        for (const cJSON *c = tv->child; c; c = c->next)
-            if (c->string) ls_ptrmap_put(&L->tvals, ls_intern(c->string), (uintptr_t)c);
+        L->tv_all = tv;
+        L->tv_cursor = tv->child;
     }
 
     const cJSON *sig = ls_jget(gm, "signature");
@@ -239,8 +239,10 @@ static int load_root(loader *L, const cJSON *root, const char *name, ls_weight_s
     i = 0;
     for (const cJSON *s = nout ? outs->child : NULL; s && rc == 0; s = s->next, i++)
         rc = read_output_spec(L, s, i, &out_specs[i]);
+    const cJSON *nodes = ls_jget(graph, "nodes");
+    ls_strmap_reserve(&L->values, nin + (nodes ? (uint32_t)cJSON_GetArraySize(nodes) : 0) + 16);
     if (rc == 0) rc = read_placeholders(L, ls_jget(graph, "inputs"), in_specs, nin);
-    if (rc == 0) rc = ls_loader_read_nodes(L, ls_jget(graph, "nodes"));
+    if (rc == 0) rc = ls_loader_read_nodes(L, nodes);
     if (rc == 0) rc = read_output_node(L, ls_jget(graph, "outputs"));
     if (rc == 0) {
         ls_program_set_inputs(L->p, in_specs, nin);
@@ -266,8 +268,8 @@ int ls_load_json_tree(const char *where, const char *name, const cJSON *root, ls
     L.getitem_target = ls_intern("_operator.getitem");
     L.lowered_module_name = ls_intern("lowered_module");
     int rc = load_root(&L, root, name ? name : "model", ws, metadata_only);
-    ls_ptrmap_free(&L.values);
-    ls_ptrmap_free(&L.tvals);
+    ls_strmap_free(&L.values);
+    ls_strmap_free(&L.tvals);
     ls_ptrmap_free(&L.targets);
     ls_ptrmap_free(&L.tag_seen);
     free(L.tag_order.v);
@@ -284,10 +286,11 @@ int ls_load_json_ex(const char *where, const char *name, const char *json, size_
                     bool metadata_only, int depth, ls_program **out, ls_error *err)
 {
     *out = NULL;
+    ls_json_arena_begin();
     cJSON *root = ls_json_parse(where, json, len, err);
-    if (!root) return -1;
-    int rc = ls_load_json_tree(where, name, root, ws, metadata_only, depth, out, err);
-    cJSON_Delete(root);
+    int rc = root ? ls_load_json_tree(where, name, root, ws, metadata_only, depth, out, err) : -1;
+    ls_json_free(root);
+    ls_json_arena_end();
     return rc;
 }
 

@@ -2,9 +2,11 @@
  * errors with a line and column, and the in-memory weight source. */
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ptrmap.h"
 #include "read_internal.h"
@@ -45,9 +47,9 @@ bool ls_jfloat(const cJSON *v, double *out)
     }
     const char *s = ls_jstr(v);
     if (!s) return false;
-    if (strcmp(s, "Infinity") == 0 || strcmp(s, "inf") == 0) *out = INFINITY;
-    else if (strcmp(s, "-Infinity") == 0 || strcmp(s, "-inf") == 0) *out = -INFINITY;
-    else if (strcmp(s, "NaN") == 0 || strcmp(s, "nan") == 0) *out = NAN;
+    if (ls_key_is(s, "Infinity") || ls_key_is(s, "inf")) *out = INFINITY;
+    else if (ls_key_is(s, "-Infinity") || ls_key_is(s, "-inf")) *out = -INFINITY;
+    else if (ls_key_is(s, "NaN") || ls_key_is(s, "nan")) *out = NAN;
     else return false;
     return true;
 }
@@ -56,15 +58,18 @@ int ls_read_symint(const cJSON *s, int64_t *v, const char **sym, ls_error *err)
 {
     *sym = NULL;
     *v = -1;
+    const cJSON *c = s ? s->child : NULL; /* the common case: {"as_int": N} */
+    if (c && !c->next && c->string && cJSON_IsNumber(c) && ls_key_is(c->string, "as_int") && ls_jint(c, v))
+        return 0;
     if (s && cJSON_IsNumber(s)) return ls_jint(s, v) ? 0 : ls_fail(err, "bad integer");
     const char *kind;
     const cJSON *m = ls_junion(s, &kind);
     if (!m) return ls_fail(err, "expected a SymInt object");
-    if (strcmp(kind, "as_int") == 0) {
+    if (ls_key_is(kind, "as_int")) {
         if (!ls_jint(m, v)) return ls_fail(err, "as_int is not a number");
         return 0;
     }
-    if (strcmp(kind, "as_expr") == 0) {
+    if (ls_key_is(kind, "as_expr")) {
         /* {"expr_str": "s0", "hint": {"as_int": 4}} — old files: "hint": 4, or the bare string */
         const char *expr = ls_jstr(m) ? ls_jstr(m) : ls_jstr(ls_jget(m, "expr_str"));
         if (!expr) return ls_fail(err, "as_expr without expr_str");
@@ -84,11 +89,24 @@ int ls_read_tmeta(const cJSON *tm, ls_tmeta *m, int64_t *strides, int64_t *offse
 {
     memset(m, 0, sizeof *m);
     if (!tm || !cJSON_IsObject(tm)) return ls_fail(err, "expected a TensorMeta object");
-    if (!ls_jget(tm, "dtype") && ls_jget(tm, "meta")) tm = ls_jget(tm, "meta"); /* schema 1 */
+    /* one pass over the members; schema 1 wraps them: {"meta": TensorMeta} */
+    const cJSON *dtype = NULL, *sizes = NULL, *rg = NULL, *sa = NULL, *so = NULL, *meta = NULL;
+    for (int round = 0; round < 2 && tm; round++) {
+        for (const cJSON *c = tm->child; c; c = c->next) {
+            const char *k = c->string;
+            if (!k || cJSON_IsNull(c)) continue;
+            if (ls_key_is(k, "dtype")) dtype = c;
+            else if (ls_key_is(k, "sizes")) sizes = c;
+            else if (ls_key_is(k, "strides")) sa = c;
+            else if (ls_key_is(k, "storage_offset")) so = c;
+            else if (ls_key_is(k, "requires_grad")) rg = c;
+            else if (ls_key_is(k, "meta")) meta = c;
+        }
+        tm = !dtype && meta && cJSON_IsObject(meta) ? meta : NULL;
+    }
     int64_t code;
-    if (!ls_jint(ls_jget(tm, "dtype"), &code)) return ls_fail(err, "TensorMeta without a dtype");
+    if (!ls_jint(dtype, &code)) return ls_fail(err, "TensorMeta without a dtype");
     m->dtype = ls_dtype_from_export((int)code);
-    const cJSON *sizes = ls_jget(tm, "sizes");
     if (!sizes || !cJSON_IsArray(sizes)) return ls_fail(err, "TensorMeta without sizes");
     int nd = cJSON_GetArraySize(sizes);
     if (nd > LS_MAX_DIMS) return ls_fail(err, "%d dimensions, more than the %d lowerscope supports", nd, LS_MAX_DIMS);
@@ -115,11 +133,9 @@ int ls_read_tmeta(const cJSON *tm, ls_tmeta *m, int64_t *strides, int64_t *offse
                        ls_tmeta_str(m, s, sizeof s), overflow ? "over " : "", overflow ? 1.8e19 : (double)numel,
                        overflow ? 1.8e19 : (double)numel * (double)es, (double)LS_READ_MAX_TENSOR_BYTES);
     }
-    const cJSON *rg = ls_jget(tm, "requires_grad");
     m->requires_grad = rg && cJSON_IsTrue(rg);
     int64_t st[LS_MAX_DIMS];
     bool have_strides = false;
-    const cJSON *sa = ls_jget(tm, "strides");
     if (sa && cJSON_IsArray(sa) && cJSON_GetArraySize(sa) == nd) {
         have_strides = true;
         d = 0;
@@ -150,12 +166,134 @@ int ls_read_tmeta(const cJSON *tm, ls_tmeta *m, int64_t *strides, int64_t *offse
     if (strides) memcpy(strides, st, sizeof(int64_t) * (size_t)nd);
     if (offset) {
         *offset = 0;
-        const cJSON *so = ls_jget(tm, "storage_offset");
         const char *sym;
         if (so && (ls_read_symint(so, offset, &sym, err) != 0 || sym || *offset < 0))
             return ls_fail(err, "bad storage_offset");
     }
     return 0;
+}
+
+/* ---- an arena for cJSON while a program loads
+ *
+ * cJSON allocates every item and string with malloc; for a big program that is millions of
+ * small allocations to make and, with cJSON_Delete, to free again, which costs as much as the
+ * parse itself. While a load runs, cJSON allocates from large chunks instead, and the tree is
+ * dropped in one go at the end. cJSON's hooks are global: loads take a lock around them, and
+ * nothing else in lowerscope may parse JSON on another thread while a load runs. */
+
+typedef struct arena_chunk {
+    struct arena_chunk *next;
+    size_t used, cap, mapped; /* mapped: bytes mmap'd (0: malloc'd) */
+    max_align_t data[];
+} arena_chunk;
+
+static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
+static arena_chunk *arena_head;  /* chunks in use by the load under way */
+static arena_chunk *arena_spare; /* mapped chunks kept from earlier loads */
+static size_t arena_spare_bytes;
+static _Thread_local int arena_depth;
+
+#define ARENA_CHUNK_MAX ((size_t)64 << 20)
+#define ARENA_SPARE_MAX ((size_t)1 << 30)
+
+/* Chunks of 2 MiB and more come straight from mmap. After a load they are kept, with
+ * MADV_FREE where the kernel has it: the next load reuses them without faulting every page in
+ * again, and the kernel takes the memory back if it needs it meanwhile. */
+static arena_chunk *chunk_new(size_t cap)
+{
+    size_t bytes = sizeof(arena_chunk) + cap;
+    for (arena_chunk **pc = &arena_spare; *pc; pc = &(*pc)->next)
+        if ((*pc)->mapped >= bytes) {
+            arena_chunk *c = *pc;
+            *pc = c->next;
+            arena_spare_bytes -= c->mapped;
+            c->used = 0;
+            return c;
+        }
+    arena_chunk *c = NULL;
+    if (bytes >= ((size_t)2 << 20)) {
+        bytes = (bytes + ((size_t)2 << 20) - 1) & ~(((size_t)2 << 20) - 1);
+        void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m != MAP_FAILED) {
+            c = m;
+            c->mapped = bytes;
+            cap = bytes - sizeof(arena_chunk);
+        }
+    }
+    if (!c) {
+        c = ls_malloc(bytes);
+        c->mapped = 0;
+    }
+    c->used = 0;
+    c->cap = cap;
+    return c;
+}
+
+static void chunk_release(arena_chunk *c)
+{
+    if (!c->mapped) {
+        free(c);
+        return;
+    }
+    if (arena_spare_bytes + c->mapped > ARENA_SPARE_MAX) {
+        munmap(c, c->mapped);
+        return;
+    }
+#ifdef MADV_FREE
+    /* the header stays: it lives in the first page, which this leaves alone */
+    size_t page = 4096;
+    madvise((char *)c + page, c->mapped - page, MADV_FREE);
+#endif
+    c->next = arena_spare;
+    arena_spare = c;
+    arena_spare_bytes += c->mapped;
+}
+
+static void *arena_malloc(size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    arena_chunk *c = arena_head;
+    if (!c || c->cap - c->used < n) {
+        size_t cap = c ? c->cap * 2 : (size_t)1 << 20;
+        if (cap > ARENA_CHUNK_MAX) cap = ARENA_CHUNK_MAX;
+        if (cap < n) cap = n;
+        c = chunk_new(cap);
+        c->next = arena_head;
+        arena_head = c;
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += n;
+    return p;
+}
+
+static void arena_free(void *p)
+{
+    (void)p; /* everything goes at ls_json_arena_end */
+}
+
+void ls_json_arena_begin(void)
+{
+    if (arena_depth++) return; /* a lowered module's program inside a load: same arena */
+    pthread_mutex_lock(&arena_lock);
+    cJSON_Hooks hooks = {arena_malloc, arena_free};
+    cJSON_InitHooks(&hooks);
+}
+
+void ls_json_arena_end(void)
+{
+    if (--arena_depth) return;
+    cJSON_InitHooks(NULL);
+    while (arena_head) {
+        arena_chunk *next = arena_head->next;
+        chunk_release(arena_head);
+        arena_head = next;
+    }
+    pthread_mutex_unlock(&arena_lock);
+}
+
+void ls_json_free(cJSON *j)
+{
+    if (!arena_depth) cJSON_Delete(j); /* in an arena the tree goes with it */
 }
 
 /* ---- parsing with a useful message */
@@ -173,7 +311,7 @@ cJSON *ls_json_parse(const char *where, const char *text, size_t len, ls_error *
         const char *p = end;
         while (p < text + len && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == 0)) p++;
         if (p == text + len) return root;
-        cJSON_Delete(root);
+        ls_json_free(root);
         end = p;
     } else {
         end = cJSON_GetErrorPtr();

@@ -182,7 +182,7 @@ static int read_config(wctx *c, const char *dir, const char *cfg_rel, bool const
         if (constants) push_entry(&c->p->constants, &c->p->n_constants, fqn, t, &m);
         else push_entry(&c->p->state_dict, &c->p->n_state, fqn, t, &m);
     }
-    cJSON_Delete(root);
+    ls_json_free(root);
     free(where);
     return rc;
 }
