@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen_program.h"
 #include "ops.h"
 #include "program.h"
 #include "reader.h"
@@ -464,6 +465,70 @@ START_TEST(samples_load_and_info_works)
 }
 END_TEST
 
+/* The generator: the program asked for, loadable, valid; shared constants really are shared
+ * by the number of partitions asked for. */
+START_TEST(generated_programs)
+{
+    ls_gen_opts o = ls_gen_defaults(3000);
+    o.partitions = 100;
+    o.constants = 40;
+    o.shared_fraction = 0.25;
+    o.share_partitions = 30;
+    o.split_every = 50;
+    o.with_data = true;
+    ls_error err;
+    ls_program *p = ls_gen_program(&o, &err);
+    ck_assert_msg(p != NULL, "%s", err.msg);
+    ck_assert(p->has_weights);
+    ck_assert_uint_eq(p->n_tags, 100);
+    ck_assert_uint_eq(p->n_constants, 40);
+    ck_assert_uint_eq(p->n_state, 2 * o.params);
+    uint32_t calls = 0;
+    for (uint32_t i = 0; i < p->n_nodes; i++) calls += p->nodes[i]->kind == LS_NODE_CALL && p->nodes[i]->op != ls_op_get(LS_OP_getitem);
+    ck_assert_uint_eq(calls, 3000);
+    ls_verify_result vr;
+    ls_verify(p, &vr);
+    ck_assert_msg(vr.n == 0, "%s", vr.n ? vr.v[0].msg : "");
+    ls_verify_result_free(&vr);
+    /* constants 0..9 are the shared ones: count the distinct tags of their users */
+    for (uint32_t j = 0; j < 40; j++) {
+        int32_t pos = ls_program_find(p, ls_internf("c_const_%u", j));
+        ck_assert_int_ge(pos, 0);
+        uint32_t nu;
+        const uint32_t *users = ls_program_users(p, (uint32_t)pos, &nu);
+        const char *seen[64];
+        uint32_t ntags = 0;
+        for (uint32_t u = 0; u < nu; u++) {
+            const char *t = p->nodes[users[u]]->tag;
+            bool dup = false;
+            for (uint32_t k = 0; k < ntags; k++) dup |= seen[k] == t;
+            if (!dup && ntags < 64) seen[ntags++] = t;
+        }
+        if (j < 10) ck_assert_msg(ntags >= 30, "constant %u: %u partitions", j, ntags);
+        else ck_assert_uint_eq(nu, 1);
+    }
+    ls_program_unref(p);
+    /* and as a .pt2 archive */
+    char path[512];
+    snprintf(path, sizeof path, "%s/gen.pt2", tu_tmpdir());
+    o.nodes = 200;
+    ck_assert_int_eq(ls_gen_write_pt2(&o, path, &err), 0);
+    p = load_ok(path, NULL);
+    ck_assert(p->has_weights);
+    ck_assert_uint_eq(p->n_constants, 40);
+    ls_program_unref(p);
+    o.edge = true;
+    o.with_data = false;
+    p = ls_gen_program(&o, &err);
+    ck_assert_int_eq(p->dialect, LS_DIALECT_EDGE);
+    ck_assert(!p->has_weights);
+    ls_verify(p, &vr);
+    ck_assert_msg(vr.n_errors == 0, "%s", vr.n ? vr.v[0].msg : "");
+    ls_verify_result_free(&vr);
+    ls_program_unref(p);
+}
+END_TEST
+
 Suite *reader_suite(void)
 {
     Suite *s = suite_create("reader");
@@ -481,6 +546,7 @@ Suite *reader_suite(void)
     tcase_add_test(tc, corpus_is_refused_with_a_message);
     tcase_add_test(tc, corpus_messages_name_the_place);
     tcase_add_test(tc, samples_load_and_info_works);
+    tcase_add_test(tc, generated_programs);
     suite_add_tcase(s, tc);
     return s;
 }
