@@ -3,7 +3,8 @@
  * the pipeline keeps every step in a history (history.h) so the user can step forward and back.
  *
  * Default order: to_edge, constant_prop, then per backend: partition, fold_masks,
- * duplicate_constants, to_backend. Semantics, names and error texts follow
+ * duplicate_constants, to_backend; then to_executorch's steps: to_out_variant, memory_plan, emit
+ * (declared in export.h). Semantics, names and error texts follow
  * ../shared/reference/exir-semantics.md and PR #24481 (the fixed behaviour). */
 #ifndef LS_PASSES_H
 #define LS_PASSES_H

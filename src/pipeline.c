@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export.h"
 #include "passes.h"
 #include "verify.h"
 
@@ -20,6 +21,13 @@ static const ls_pass pass_table[] = {
      ls_pass_duplicate_constants},
     {"to_backend", "each tag becomes a lowered submodule called through executorch_call_delegate", true,
      ls_pass_to_backend},
+    /* to_executorch (export.h) */
+    {"to_out_variant", "calls take their out variants with alloc nodes for the out arguments; mutated buffers are written back by copy_",
+     false, ls_pass_to_out_variant},
+    {"memory_plan", "tensors get places in one arena: lifetimes from graph order, greedy best fit, 16-byte aligned", false,
+     ls_pass_memory_plan},
+    {"emit", "the ExecuTorch program: values, one chain of KernelCalls and DelegateCalls, delegates, constants", false,
+     ls_pass_emit},
 };
 
 const ls_pass *ls_passes(uint32_t *count)

@@ -72,8 +72,13 @@ int ls_load(const char *path, const ls_load_opts *opts, ls_program **out, ls_err
         } else if (i < (size_t)got && (head[i] == '{' || head[i] == '[') ) {
             rc = load_json_file(path, opts, out, err);
         } else {
-            rc = ls_fail(err, "%s: not a .pt2 archive, an exported-program JSON or a .pte (it starts with %02x %02x %02x %02x)",
-                         path, head[0], head[1], head[2], head[3]);
+            size_t pl = strlen(path);
+            if (pl > 4 && strcmp(path + pl - 4, ".pte") == 0)
+                rc = ls_fail(err, "%s: not an ExecuTorch program: no \"ET12\" identifier at byte 4 (it starts with %02x %02x %02x %02x)",
+                             path, head[0], head[1], head[2], head[3]);
+            else
+                rc = ls_fail(err, "%s: not a .pt2 archive, an exported-program JSON or a .pte (it starts with %02x %02x %02x %02x)",
+                             path, head[0], head[1], head[2], head[3]);
         }
     }
     if (rc == 0) (*out)->path = ls_intern(path);

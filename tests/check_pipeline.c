@@ -16,9 +16,10 @@ START_TEST(options_and_plan)
     ls_pipeline_opts_init(&o);
     ls_plan_step plan[64];
     uint32_t n = ls_pipeline_plan(&o, plan, 64);
-    ck_assert_uint_eq(n, 6);
-    const char *want[] = {"to_edge", "constant_prop", "partition", "fold_masks", "duplicate_constants", "to_backend"};
-    for (int i = 0; i < 6; i++) ck_assert_str_eq(plan[i].pass->name, want[i]);
+    ck_assert_uint_eq(n, 9);
+    const char *want[] = {"to_edge", "constant_prop", "partition", "fold_masks", "duplicate_constants", "to_backend",
+                          "to_out_variant", "memory_plan", "emit"};
+    for (int i = 0; i < 9; i++) ck_assert_str_eq(plan[i].pass->name, want[i]);
     ck_assert_ptr_null(plan[0].profile);
     ck_assert_ptr_eq(plan[2].profile, ls_profile_bundled());
 
@@ -84,7 +85,7 @@ START_TEST(history_of_shared_constant)
     ls_error err;
     ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
     ls_program_unref(p);
-    ck_assert_uint_eq(h.n, 7);
+    ck_assert_uint_eq(h.n, 10);
     ck_assert_str_eq(h.steps[0].pass, "load");
     ck_assert_uint_eq(h.steps[0].n_changes, 0);
     for (uint32_t i = 0; i < h.n; i++) {
@@ -151,7 +152,7 @@ START_TEST(samples_through_default_pipeline)
         ls_pipeline_opts_init(&o);
         ls_history h;
         ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
-        ck_assert_uint_eq(h.n, 7);
+        ck_assert_uint_eq(h.n, 10);
         for (uint32_t i = 0; i < h.n; i++) {
             ck_assert_msg(!h.steps[i].error, "%s step %u: %s", names[k], i, h.steps[i].error);
             ck_assert_msg(h.steps[i].verify.n_errors == 0, "%s step %u (%s): %s", names[k], i, h.steps[i].pass,
@@ -221,7 +222,7 @@ START_TEST(cli_passes_partitions_diff)
     ck_assert_msg(tu_contains(out, "+ c_copy_0: placeholder tensor_constant c_copy_0 [tag1]"), "%s", out);
     ck_assert(tu_contains(out, "~ aten_add_tensor: edge.aten.add.Tensor(x, c_copy_0) [tag1]"));
     free(out);
-    ck_assert_int_eq(tu_runf(&out, "diff %s --step 9", sample), 2);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step 10", sample), 2);
     free(out);
     ck_assert_int_eq(tu_runf(&out, "passes %s --pipeline to_edge,nope", sample), 2);
     ck_assert(tu_contains(out, "unknown pass 'nope'"));

@@ -12,12 +12,15 @@
 #include "cli.h"
 #include "npy.h"
 #include "reader.h"
+#include "run_compare.h"
 #include "runtime.h"
 
 int ls_cmd_run(int argc, char **argv);
 
 #define RUN_FORMAT_VERSION 1
-#define RUN_USAGE "lowerscope run FILE [--steps N] [--input NAME=FILE.npy]... [--seed S] [--save DIR] [--json] [--model NAME]"
+#define RUN_USAGE                                                                                                      \
+    "lowerscope run FILE [--steps N] [--input NAME=FILE.npy]... [--seed S] [--save DIR] [--json] [--model NAME] "      \
+    "[--compare-with REF]"
 #define FIRST_VALUES 8
 
 typedef struct given_input {
@@ -158,6 +161,7 @@ static void json_value(ls_buf *b, const ls_value *v)
 
 typedef struct run_opts {
     const char *path, *save_dir;
+    const char *compare_with; /* --compare-with REF (run_compare.c) */
     ls_load_opts load;
     int64_t steps;
     uint64_t seed;
@@ -194,6 +198,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
                 return -1;
             }
             o->seed = (uint64_t)s;
+        } else if (strcmp(a, "--compare-with") == 0 && has_next) {
+            o->compare_with = argv[++i];
         } else if (strcmp(a, "--save") == 0 && has_next) {
             o->save_dir = argv[++i];
         } else if (strcmp(a, "--model") == 0 && has_next) {
@@ -290,7 +296,8 @@ int ls_cmd_run(int argc, char **argv)
     ls_runner *r = NULL;
     const ls_node **ins = NULL;
     double *times = NULL;
-    ls_buf js = {0}, saved = {0};
+    ls_buf js = {0}, saved = {0}, cmp_js = {0};
+    run_compare *cmp = NULL;
     ls_error err;
     if (parse_opts(argc, argv, &o) != 0) goto done;
     if (ls_load(o.path, &o.load, &p, &err) != 0) {
@@ -310,6 +317,10 @@ int ls_cmd_run(int argc, char **argv)
         goto done;
     }
     if (!(r = ls_runner_new(p, &err))) {
+        ls_cli_error("%s", err.msg);
+        goto done;
+    }
+    if (o.compare_with && !(cmp = run_compare_open(o.compare_with, p, &err))) {
         ls_cli_error("%s", err.msg);
         goto done;
     }
@@ -363,6 +374,7 @@ int ls_cmd_run(int argc, char **argv)
                 }
         ls_value *outs;
         uint32_t nout;
+        if (cmp) run_compare_inputs(cmp, vals, n);
         double t0 = ls_now();
         int ok = ls_runner_run(r, vals, n, &outs, &nout, &err);
         times[k] = ls_now() - t0;
@@ -400,6 +412,13 @@ int ls_cmd_run(int argc, char **argv)
             }
         }
         ls_buf_puts(&js, "]}");
+        if (cmp && run_compare_step(cmp, k, outs, nout, onames, !o.json, &cmp_js, &err) != 0) {
+            ls_cli_error("%s", err.msg);
+            for (uint32_t j = 0; j < nout; j++) ls_value_release(&outs[j]);
+            free(outs);
+            free(onames);
+            goto done;
+        }
         for (uint32_t i = 0; i < nout; i++) ls_value_release(&outs[i]);
         free(outs);
     }
@@ -442,10 +461,23 @@ int ls_cmd_run(int argc, char **argv)
         ls_buf_printf(&js, ", \"seconds\": %.9f}", st->delegate_seconds[d]);
     }
     if (!o.json) printf("\n");
-    ls_buf_printf(&js, "]},\n  \"saved\": [%s]\n}\n", saved.s ? saved.s : "");
+    ls_buf_printf(&js, "]},\n  \"saved\": [%s]", saved.s ? saved.s : "");
+    rc = LS_EXIT_OK;
+    if (cmp) { /* --compare-with: exit 1 when an output differs */
+        uint32_t compared, failed = run_compare_failed(cmp, &compared);
+        ls_buf_puts(&js, ",\n  \"compare_with\": ");
+        ls_buf_json_str(&js, o.compare_with);
+        ls_buf_printf(&js, ",\n  \"compare\": {\"rtol\": 1e-05, \"atol\": 1e-06, \"compared\": %u, \"failed\": %u, "
+                           "\"outputs\": [%s\n  ]}", compared, failed, cmp_js.s ? cmp_js.s : "");
+        if (!o.json)
+            printf("compare with %s: %u output%s over %" PRId64 " step%s, %s\n", o.compare_with, compared,
+                   compared == 1 ? "" : "s", o.steps, o.steps == 1 ? "" : "s",
+                   failed ? ls_internf("%u differ (rtol 1e-5, atol 1e-6)", failed) : "all within rtol 1e-5, atol 1e-6");
+        if (failed) rc = LS_EXIT_FINDINGS;
+    }
+    ls_buf_puts(&js, "\n}\n");
     if (o.json) fputs(js.s, stdout);
     else if (saved.len) printf("saved %s\n", o.save_dir);
-    rc = LS_EXIT_OK;
 done:
     for (uint32_t g = 0; g < o.given.n; g++) ls_tensor_unref(o.given.v[g].t);
     free(o.given.v);
@@ -453,6 +485,8 @@ done:
     free(times);
     ls_buf_free(&js);
     ls_buf_free(&saved);
+    ls_buf_free(&cmp_js);
+    run_compare_free(cmp);
     ls_runner_free(r);
     ls_program_unref(p);
     return rc;
