@@ -124,11 +124,12 @@ static void check_graph(vctx *c)
         }
         /* the dialect: an Edge op in an ATen program, or an ATen compute op in an Edge one */
         bool special = (n->op->flags & LS_OPF_SPECIAL) || is_sym_op(n->op);
-        if (p->dialect == LS_DIALECT_ATEN && n->dialect == LS_DIALECT_EDGE)
+        if (p->dialect == LS_DIALECT_ATEN && (n->dialect == LS_DIALECT_EDGE || n->dialect == LS_DIALECT_EXECUTORCH))
             add(c, LS_SEV_ERROR, n->name,
                 "Operator '%s' is not an allowed operator type in the ATen dialect (verifier %s): node '%s' holds an "
-                "Edge-dialect op",
-                n->target, p->verifier ? p->verifier : "ATEN", n->name);
+                "%s op",
+                n->target, p->verifier ? p->verifier : "ATEN", n->name,
+                n->dialect == LS_DIALECT_EDGE ? "Edge-dialect" : "ExecuTorch (out-variant)");
         else if (p->dialect == LS_DIALECT_EDGE && n->dialect == LS_DIALECT_ATEN && !special)
             add(c, LS_SEV_ERROR, n->name,
                 "Operator '%s' is not an allowed operator type in the Edge dialect: node '%s' holds an ATen op "
