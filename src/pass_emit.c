@@ -575,7 +575,12 @@ static void build_pte(emitter *E, ls_pte *pte)
     pte->segments.v = ls_calloc(E->segs.n ? E->segs.n : 1, sizeof *pte->segments.v);
     pte->segments.n = E->segs.n;
     pte->segments.present = true;
-    for (uint32_t i = 0; i < E->segs.n; i++) pte->segments.v[i].size = E->segs.v[i].n;
+    uint64_t at = 0; /* as pte_write.c lays them out: each at a multiple of 128 from the segment base */
+    for (uint32_t i = 0; i < E->segs.n; i++) {
+        pte->segments.v[i].offset = (at + 127) / 128 * 128;
+        pte->segments.v[i].size = E->segs.v[i].n;
+        at = pte->segments.v[i].offset + E->segs.v[i].n;
+    }
     pte->segment_data = E->segs.v;
     pte->n_segment_data = E->segs.n;
     memset(&E->segs, 0, sizeof E->segs);
