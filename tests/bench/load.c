@@ -1,9 +1,9 @@
 /* Loading a generated 100k-node program, next to what cJSON alone takes to parse its JSON.
  * Goal: load ≤ 1.3 × parse. Prints figures (median of 5 runs), never fails on timing.
  *
- * Each measurement runs in a child process of its own, so neither side inherits the other's
- * heap (millions of freed cJSON items slow every malloc that follows). Wall time and CPU time
- * are both printed: on a busy machine the CPU time is the steadier of the two. */
+ * Every run is made in a fresh child process, as `lowerscope FILE` loads a file once: nothing
+ * is warm (heap, interned strings, the arena's pages), and neither side inherits the other's
+ * heap. Wall time and CPU time are both printed: on a busy machine CPU time is the steadier. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,75 +38,78 @@ static double median(double *v)
     return v[RUNS / 2];
 }
 
-/* One measurement, RUNS times; returns 0 or -1. times[0..RUNS) wall, times[RUNS..) CPU. */
-static int measure(int what, const ls_gen_opts *o, const char *json, size_t len, double *times, uint32_t *nodes)
+/* One run; returns 0 or -1 with the wall and CPU seconds. */
+static int measure(int what, const ls_gen_opts *o, const char *json, size_t len, double *wall, double *cpu,
+                   uint32_t *nodes)
 {
-    for (int r = 0; r < RUNS; r++) {
-        double w0 = ls_now(), c0 = cpu_now();
-        if (what == PARSE_ARENA) { /* what ls_load_json's parse costs, alone */
-            ls_json_arena_begin();
-            cJSON *root = cJSON_ParseWithLength(json, len);
-            times[r] = ls_now() - w0;
-            times[RUNS + r] = cpu_now() - c0;
-            ls_json_arena_end();
-            if (!root) return -1;
-        } else if (what == PARSE || what == PARSE_FREE) {
-            cJSON *root = cJSON_ParseWithLength(json, len);
-            if (!root) return -1;
-            if (what == PARSE_FREE) cJSON_Delete(root);
-            times[r] = ls_now() - w0;
-            times[RUNS + r] = cpu_now() - c0;
-            if (what == PARSE) cJSON_Delete(root);
-        } else {
-            ls_program *p;
-            ls_error err;
-            if (what == LOAD) {
-                if (ls_load_json("generated", json, len, NULL, &p, &err) != 0) p = NULL;
-            } else {
-                p = ls_gen_program(o, &err);
-            }
-            times[r] = ls_now() - w0;
-            times[RUNS + r] = cpu_now() - c0;
-            if (!p) {
-                fprintf(stderr, "bench_load: %s\n", err.msg);
-                return -1;
-            }
-            *nodes = p->n_nodes;
-            ls_program_unref(p);
-        }
+    double w0 = ls_now(), c0 = cpu_now();
+    if (what == PARSE_ARENA) { /* what ls_load_json's parse costs, alone */
+        ls_json_arena_begin();
+        cJSON *root = cJSON_ParseWithLength(json, len);
+        *wall = ls_now() - w0;
+        *cpu = cpu_now() - c0;
+        ls_json_arena_end();
+        return root ? 0 : -1;
     }
-    return 0;
+    if (what == PARSE || what == PARSE_FREE) {
+        cJSON *root = cJSON_ParseWithLength(json, len);
+        if (!root) return -1;
+        if (what == PARSE_FREE) cJSON_Delete(root);
+        *wall = ls_now() - w0;
+        *cpu = cpu_now() - c0;
+        return 0;
+    }
+    ls_program *p;
+    ls_error err;
+    if (what == LOAD) {
+        if (ls_load_json("generated", json, len, NULL, &p, &err) != 0) p = NULL;
+    } else {
+        p = ls_gen_program(o, &err);
+    }
+    *wall = ls_now() - w0;
+    *cpu = cpu_now() - c0;
+    if (!p) {
+        fprintf(stderr, "bench_load: %s\n", err.msg);
+        return -1;
+    }
+    *nodes = p->n_nodes;
+    return 0; /* the process ends: nothing to free */
 }
 
-/* The measurement in a child process; the parent reads the times back through a pipe. */
+/* RUNS runs, each in a child process; the parent reads the times back through a pipe. */
 static int isolated(int what, const ls_gen_opts *o, const char *json, size_t len, double *wall, double *cpu,
                     uint32_t *nodes)
 {
-    int fds[2];
-    if (pipe(fds) != 0) return -1;
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        close(fds[0]);
-        double t[2 * RUNS];
+    double tw[RUNS], tc[RUNS];
+    for (int r = 0; r < RUNS; r++) {
+        int fds[2];
+        if (pipe(fds) != 0) return -1;
+        pid_t pid = fork();
+        if (pid < 0) return -1;
+        if (pid == 0) {
+            close(fds[0]);
+            double t[2];
+            uint32_t n = 0;
+            int rc = measure(what, o, json, len, &t[0], &t[1], &n);
+            if (rc == 0 && (write(fds[1], t, sizeof t) != (ssize_t)sizeof t || write(fds[1], &n, sizeof n) != sizeof n))
+                rc = -1;
+            _exit(rc == 0 ? 0 : 1);
+        }
+        close(fds[1]);
+        double t[2];
         uint32_t n = 0;
-        int rc = measure(what, o, json, len, t, &n);
-        if (rc == 0 && (write(fds[1], t, sizeof t) != (ssize_t)sizeof t || write(fds[1], &n, sizeof n) != sizeof n))
-            rc = -1;
-        _exit(rc == 0 ? 0 : 1);
+        ssize_t got = read(fds[0], t, sizeof t);
+        ssize_t got2 = read(fds[0], &n, sizeof n);
+        close(fds[0]);
+        int status;
+        waitpid(pid, &status, 0);
+        if (got != (ssize_t)sizeof t || got2 != sizeof n || !WIFEXITED(status) || WEXITSTATUS(status)) return -1;
+        tw[r] = t[0];
+        tc[r] = t[1];
+        if (n) *nodes = n;
     }
-    close(fds[1]);
-    double t[2 * RUNS];
-    uint32_t n = 0;
-    ssize_t got = read(fds[0], t, sizeof t);
-    ssize_t got2 = read(fds[0], &n, sizeof n);
-    close(fds[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    if (got != (ssize_t)sizeof t || got2 != sizeof n || !WIFEXITED(status) || WEXITSTATUS(status)) return -1;
-    *wall = median(t);
-    *cpu = median(t + RUNS);
-    if (n) *nodes = n;
+    *wall = median(tw);
+    *cpu = median(tc);
     return 0;
 }
 
@@ -135,7 +138,7 @@ int main(void)
     if (isolated(LOAD_DATA, &od, NULL, 0, &w[LOAD_DATA], &c[LOAD_DATA], &nodes) != 0) return 1;
     printf("load: a generated program of %u call nodes (%u nodes loaded, %u partitions), %.1f MB of JSON\n", o.nodes,
            nodes, o.partitions, (double)len / 1e6);
-    printf("  median of %d, each in a fresh process          wall ms    CPU ms\n", RUNS);
+    printf("  median of %d runs, each in a fresh process     wall ms    CPU ms\n", RUNS);
     printf("  cJSON parse alone                             %8.1f  %8.1f\n", w[PARSE] * 1e3, c[PARSE] * 1e3);
     printf("  cJSON parse + cJSON_Delete                    %8.1f  %8.1f\n", w[PARSE_FREE] * 1e3, c[PARSE_FREE] * 1e3);
     printf("  lowerscope load (ls_load_json, metadata only) %8.1f  %8.1f   %.2fx / %.2fx parse (goal <= 1.3x)\n",
