@@ -292,6 +292,48 @@ START_TEST(creation_and_conversion)
 }
 END_TEST
 
+START_TEST(copies_and_small_forms)
+{
+    ls_tensor *x = kt(LS_DT_F32, SHAPE(2), VALS(1, 2));
+    ls_op_id copies[] = {LS_OP_clone, LS_OP_lift_fresh_copy, LS_OP__clone_dim_order, LS_OP_alias_copy};
+    for (int i = 0; i < 4; i++) {
+        ls_value r = kt_run(copies[i], 1, VT(ls_tensor_ref(x)));
+        kt_expect(&r, LS_DT_F32, SHAPE(2), VALS(1, 2));
+        ck_assert_ptr_ne(r.t->data, x->data); /* new storage */
+        ls_value_release(&r);
+    }
+    ls_value r = kt_run(LS_OP_alias, 1, VT(ls_tensor_ref(x)));
+    ck_assert_ptr_eq(r.t->data, x->data); /* the aliasing op shares */
+    ls_value_release(&r);
+    r = kt_run(LS_OP_ones_like, 1, VT(ls_tensor_ref(x)));
+    kt_expect(&r, LS_DT_F32, SHAPE(2), VALS(1, 1));
+    ls_value_release(&r);
+    r = kt_run(LS_OP_zeros, 2, VINTS(1, 2), VDT(LS_DT_I32));
+    kt_expect(&r, LS_DT_I32, SHAPE(1, 2), VALS(0, 0));
+    ls_value_release(&r);
+    r = kt_run(LS_OP_arange_start, 2, VI(-2), VI(1));
+    kt_expect(&r, LS_DT_I64, SHAPE(3), VALS(-2, -1, 0));
+    ls_value_release(&r);
+    r = kt_run(LS_OP_where_ScalarSelf, 3, VT(kt(LS_DT_BOOL, SHAPE(2), VALS(1, 0))), VI(7), VT(ls_tensor_ref(x)));
+    kt_expect(&r, LS_DT_F32, SHAPE(2), VALS(7, 2));
+    ls_value_release(&r);
+    /* getitem picks from a tuple; a tensor is not one */
+    r = kt_run(LS_OP_getitem, 2, VLIST(2, VT(kt(LS_DT_F32, SHAPE(1), VALS(3))), VT(ls_tensor_ref(x))), VI(-1));
+    ck_assert_ptr_eq(r.t, x);
+    ls_value_release(&r);
+    kt_fails("out of range", LS_OP_getitem, 2, VLIST(1, VN), VI(1));
+    kt_fails("not a list", LS_OP_getitem, 2, VT(ls_tensor_ref(x)), VI(0));
+    /* float16 and bfloat16 computed in float32: a product and a sum */
+    r = kt_run(LS_OP_mm, 2, VT(kt(LS_DT_F16, SHAPE(1, 2), VALS(0.5, 2))), VT(kt(LS_DT_F16, SHAPE(2, 1), VALS(4, 0.25))));
+    kt_expect(&r, LS_DT_F16, SHAPE(1, 1), VALS(2.5));
+    ls_value_release(&r);
+    r = kt_run(LS_OP_sum_dim_IntList, 4, VT(kt(LS_DT_BF16, SHAPE(3), VALS(1, 2, 0.5))), VINTS(0), VB(false), VN);
+    kt_expect(&r, LS_DT_BF16, SCALAR_SHAPE, VALS(3.5));
+    ls_value_release(&r);
+    ls_tensor_unref(x);
+}
+END_TEST
+
 START_TEST(layer_norm_forms)
 {
     /* row [1,2,3,4]: mean 2.5, var 1.25 */
@@ -352,6 +394,7 @@ Suite *kernels_shape_suite(void)
     tcase_add_test(tc, index_put_forms);
     tcase_add_test(tc, index_select_gather_embedding);
     tcase_add_test(tc, creation_and_conversion);
+    tcase_add_test(tc, copies_and_small_forms);
     tcase_add_test(tc, layer_norm_forms);
     tcase_add_test(tc, attention);
     suite_add_tcase(s, tc);
