@@ -300,6 +300,17 @@ static int bb_execute(void *hv, const ls_value *inputs, uint32_t n_inputs, ls_va
         if (g->outputs[k].kind == LS_BB_OUT_STATE) rc = write_state(h, g->outputs[k].state, &writes[k], err);
     for (uint32_t k = 0; writes && k < g->n_outputs; k++) ls_value_release(&writes[k]);
     free(writes);
+    /* A user output that is a state tensor (an in-place op's result, the buffer itself) or views
+     * its bytes gets a copy: what execute returned must not change with later calls. */
+    for (uint32_t u = 0; rc == 0 && u < g->n_user_outputs; u++) {
+        ls_tensor *t = user[u].kind == LS_V_TENSOR ? user[u].t : NULL;
+        for (uint32_t s = 0; t && s < g->n_states; s++) {
+            if (t != h->states[s] && t->owner != h->states[s]->owner) continue;
+            user[u].t = ls_tensor_clone(t);
+            ls_tensor_unref(t);
+            break;
+        }
+    }
     if (rc != 0) {
         for (uint32_t u = 0; user && u < g->n_user_outputs; u++) ls_value_release(&user[u]);
         free(user);

@@ -345,6 +345,7 @@ static int rd_node(rd *r, ls_bb_graph *g, uint32_t i, bool *used[3], const uint3
     if (rd_u8(r, &kind, "node kind") != 0 || rd_name(r, &n->name, "node name") != 0) return -1;
     if (kind == LS_BB_NODE_PLACEHOLDER) {
         n->kind = LS_NODE_PLACEHOLDER;
+        n->target = n->name; /* as torch.fx: a placeholder's target is its name */
         uint8_t role;
         uint32_t idx;
         if (rd_u8(r, &role, "placeholder role") != 0 || rd_u32(r, &idx, "placeholder slot") != 0) return -1;

@@ -8,58 +8,37 @@
 #include <string.h>
 
 #include "backend.h"
+#include "build.h"
 #include "bundled_blob.h"
 #include "ops.h"
 #include "program.h"
 #include "runtime.h"
 #include "testutil.h"
 
-/* ---- building submodule programs */
+/* ---- building submodule programs (include/build.h) */
 
-static uint32_t add_ph(ls_program *p, const char *name, ls_dtype dt, int ndim, const int64_t *sizes)
+/* An input with its data; the builder takes its own reference. */
+static uint32_t input(ls_builder *b, const char *name, ls_input_kind kind, const char *target, ls_tensor *data)
 {
-    ls_node *n = ls_node_new(p, LS_NODE_PLACEHOLDER, name, NULL);
-    ls_tmeta m;
-    ls_tmeta_init(&m, dt, ndim, sizes);
-    ls_node_set_val(n, &m);
-    ls_program_append(p, n);
-    return n->id;
+    uint32_t id = ls_build_input(b, name, kind, target, true, NULL, data);
+    ls_tensor_unref(data);
+    return id;
 }
 
-/* args are taken (their lists belong to the node afterwards) */
-static uint32_t add_call(ls_program *p, const char *name, ls_op_id opid, const ls_arg *args, int nargs, ls_dtype dt,
-                         int ndim, const int64_t *sizes)
+static uint32_t user_input(ls_builder *b, const char *name, ls_dtype dt, int ndim, const int64_t *sizes)
 {
-    const ls_op *op = ls_op_get(opid);
-    ls_node *n = ls_node_new(p, LS_NODE_CALL, name, ls_op_target(op, LS_DIALECT_EDGE));
-    n->op = op;
-    n->dialect = LS_DIALECT_EDGE;
-    ls_arg *a = ls_calloc((size_t)nargs, sizeof *a);
-    for (int i = 0; i < nargs; i++) {
-        a[i] = args[i];
-        a[i].name = op->schema.params[i].name;
-    }
-    ls_node_set_args(n, a, (uint16_t)nargs);
-    ls_tmeta m;
-    ls_tmeta_init(&m, dt, ndim, sizes);
-    ls_node_set_val(n, &m);
-    ls_program_append(p, n);
-    return n->id;
+    ls_tmeta m = ls_meta(dt, ndim, sizes);
+    return ls_build_input(b, name, LS_IN_USER_INPUT, NULL, false, &m, NULL);
 }
 
-static void add_output(ls_program *p, const uint32_t *ids, int n)
+/* args: their lists are taken (the builder consumes a heap copy of the array) */
+static uint32_t call(ls_builder *b, const char *name, ls_op_id op, const ls_arg *args, uint16_t nargs, ls_dtype dt,
+                     int ndim, const int64_t *sizes)
 {
-    ls_node *o = ls_node_new(p, LS_NODE_OUTPUT, "output", NULL);
-    ls_arg *a = ls_calloc((size_t)n, sizeof *a);
-    for (int i = 0; i < n; i++) a[i] = ls_arg_node(ids[i]);
-    ls_node_set_args(o, a, (uint16_t)n);
-    ls_program_append(p, o);
-}
-
-static ls_input_spec in_spec(ls_input_kind kind, const char *name, const char *target)
-{
-    ls_input_spec s = {.kind = (uint8_t)kind, .name = ls_intern(name), .target = ls_intern(target), .persistent = true};
-    return s;
+    ls_tmeta m = ls_meta(dt, ndim, sizes);
+    ls_arg *heap = ls_malloc(sizeof *heap * nargs);
+    memcpy(heap, args, sizeof *heap * nargs);
+    return ls_build_call(b, name, op, heap, nargs, &m);
 }
 
 static ls_output_spec out_spec(ls_output_kind kind, const char *name, const char *target)
@@ -75,90 +54,66 @@ static ls_tensor *tensor_f32(int ndim, const int64_t *sizes, const float *v)
     return t;
 }
 
-static ls_arg scalar_one(void)
-{
-    return ls_arg_int(1);
-}
-
-/* x:[2,3] user input; c (tensor constant) and w (parameter) consumed:
- * out = (x + c) + w */
+/* x:[2,3] user input; c (tensor constant) and w (parameter) consumed: out = (x + c) + w */
 static ls_program *chain_program(void)
 {
     static const int64_t s23[] = {2, 3};
-    ls_program *p = ls_program_new("lowered_module_0", LS_DIALECT_EDGE);
-    uint32_t c = add_ph(p, "c_c", LS_DT_F32, 2, s23);
-    uint32_t w = add_ph(p, "p_w", LS_DT_F32, 2, s23);
-    uint32_t x = add_ph(p, "x", LS_DT_F32, 2, s23);
-    ls_arg a1[] = {ls_arg_node(x), ls_arg_node(c), scalar_one()};
-    uint32_t add = add_call(p, "aten_add_tensor", LS_OP_add_Tensor, a1, 3, LS_DT_F32, 2, s23);
-    ls_arg a2[] = {ls_arg_node(add), ls_arg_node(w), scalar_one()};
-    uint32_t add1 = add_call(p, "aten_add_tensor_1", LS_OP_add_Tensor, a2, 3, LS_DT_F32, 2, s23);
-    add_output(p, &add1, 1);
-    ls_input_spec ins[] = {in_spec(LS_IN_CONSTANT_TENSOR, "c_c", "c"), in_spec(LS_IN_PARAMETER, "p_w", "w"),
-                           in_spec(LS_IN_USER_INPUT, "x", NULL)};
-    ls_program_set_inputs(p, ins, 3);
-    ls_output_spec outs[] = {out_spec(LS_OUT_USER_OUTPUT, "aten_add_tensor_1", NULL)};
-    ls_program_set_outputs(p, outs, 1);
-    const float cv[] = {1, 2, 3, 4, 5, 6}, wv[] = {10, 20, 30, 40, 50, 60};
-    ls_tensor *ct = tensor_f32(2, s23, cv), *wt = tensor_f32(2, s23, wv);
-    ls_program_put_constant(p, "c", ct, NULL);
-    ls_program_put_state(p, "w", wt, NULL);
-    ls_tensor_unref(ct);
-    ls_tensor_unref(wt);
-    return p;
+    static const float cv[] = {1, 2, 3, 4, 5, 6}, wv[] = {10, 20, 30, 40, 50, 60};
+    ls_builder *b = ls_builder_new("lowered_module_0", LS_DIALECT_EDGE);
+    uint32_t c = input(b, "c_c", LS_IN_CONSTANT_TENSOR, "c", tensor_f32(2, s23, cv));
+    uint32_t w = input(b, "p_w", LS_IN_PARAMETER, "w", tensor_f32(2, s23, wv));
+    uint32_t x = user_input(b, "x", LS_DT_F32, 2, s23);
+    ls_arg a1[] = {ls_arg_node(x), ls_arg_node(c), ls_arg_int(1)};
+    uint32_t add = call(b, "aten_add_tensor", LS_OP_add_Tensor, a1, 3, LS_DT_F32, 2, s23);
+    ls_arg a2[] = {ls_arg_node(add), ls_arg_node(w), ls_arg_int(1)};
+    uint32_t add1 = call(b, "aten_add_tensor_1", LS_OP_add_Tensor, a2, 3, LS_DT_F32, 2, s23);
+    ls_build_output(b, &add1, 1, NULL, NULL);
+    return ls_builder_finish(b);
 }
 
 /* exir-semantics §9 test 10 with a [4,3] cache: q:[1,3], k_val:[1,3], input_pos:[1] int64;
- * cache[input_pos] = k_val (BUFFER_MUTATION), out = mm(cache, q^T) */
-static ls_program *kv_program(void)
+ * cache[input_pos] = k_val (BUFFER_MUTATION), out = mm(cache, q^T). With cache_out, the buffer
+ * placeholder is a user output too; with inplace, the write is index_put_. */
+static ls_program *kv_program_with(bool cache_out, bool inplace)
 {
     static const int64_t s43[] = {4, 3}, s13[] = {1, 3}, s31[] = {3, 1}, s41[] = {4, 1}, s1[] = {1};
-    ls_program *p = ls_program_new("lowered_module_0", LS_DIALECT_EDGE);
-    uint32_t cache = add_ph(p, "b_cache", LS_DT_F32, 2, s43);
-    uint32_t q = add_ph(p, "q", LS_DT_F32, 2, s13);
-    uint32_t k = add_ph(p, "k_val", LS_DT_F32, 2, s13);
-    uint32_t pos = add_ph(p, "input_pos", LS_DT_I64, 1, s1);
+    ls_builder *b = ls_builder_new("lowered_module_0", LS_DIALECT_EDGE);
+    uint32_t cache = input(b, "b_cache", LS_IN_BUFFER, "cache", tensor_f32(2, s43, NULL));
+    uint32_t q = user_input(b, "q", LS_DT_F32, 2, s13);
+    uint32_t k = user_input(b, "k_val", LS_DT_F32, 2, s13);
+    uint32_t pos = user_input(b, "input_pos", LS_DT_I64, 1, s1);
     const int64_t perm[] = {1, 0};
     ls_arg a1[] = {ls_arg_node(q), ls_arg_ints(perm, 2)};
-    uint32_t qt = add_call(p, "aten_permute_copy_default", LS_OP_permute_copy, a1, 2, LS_DT_F32, 2, s31);
-    ls_arg a2[] = {ls_arg_node(cache), ls_arg_nodes(&pos, 1, true), ls_arg_node(k), ls_arg_bool(false)};
-    uint32_t put = add_call(p, "aten_index_put_default", LS_OP_index_put, a2, 4, LS_DT_F32, 2, s43);
+    uint32_t qt = call(b, "aten_permute_copy_default", LS_OP_permute_copy, a1, 2, LS_DT_F32, 2, s31);
+    ls_arg a2[] = {ls_arg_node(cache), ls_arg_opt_nodes(&pos, 1), ls_arg_node(k), ls_arg_bool(false)};
+    uint32_t put = call(b, "aten_index_put_default", inplace ? LS_OP_index_put_ : LS_OP_index_put, a2, 4, LS_DT_F32, 2,
+                        s43);
     ls_arg a3[] = {ls_arg_node(put), ls_arg_node(qt)};
-    uint32_t mm = add_call(p, "aten_mm_default", LS_OP_mm, a3, 2, LS_DT_F32, 2, s41);
-    const uint32_t outs_ids[] = {put, mm};
-    add_output(p, outs_ids, 2);
-    ls_input_spec ins[] = {in_spec(LS_IN_BUFFER, "b_cache", "cache"), in_spec(LS_IN_USER_INPUT, "q", NULL),
-                           in_spec(LS_IN_USER_INPUT, "k_val", NULL), in_spec(LS_IN_USER_INPUT, "input_pos", NULL)};
-    ls_program_set_inputs(p, ins, 4);
-    ls_output_spec outs[] = {out_spec(LS_OUT_BUFFER_MUTATION, "aten_index_put_default", "cache"),
-                             out_spec(LS_OUT_USER_OUTPUT, "aten_mm_default", NULL)};
-    ls_program_set_outputs(p, outs, 2);
-    ls_tensor *ct = tensor_f32(2, s43, NULL);
-    ls_program_put_state(p, "cache", ct, NULL);
-    ls_tensor_unref(ct);
-    return p;
+    uint32_t mm = call(b, "aten_mm_default", LS_OP_mm, a3, 2, LS_DT_F32, 2, s41);
+    const uint32_t ids[] = {put, mm, cache};
+    const ls_output_kind kinds[] = {LS_OUT_BUFFER_MUTATION, LS_OUT_USER_OUTPUT, LS_OUT_USER_OUTPUT};
+    const char *const targets[] = {"cache", NULL, NULL};
+    ls_build_output(b, ids, cache_out ? 3 : 2, kinds, targets);
+    return ls_builder_finish(b);
+}
+
+static ls_program *kv_program(void)
+{
+    return kv_program_with(false, false);
 }
 
 /* x:[4] user input; x[c_mask] with a constant boolean mask */
 static ls_program *mask_program(void)
 {
     static const int64_t s4[] = {4}, s2[] = {2};
-    ls_program *p = ls_program_new("lowered_module_1", LS_DIALECT_EDGE);
-    uint32_t m = add_ph(p, "c_mask", LS_DT_BOOL, 1, s4);
-    uint32_t x = add_ph(p, "x", LS_DT_F32, 1, s4);
-    ls_arg a[] = {ls_arg_node(x), ls_arg_nodes(&m, 1, true)};
-    uint32_t idx = add_call(p, "aten_index_tensor", LS_OP_index_Tensor, a, 2, LS_DT_F32, 1, s2);
-    add_output(p, &idx, 1);
-    ls_input_spec ins[] = {in_spec(LS_IN_CONSTANT_TENSOR, "c_mask", "mask"), in_spec(LS_IN_USER_INPUT, "x", NULL)};
-    ls_program_set_inputs(p, ins, 2);
-    ls_output_spec outs[] = {out_spec(LS_OUT_USER_OUTPUT, "aten_index_tensor", NULL)};
-    ls_program_set_outputs(p, outs, 1);
-    ls_tensor *mt = ls_tensor_alloc(LS_DT_BOOL, 1, s4);
-    ((uint8_t *)mt->data)[0] = 1;
-    ((uint8_t *)mt->data)[2] = 1;
-    ls_program_put_constant(p, "mask", mt, NULL);
-    ls_tensor_unref(mt);
-    return p;
+    static const double mv[] = {1, 0, 1, 0};
+    ls_builder *b = ls_builder_new("lowered_module_1", LS_DIALECT_EDGE);
+    uint32_t m = input(b, "c_mask", LS_IN_CONSTANT_TENSOR, "mask", ls_tensor_of(LS_DT_BOOL, 1, s4, mv, 4));
+    uint32_t x = user_input(b, "x", LS_DT_F32, 1, s4);
+    ls_arg a[] = {ls_arg_node(x), ls_arg_opt_nodes(&m, 1)};
+    uint32_t idx = call(b, "aten_index_tensor", LS_OP_index_Tensor, a, 2, LS_DT_F32, 1, s2);
+    ls_build_output(b, &idx, 1, NULL, NULL);
+    return ls_builder_finish(b);
 }
 
 static ls_blob *encode_ok(const ls_program *p)
@@ -245,23 +200,18 @@ START_TEST(builder_guard_refuses_second_placeholder_for_a_target)
 {
     /* exir-semantics D9: c_k and c_k_copy_0 both name constant k */
     static const int64_t s2[] = {2};
-    ls_program *p = ls_program_new("lowered_module_0", LS_DIALECT_EDGE);
-    uint32_t k0 = add_ph(p, "c_k", LS_DT_F32, 1, s2);
-    uint32_t k1 = add_ph(p, "c_k_copy_0", LS_DT_F32, 1, s2);
-    uint32_t x = add_ph(p, "x", LS_DT_F32, 1, s2);
-    ls_arg a1[] = {ls_arg_node(x), ls_arg_node(k0), scalar_one()};
-    uint32_t s = add_call(p, "aten_add_tensor", LS_OP_add_Tensor, a1, 3, LS_DT_F32, 1, s2);
-    ls_arg a2[] = {ls_arg_node(s), ls_arg_node(k1)};
-    uint32_t m = add_call(p, "aten_mul_tensor", LS_OP_mul_Tensor, a2, 2, LS_DT_F32, 1, s2);
-    add_output(p, &m, 1);
-    ls_input_spec ins[] = {in_spec(LS_IN_CONSTANT_TENSOR, "c_k", "k"), in_spec(LS_IN_CONSTANT_TENSOR, "c_k_copy_0", "k"),
-                           in_spec(LS_IN_USER_INPUT, "x", NULL)};
-    ls_program_set_inputs(p, ins, 3);
-    ls_output_spec outs[] = {out_spec(LS_OUT_USER_OUTPUT, "aten_mul_tensor", NULL)};
-    ls_program_set_outputs(p, outs, 1);
+    ls_builder *bld = ls_builder_new("lowered_module_0", LS_DIALECT_EDGE);
     ls_tensor *t = tensor_f32(1, s2, NULL);
-    ls_program_put_constant(p, "k", t, NULL);
+    uint32_t k0 = ls_build_input(bld, "c_k", LS_IN_CONSTANT_TENSOR, "k", true, NULL, t);
+    uint32_t k1 = ls_build_input(bld, "c_k_copy_0", LS_IN_CONSTANT_TENSOR, "k", true, NULL, t);
     ls_tensor_unref(t);
+    uint32_t x = user_input(bld, "x", LS_DT_F32, 1, s2);
+    ls_arg a1[] = {ls_arg_node(x), ls_arg_node(k0), ls_arg_int(1)};
+    uint32_t s = call(bld, "aten_add_tensor", LS_OP_add_Tensor, a1, 3, LS_DT_F32, 1, s2);
+    ls_arg a2[] = {ls_arg_node(s), ls_arg_node(k1)};
+    uint32_t m = call(bld, "aten_mul_tensor", LS_OP_mul_Tensor, a2, 2, LS_DT_F32, 1, s2);
+    ls_build_output(bld, &m, 1, NULL, NULL);
+    ls_program *p = ls_builder_finish(bld);
     ls_blob *b = (ls_blob *)1;
     ls_error err;
     ck_assert_int_eq(ls_bb_encode(p, &b, &err), -1);
@@ -657,6 +607,96 @@ START_TEST(state_lives_in_the_delegate_across_calls)
 }
 END_TEST
 
+/* Runs kv_program_with(true, inplace) for three steps and returns the cache output of each
+ * (all kept alive until the end). */
+static void run_cache_out(bool inplace, ls_tensor *seen[3])
+{
+    static const int64_t s13[] = {1, 3}, s1[] = {1};
+    ls_program *p = kv_program_with(true, inplace);
+    ls_blob *blob;
+    void *h = init_ok(p, &blob);
+    const ls_backend *be = bundled();
+    ls_error err;
+    for (int step = 0; step < 3; step++) {
+        const float kv[] = {(float)(step + 1), (float)(step + 1), (float)(step + 1)};
+        ls_tensor *pos = ls_tensor_alloc(LS_DT_I64, 1, s1);
+        ((int64_t *)pos->data)[0] = step;
+        ls_value in[3] = {ls_value_tensor(tensor_f32(2, s13, kv)), ls_value_tensor(tensor_f32(2, s13, kv)),
+                          ls_value_tensor(pos)};
+        ls_value *out;
+        uint32_t nout;
+        ck_assert_msg(be->execute(h, in, 3, &out, &nout, &err) == 0, "%s", err.msg);
+        ck_assert_uint_eq(nout, 2);
+        seen[step] = ls_tensor_ref(out[1].t);
+        ck_assert_ptr_ne(seen[step], be->state_get(h, 0));
+        release_all(out, nout);
+        for (int i = 0; i < 3; i++) ls_value_release(&in[i]);
+    }
+    be->destroy(h);
+    ls_blob_unref(blob);
+    ls_program_unref(p);
+}
+
+/* Rows of a [4,3] cache that hold a value (row r holds r + 1 once written). */
+static int rows_written(const ls_tensor *t)
+{
+    int n = 0;
+    for (int r = 0; r < 4; r++) n += ls_tensor_get_f64(t, r * 3) == r + 1;
+    return n;
+}
+
+START_TEST(outputs_never_alias_the_state)
+{
+    ls_tensor *seen[3];
+    /* functional: the buffer's output is its value before the call's write */
+    run_cache_out(false, seen);
+    for (int step = 0; step < 3; step++) {
+        ck_assert_int_eq(rows_written(seen[step]), step);
+        ls_tensor_unref(seen[step]);
+    }
+    /* index_put_ writes the state in place: the buffer's output is the written value, and it does
+     * not change with later calls */
+    run_cache_out(true, seen);
+    for (int step = 0; step < 3; step++) {
+        ck_assert_int_eq(rows_written(seen[step]), step + 1);
+        ls_tensor_unref(seen[step]);
+    }
+}
+END_TEST
+
+START_TEST(inplace_ops_never_write_the_blob)
+{
+    /* copy_(c, x) on a consumed constant: the handle's constant changes, the blob does not */
+    static const int64_t s2[] = {2};
+    static const float cv[] = {5, 7}, xv[] = {1, 2};
+    ls_builder *b = ls_builder_new("lowered_module_0", LS_DIALECT_EDGE);
+    uint32_t c = input(b, "c_c", LS_IN_CONSTANT_TENSOR, "c", tensor_f32(1, s2, cv));
+    uint32_t x = user_input(b, "x", LS_DT_F32, 1, s2);
+    ls_arg a1[] = {ls_arg_node(c), ls_arg_node(x), ls_arg_bool(false)};
+    uint32_t cp = call(b, "aten_copy_default", LS_OP_copy_, a1, 3, LS_DT_F32, 1, s2);
+    ls_arg a2[] = {ls_arg_node(cp), ls_arg_node(x), ls_arg_int(1)};
+    uint32_t add = call(b, "aten_add_tensor", LS_OP_add_Tensor, a2, 3, LS_DT_F32, 1, s2);
+    ls_build_output(b, &add, 1, NULL, NULL);
+    ls_program *p = ls_builder_finish(b);
+    ls_blob *blob;
+    void *h = init_ok(p, &blob);
+    ls_blob *before = blob_copy(blob, blob->size);
+    const ls_backend *be = bundled();
+    ls_value in = ls_value_tensor(tensor_f32(1, s2, xv)), *out;
+    uint32_t nout;
+    ls_error err;
+    ck_assert_msg(be->execute(h, &in, 1, &out, &nout, &err) == 0, "%s", err.msg);
+    ck_assert_double_eq(ls_tensor_get_f64(out[0].t, 1), 4);
+    release_all(out, nout);
+    ck_assert_mem_eq(blob->data, before->data, blob->size);
+    ls_value_release(&in);
+    be->destroy(h);
+    ls_blob_unref(before);
+    ls_blob_unref(blob);
+    ls_program_unref(p);
+}
+END_TEST
+
 START_TEST(boolean_gather_is_refused_at_execute_time)
 {
     static const int64_t s4[] = {4}, s2[] = {2};
@@ -769,6 +809,8 @@ Suite *bundled_backend_suite(void)
     tcase_add_test(be, registry_finds_backends_by_id);
     tcase_add_test(be, chain_with_consumed_constants_runs);
     tcase_add_test(be, state_lives_in_the_delegate_across_calls);
+    tcase_add_test(be, outputs_never_alias_the_state);
+    tcase_add_test(be, inplace_ops_never_write_the_blob);
     tcase_add_test(be, boolean_gather_is_refused_at_execute_time);
     tcase_add_test(be, preprocess_and_init_refuse_with_clear_messages);
     suite_add_tcase(s, be);
