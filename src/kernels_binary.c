@@ -8,6 +8,8 @@
  * so the loops GCC vectorises carry no dtype switch and no index arithmetic. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "kernels.h"
 
@@ -178,18 +180,51 @@ typedef struct prepared {
     uint64_t scalar; /* storage for a scalar, 8 bytes */
 } prepared;
 
-static void prepare(prepared *p, const lk_operand *o, ls_dtype ct)
+/* As TensorIterator does for float16/bfloat16 results: a tensor of another dtype is first
+ * converted to the common dtype (so an int32 tensor rounds to float16 as in torch), then to
+ * the float32 compute type. Python scalars keep their value in the compute type for arithmetic
+ * (torch reads them as the op's math type), but comparisons round them to the common dtype
+ * too (x_f16 == 0.1 compares with float16(0.1)). */
+static void prepare_as(prepared *p, const lk_operand *o, ls_dtype ct, ls_dtype common, bool round_scalars)
 {
     memset(p, 0, sizeof *p);
+    bool half = common == LS_DT_F16 || common == LS_DT_BF16;
     if (o->is_scalar) {
-        if (ct == LS_DT_BOOL) *(uint8_t *)&p->scalar = o->scalar_is_int ? o->i != 0 : o->f != 0;
-        else lk_scalar_store(&p->scalar, ct, o->f, o->i, o->scalar_is_int);
+        if (ct == LS_DT_BOOL) {
+            *(uint8_t *)&p->scalar = o->scalar_is_int ? o->i != 0 : o->f != 0;
+        } else if (half && round_scalars) {
+            double v = o->scalar_is_int ? (double)o->i : o->f;
+            uint16_t h;
+            lk_convert(&h, common, &v, LS_DT_F64, 1);
+            lk_convert(&p->scalar, ct, &h, common, 1);
+        } else {
+            lk_scalar_store(&p->scalar, ct, o->f, o->i, o->scalar_is_int);
+        }
         p->data = &p->scalar;
         return;
     }
-    p->data = lk_as(o->t, ct, &p->tmp);
     p->ndim = o->t->ndim;
     p->sizes = o->t->sizes;
+    if (half && o->t->dtype != common) {
+        size_t n = (size_t)o->t->numel;
+        uint16_t *h = ls_alloc_aligned(n * 2 + 2);
+        p->tmp = ls_alloc_aligned(n * ls_dtype_size(ct) + 8);
+        if (!h || !p->tmp) {
+            fprintf(stderr, "lowerscope: out of memory\n");
+            exit(3);
+        }
+        lk_convert(h, common, o->t->data, o->t->dtype, o->t->numel);
+        lk_convert(p->tmp, ct, h, common, o->t->numel);
+        ls_free_aligned(h);
+        p->data = p->tmp;
+        return;
+    }
+    p->data = lk_as(o->t, ct, &p->tmp);
+}
+
+static void prepare(prepared *p, const lk_operand *o, ls_dtype ct)
+{
+    prepare_as(p, o, ct, LS_DT_UNKNOWN, false);
 }
 
 /* ---- running a row function over the broadcast iteration, in up to two threads */
@@ -274,8 +309,8 @@ static int binary(ls_kctx *c, enum binop op, const lk_operand *oa, const lk_oper
         return -1;
 
     prepared pa, pb;
-    prepare(&pa, oa, ct);
-    prepare(&pb, ob, ct);
+    prepare_as(&pa, oa, ct, common, is_cmp);
+    prepare_as(&pb, ob, ct, common, is_cmp);
     int rc = 0;
     ls_tensor *res = NULL;
     void *tmp_out = NULL;

@@ -69,6 +69,17 @@ START_TEST(add_promotes_like_torch)
     r = kt_run(LS_OP_mul_Tensor, 2, VT(kt(LS_DT_BF16, SHAPE(1), VALS(3))), VT(kt(LS_DT_F16, SHAPE(1), VALS(0.5))));
     kt_expect(&r, LS_DT_F32, SHAPE(1), VALS(1.5));
     ls_value_release(&r);
+    /* float16 comparisons see the scalar as float16, arithmetic keeps it in float32 */
+    r = kt_run(LS_OP_eq_Scalar, 2, VT(kt(LS_DT_F16, SHAPE(1), VALS(0.1))), VF(0.1));
+    kt_expect(&r, LS_DT_BOOL, SHAPE(1), VALS(1));
+    ls_value_release(&r);
+    r = kt_run(LS_OP_add_Scalar, 3, VT(kt(LS_DT_F16, SHAPE(1), VALS(1000))), VF(0.3), VI(1));
+    kt_expect(&r, LS_DT_F16, SHAPE(1), VALS(1000.5)); /* 1000.3 rounds to 1000.5 in float16 */
+    ls_value_release(&r);
+    /* an int32 tensor meets a float16 one: it is rounded to float16 first (2049 → 2048) */
+    r = kt_run(LS_OP_sub_Tensor, 3, VT(kt(LS_DT_I32, SHAPE(1), VALS(2049))), VT(kt(LS_DT_F16, SHAPE(1), VALS(2048))), VI(1));
+    kt_expect(&r, LS_DT_F16, SHAPE(1), VALS(0));
+    ls_value_release(&r);
     kt_fails("alpha", LS_OP_add_Tensor, 3, VT(kt(LS_DT_I64, SHAPE(1), NULL)), VT(kt(LS_DT_I64, SHAPE(1), NULL)), VF(0.5));
 }
 END_TEST
