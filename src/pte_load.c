@@ -360,13 +360,19 @@ static ls_node *getitem(loader *L, uint32_t of, uint32_t k, const ls_tmeta *m)
     return g;
 }
 
-/* The node's value: the tensors it writes (outs[k], value indices); several get getitems. */
+/* The node's value: the tensors it writes (outs[k], value indices); several get getitems. Takes
+ * n (into the body, or released on failure). */
 static int define_outputs(loader *L, ls_node *n, const int32_t *outs, uint32_t nouts, bool tuple)
 {
+    if (nouts > 60000) {
+        ls_node_unref(n);
+        return lfail(L, "a call writes %u values (at most 60000)", nouts);
+    }
     ls_tmeta *ms = ls_calloc(nouts ? nouts : 1, sizeof *ms);
     for (uint32_t k = 0; k < nouts; k++)
         if (is_tensor(L, outs[k]) && tensor_meta(L, &L->plan->values.v[outs[k]].tensor, &ms[k]) != 0) {
             free(ms);
+            ls_node_unref(n);
             return -1;
         }
     if (!tuple && nouts == 1) {
@@ -396,6 +402,7 @@ static bool defined(const loader *L, int32_t vi)
  * tensor no one wrote before). Never run. */
 static int unknown_call(loader *L, const char *target, const ls_pte_i32s *args)
 {
+    if (args->n > 60000) return lfail(L, "a call of %s with %u arguments (at most 60000)", target, args->n);
     char base[160];
     snprintf(base, sizeof base, "%s", target);
     for (char *c = base; *c; c++) *c = *c >= 'A' && *c <= 'Z' ? (char)(*c - 'A' + 'a') : *c;
@@ -610,6 +617,7 @@ static int delegate_call(loader *L, uint32_t at, const ls_pte_instruction *in)
     int32_t di = in->delegate_call.delegate_index;
     if (di < 0 || (uint32_t)di >= L->plan->delegates.n)
         return lfail(L, "instruction %u calls delegate %d (%u delegates)", at, di, L->plan->delegates.n);
+    if (args->n > 60000) return lfail(L, "instruction %u: a delegate call with %u arguments (at most 60000)", at, args->n);
     for (uint32_t k = 0; k < args->n; k++)
         if (!val(L, args->v[k])) return lfail(L, "instruction %u: argument value %d does not exist", at, args->v[k]);
     /* inputs, then outputs: the outputs are the tensors at the end that nothing defined yet */
