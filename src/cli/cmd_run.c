@@ -34,21 +34,28 @@ typedef struct stats {
     bool any; /* at least one non-NaN value */
 } stats;
 
+static void stats_add(stats *s, double v, double *sum, int64_t *n)
+{
+    if (isnan(v)) {
+        s->nan++;
+        return;
+    }
+    s->min = v < s->min ? v : s->min;
+    s->max = v > s->max ? v : s->max;
+    *sum += v;
+    (*n)++;
+}
+
 static stats tensor_stats(const ls_tensor *t)
 {
     stats s = {INFINITY, -INFINITY, 0, 0, false};
     double sum = 0;
     int64_t n = 0;
-    for (int64_t i = 0; i < t->numel; i++) {
-        double v = ls_tensor_get_f64(t, i);
-        if (isnan(v)) {
-            s.nan++;
-            continue;
-        }
-        s.min = v < s.min ? v : s.min;
-        s.max = v > s.max ? v : s.max;
-        sum += v;
-        n++;
+    if (t->dtype == LS_DT_F32) { /* the common case without a call per element */
+        const float *f = t->data;
+        for (int64_t i = 0; i < t->numel; i++) stats_add(&s, f[i], &sum, &n);
+    } else {
+        for (int64_t i = 0; i < t->numel; i++) stats_add(&s, ls_tensor_get_f64(t, i), &sum, &n);
     }
     s.any = n > 0;
     s.mean = n ? sum / (double)n : NAN;
@@ -302,10 +309,6 @@ int ls_cmd_run(int argc, char **argv)
     if (parse_opts(argc, argv, &o) != 0) goto done;
     if (ls_load(o.path, &o.load, &p, &err) != 0) {
         ls_cli_error("%s", err.msg);
-        goto done;
-    }
-    if (!p->has_weights) {
-        ls_cli_error("%s: the program has no weight data (a bare JSON or a legacy archive): it cannot run", o.path);
         goto done;
     }
     uint32_t nin = ls_program_user_inputs(p, NULL, 0);
