@@ -43,8 +43,7 @@ static int emitted(const ls_program *p, ls_program **keep, const ls_pte **pte, l
     } steps[] = {{"to_out_variant", ls_pass_to_out_variant}, {"memory_plan", ls_pass_memory_plan}, {"emit", ls_pass_emit}};
     ls_program *cur = ls_program_ref((ls_program *)p);
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-        if (i == 0 && p->dialect == LS_DIALECT_EXECUTORCH) continue; /* already in out-variant form */
-        if (i == 1 && ls_program_mem_plan(cur)) continue;
+        if (i < 2 && ls_program_mem_plan(cur)) continue; /* planned already: to_out_variant ran */
         ls_report rep = {0};
         ls_error e2;
         e2.msg[0] = 0;

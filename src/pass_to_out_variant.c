@@ -28,7 +28,9 @@ typedef struct conv {
 
 static bool convertible(const ls_node *n)
 {
-    if (n->kind != LS_NODE_CALL || !n->op || n->dialect == LS_DIALECT_EXECUTORCH) return false;
+    if (n->kind != LS_NODE_CALL || !n->op) return false;
+    /* already an out variant with its out arguments (a program read from a .pte has none) */
+    if (n->dialect == LS_DIALECT_EXECUTORCH && n->nargs > n->op->schema.nparams) return false;
     return !(n->op->flags & (LS_OPF_SPECIAL | LS_OPF_INPLACE)) && n->op->id != LS_OP_sym_size_int;
 }
 
@@ -133,6 +135,9 @@ static void write_backs(conv *c, ls_node *outn, ls_output_spec *specs)
             }
         uint32_t value = outn->args[k].v.node;
         if (!buf || buf->id == value) continue;
+        const ls_node *v = ls_program_node(q, value);
+        if (v && v->op == cp && v->nargs && v->args[0].kind == LS_ARG_NODE && v->args[0].v.node == buf->id)
+            continue; /* written back already */
         ls_arg *a = ls_calloc(3, sizeof *a);
         a[0] = ls_arg_node(buf->id);
         a[1] = ls_arg_node(value);

@@ -613,6 +613,46 @@ START_TEST(export_program_directly)
 }
 END_TEST
 
+/* Real ExecuTorch files written again: the same instructions and operators, the same results. */
+START_TEST(real_pte_files_export_again)
+{
+    const char *names[] = {"et_apple_add", "et_arduino_AddModel", "cc_const_methods", "node_mul", "rs_add",
+                           "et_ModuleLinear-no-constant-segment"};
+    if (!tu_shared("data/pte")) return;
+    const char *dir = tu_tmpdir();
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        const char *src = pt_path(names[k], ".pte");
+        ls_program *p = NULL;
+        ls_error err;
+        ck_assert_msg(ls_load(src, NULL, &p, &err) == 0, "%s", err.msg);
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s.pte", dir, names[k]);
+        ck_assert_msg(ls_export_program(p, path, false, NULL, &err) == 0, "%s: %s", names[k], err.msg);
+        ls_pte a, b;
+        ck_assert(ls_pte_read_file(src, &a, &err) == 0);
+        ck_assert(ls_pte_read_file(path, &b, &err) == 0);
+        const ls_pte_plan *pa = &a.execution_plan.v[0], *pb = &b.execution_plan.v[0];
+        ck_assert_uint_eq(pa->chains.v[0].instructions.n, pb->chains.v[0].instructions.n);
+        ck_assert_uint_eq(pa->operators.n, pb->operators.n);
+        for (uint32_t i = 0; i < pa->operators.n; i++) {
+            ck_assert_str_eq(pa->operators.v[i].name, pb->operators.v[i].name);
+            ck_assert_str_eq(pa->operators.v[i].overload, pb->operators.v[i].overload);
+        }
+        for (uint32_t i = 0; i < pa->chains.v[0].instructions.n; i++)
+            ck_assert_uint_eq(pa->chains.v[0].instructions.v[i].kernel_call.args.n,
+                              pb->chains.v[0].instructions.v[i].kernel_call.args.n);
+        ls_pte_free(&a);
+        ls_pte_free(&b);
+        ls_program *back;
+        ck_assert(ls_load(path, NULL, &back, &err) == 0);
+        uint32_t compared = 0;
+        same_results(names[k], back, p, 1, &compared);
+        ls_program_unref(back);
+        ls_program_unref(p);
+    }
+}
+END_TEST
+
 Suite *export_suite(void)
 {
     Suite *s = suite_create("export");
@@ -627,6 +667,7 @@ Suite *export_suite(void)
     tcase_add_test(tc, compare_with_finds_differences);
     tcase_add_test(tc, pt2_round_trip);
     tcase_add_test(tc, export_program_directly);
+    tcase_add_test(tc, real_pte_files_export_again);
     suite_add_tcase(s, tc);
     return s;
 }
