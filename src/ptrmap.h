@@ -61,9 +61,10 @@ static inline bool ls_ptrmap_get(const ls_ptrmap *m, const void *key, uintptr_t 
 }
 
 /* Inserts key → val unless key is present; returns false (and leaves the map) if it was,
- * with *old set to the value already there. */
+ * with *old set to the value already there. A NULL key is never stored (true, nothing done). */
 static inline bool ls_ptrmap_add(ls_ptrmap *m, const void *key, uintptr_t val, uintptr_t *old)
 {
+    if (!key) return true;
     ls_ptrmap_reserve(m, m->used + 1);
     uint32_t j = ls_ptrmap_hash(key) & (m->cap - 1);
     for (; m->keys[j]; j = (j + 1) & (m->cap - 1))
@@ -77,9 +78,10 @@ static inline bool ls_ptrmap_add(ls_ptrmap *m, const void *key, uintptr_t val, u
     return true;
 }
 
-/* Inserts or replaces. */
+/* Inserts or replaces (a NULL key: nothing). */
 static inline void ls_ptrmap_put(ls_ptrmap *m, const void *key, uintptr_t val)
 {
+    if (!key) return;
     ls_ptrmap_reserve(m, m->used + 1);
     uint32_t j = ls_ptrmap_hash(key) & (m->cap - 1);
     for (; m->keys[j]; j = (j + 1) & (m->cap - 1))

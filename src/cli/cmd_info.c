@@ -89,10 +89,11 @@ static void summarize(const ls_program *p, summary *s)
         bump(&s->kinds, ls_intern(ls_node_kind_name((ls_node_kind)n->kind)), 0);
         if (n->tag) bump(&s->tags, n->tag, 0);
         if (n->kind != LS_NODE_CALL) continue;
-        bump(&s->ops, n->target, 0);
-        if (!n->op && !ls_ptrmap_get(&unknown_seen, n->target, NULL)) {
-            ls_ptrmap_put(&unknown_seen, n->target, 1);
-            ls_vec_push(&s->unknown, n->target);
+        const char *target = n->target ? n->target : ls_intern("?");
+        bump(&s->ops, target, 0);
+        if (!n->op && !ls_ptrmap_get(&unknown_seen, target, NULL)) {
+            ls_ptrmap_put(&unknown_seen, target, 1);
+            ls_vec_push(&s->unknown, target);
         }
     }
     ls_ptrmap_free(&unknown_seen);
@@ -107,7 +108,7 @@ static void summarize(const ls_program *p, summary *s)
         bump(&s->outputs, ls_intern(ls_output_kind_name((ls_output_kind)p->outputs[i].kind)), 0);
     for (uint32_t i = 0; i < p->n_state; i++, s->weight_tensors++) s->weight_bytes += meta_bytes(&p->state_dict[i].meta);
     for (uint32_t i = 0; i < p->n_constants; i++, s->weight_tensors++) s->weight_bytes += meta_bytes(&p->constants[i].meta);
-    qsort(s->ops.v.v, s->ops.v.n, sizeof(count), by_count_desc);
+    if (s->ops.v.n > 1) qsort(s->ops.v.v, s->ops.v.n, sizeof(count), by_count_desc);
 }
 
 static void summary_free(summary *s)
