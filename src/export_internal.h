@@ -54,6 +54,13 @@ bool lsx_is_alloc(const ls_node *n);
 /* The program as torch.export's ExportedProgram JSON (schema 8.x), malloc'd (write_pt2.c). */
 char *lsx_exported_program_json(const ls_program *p);
 
+/* pte_load.c: one method of a read .pte as a program (ptd may be NULL); pte_load_file.c: a
+ * decoded BundledBackend blob as the lowered module's program (data viewing blob). */
+int lsx_program_from_pte(ls_pte *pte, const ls_ptd *ptd, const char *method, const char *where, ls_program **out,
+                         ls_error *err);
+struct ls_bb_graph;
+ls_program *lsx_program_from_bb(const struct ls_bb_graph *g, ls_blob *blob, const char *name);
+
 /* A name usable as a node name: dots and other punctuation become underscores. Interned. */
 const char *lsx_sanitize(const char *prefix, const char *s);
 
