@@ -13,6 +13,8 @@
 
 /* The base name FX gives a node of op in a dialect ("add" / "aten_add_tensor"), interned. */
 const char *ls_op_node_base(const ls_op *op, ls_dialect dialect);
+/* ls_op_target, made once per op for ATen and Edge (other dialects each time). */
+const char *ls_op_target_cached(const ls_op *op, ls_dialect dialect);
 
 /* A new call node of p (next id, not yet in the graph): target = op's spelling in dialect,
  * args positional in schema order (the array and its lists are consumed, also on failure),

@@ -33,6 +33,9 @@ typedef struct ls_gen_opts {
     uint32_t partitions;       /* delegation tags tag0..tagN-1 over contiguous runs; 0 = untagged */
     uint32_t split_every;      /* every N-th node is a split_with_sizes + getitems + cat; 0 = never */
     bool edge;                 /* Edge-dialect targets and node names (verifier EDGE) */
+    bool cpu_boundaries;       /* no delegation tags: instead each partition after the first starts
+                                * with a `sin`, which the bundled backend leaves on the CPU, so the
+                                * partitioner finds the `partitions` regions itself */
     bool with_data;            /* ls_gen_program / ls_gen_write_pt2: weights and constants with values */
     uint64_t seed;
 } ls_gen_opts;

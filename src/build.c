@@ -8,17 +8,31 @@
 #include "namer.h"
 #include "pass_util.h"
 
+/* Edge base names, made once per op (interned strings never move, so a racing second writer
+ * stores the same pointer). */
+static const char *edge_base[LS_OP_COUNT];
+
 const char *ls_op_node_base(const ls_op *op, ls_dialect dialect)
 {
     if (op->id == LS_OP_getitem) return ls_intern("getitem");
     if (op->id == LS_OP_call_delegate) return ls_intern("executorch_call_delegate");
     if (dialect != LS_DIALECT_EDGE) return op->name;
+    if (edge_base[op->id]) return edge_base[op->id];
     /* exir names Edge nodes from the op: aten_add_tensor, dim_order_ops__to_dim_order_copy_default */
     char b[192];
     snprintf(b, sizeof b, "%s_%s_%s", op->ns, op->name, op->overload);
     for (char *c = b; *c; c++)
         if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
-    return ls_intern(b);
+    return edge_base[op->id] = ls_intern(b);
+}
+
+const char *ls_op_target_cached(const ls_op *op, ls_dialect dialect)
+{
+    static const char *aten[LS_OP_COUNT], *edge[LS_OP_COUNT];
+    if (dialect != LS_DIALECT_EDGE && dialect != LS_DIALECT_ATEN) return ls_op_target(op, dialect);
+    const char **t = dialect == LS_DIALECT_EDGE ? &edge[op->id] : &aten[op->id];
+    if (!*t) *t = ls_op_target(op, dialect);
+    return *t;
 }
 
 ls_node *ls_node_new_call(ls_program *p, const char *name, const ls_op *op, ls_dialect dialect, ls_arg *args,
@@ -42,7 +56,7 @@ ls_node *ls_node_new_call(ls_program *p, const char *name, const ls_op *op, ls_d
         /* arguments the caller gave are not defaults even when they were keyword-only */
         for (uint16_t i = 0; i < nargs && i < nn; i++) norm[i].flags &= (uint8_t)~LS_ARGF_DEFAULT;
     }
-    ls_node *n = ls_node_new(p, LS_NODE_CALL, name, ls_op_target(op, dialect));
+    ls_node *n = ls_node_new(p, LS_NODE_CALL, name, ls_op_target_cached(op, dialect));
     n->op = op;
     n->dialect = (uint8_t)((op->flags & LS_OPF_SPECIAL) ? LS_DIALECT_NONE : dialect);
     ls_node_set_args(n, norm, nn);

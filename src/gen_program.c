@@ -10,7 +10,7 @@
 
 #include "read_internal.h"
 
-enum { OP_LINEAR, OP_RELU, OP_MUL, OP_ADD, OP_TANH, OP_ADDC, OP_SPLIT, OP_CAT, OP_GETITEM, OP_COUNT };
+enum { OP_LINEAR, OP_RELU, OP_MUL, OP_ADD, OP_TANH, OP_ADDC, OP_SPLIT, OP_CAT, OP_GETITEM, OP_SIN, OP_COUNT };
 
 static const struct {
     const char *aten, *edge, *name, *edge_name, *fn;
@@ -25,6 +25,7 @@ static const struct {
                   "aten_split_with_sizes_copy_default", "split"},
     [OP_CAT] = {"aten.cat.default", "aten.cat.default", "cat", "aten_cat_default", "cat"},
     [OP_GETITEM] = {"", "", "getitem", "getitem", "getitem"},
+    [OP_SIN] = {"aten.sin.default", "aten.sin.default", "sin", "aten_sin_default", "sin"},
 };
 
 ls_gen_opts ls_gen_defaults(uint32_t nodes)
@@ -45,10 +46,12 @@ typedef struct gen {
     uint32_t *use;      /* per node: constant index + 1, or 0 */
     uint32_t count[OP_COUNT]; /* names handed out per base, FX-style (add, add_1, ...) */
     uint32_t regions;
+    bool *boundary;     /* per node: a CPU op opening a region (cpu_boundaries) */
 } gen;
 
 static int node_kind(const gen *g, uint32_t k)
 {
+    if (g->boundary && g->boundary[k]) return OP_SIN;
     uint32_t se = g->o.split_every;
     if (se >= 2 && k % se == se - 2) return OP_SPLIT;
     if (se >= 2 && k % se == se - 1) return OP_CAT;
@@ -72,7 +75,7 @@ static uint32_t free_slot(gen *g, uint32_t r, uint32_t hash)
     for (uint32_t i = 0; i < len; i++, s = s + 1 == b ? a : s + 1) {
         uint32_t se = g->o.split_every;
         bool split_slot = se >= 2 && (s % se == se - 2 || s % se == se - 1);
-        if (!g->use[s] && !split_slot) return s;
+        if (!g->use[s] && !split_slot && !(g->boundary && g->boundary[s])) return s;
     }
     return UINT32_MAX;
 }
@@ -85,6 +88,13 @@ static void schedule_constants(gen *g)
     g->regions = o->partitions ? o->partitions : share;
     if (g->regions > o->nodes) g->regions = o->nodes ? o->nodes : 1;
     if (share > g->regions) share = g->regions;
+    if (o->cpu_boundaries && o->partitions) {
+        g->boundary = ls_calloc(o->nodes ? o->nodes : 1, sizeof *g->boundary);
+        for (uint32_t r = 1; r < g->regions; r++) {
+            uint32_t s = region_start(g, r);
+            if (s < o->nodes) g->boundary[s] = true;
+        }
+    }
     uint32_t n_shared = (uint32_t)(o->constants * o->shared_fraction + 0.5);
     if (n_shared > o->constants) n_shared = o->constants;
     for (uint32_t j = 0; j < o->constants; j++) {
@@ -145,7 +155,7 @@ static void metadata(gen *g, uint32_t k, int op, const char *name)
                   "layers.%u,generated.Block\",\"source_fn_stack\":\"%s,torch.%s\",\"torch_fn\":\"%s_%u;"
                   "builtin_function_or_method.%s\"",
                   40 + op * 3, layer, ops[op].fn, layer, layer, name, ops[op].fn, ops[op].fn, k, ops[op].fn);
-    if (g->o.partitions)
+    if (g->o.partitions && !g->o.cpu_boundaries)
         ls_buf_printf(b, ",\"custom\":\"{\\\"delegation_tag\\\": \\\"tag%u\\\"}\"",
                       (uint32_t)((uint64_t)k * g->o.partitions / g->o.nodes));
     ls_buf_puts(b, "}");
@@ -184,7 +194,8 @@ static void write_nodes(gen *g, ls_buf *tvals, char *last, size_t cap)
             }
             break;
         case OP_RELU:
-        case OP_TANH: arg_tensor(b, "self", prev, true); break;
+        case OP_TANH:
+        case OP_SIN: arg_tensor(b, "self", prev, true); break;
         case OP_MUL:
             arg_tensor(b, "self", prev, false);
             arg_tensor(b, "other", prev, true);
@@ -314,6 +325,7 @@ char *ls_gen_json(const ls_gen_opts *o, size_t *len)
     gen_init(&g, o);
     char *json = build_json(&g, len);
     free(g.use);
+    free(g.boundary);
     return json;
 }
 

@@ -9,15 +9,20 @@
 
 void ls_report_add(ls_report *r, const char *program, const char *node, const char *fmt, ...)
 {
+    char small[256];
     va_list ap;
     va_start(ap, fmt);
-    va_list ap2;
-    va_copy(ap2, ap);
-    int len = vsnprintf(NULL, 0, fmt, ap);
+    int len = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
-    char *text = ls_malloc((size_t)(len < 0 ? 0 : len) + 1);
-    vsnprintf(text, (size_t)(len < 0 ? 0 : len) + 1, fmt, ap2);
-    va_end(ap2);
+    if (len < 0) len = 0;
+    char *text = ls_malloc((size_t)len + 1);
+    if ((size_t)len < sizeof small) {
+        memcpy(text, small, (size_t)len + 1);
+    } else {
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)len + 1, fmt, ap);
+        va_end(ap);
+    }
     if ((r->n & (r->n - 1)) == 0) /* grow at powers of two */
         r->v = ls_realloc(r->v, sizeof *r->v * (r->n ? r->n * 2 : 4));
     r->v[r->n].text = text;

@@ -75,20 +75,32 @@ static bool constant_input(const cprop *c, const ls_node *ph)
     return s && pu_is_data_kind(s->kind) && !pu_is_mutated(&c->sig, s);
 }
 
-/* `_prop_tensor_constant<K>`: K = size of the constants table; on a clash, 1 + the largest suffix */
-static const char *prop_name(const ls_program *q, const pu_map *taken)
+/* `_prop_tensor_constant<K>`: K = the size of the constants table at that moment; on a clash,
+ * one more than the largest such suffix. The table only grows while they are made (what goes
+ * leaves after), so its size and the largest suffix are counted here, not rescanned. */
+typedef struct prop_names {
+    pu_map taken;
+    uint32_t size;   /* the constants table's size, counting the ones made so far */
+    long max_suffix; /* largest K of `_prop_tensor_constant<K>` in the table, -1 if none */
+} prop_names;
+
+static long prop_suffix(const char *k)
 {
-    const char *name = ls_internf("_prop_tensor_constant%u", q->n_constants);
-    if (!pu_map_has(taken, name)) return name;
-    long best = -1;
-    for (uint32_t i = 0; i < q->n_constants; i++) {
-        const char *k = q->constants[i].name;
-        if (strncmp(k, "_prop_tensor_constant", 21) != 0 || !k[21]) continue;
-        char *end;
-        long v = strtol(k + 21, &end, 10);
-        if (!*end && v > best) best = v;
-    }
-    return ls_internf("_prop_tensor_constant%ld", best + 1);
+    if (strncmp(k, "_prop_tensor_constant", 21) != 0 || !k[21]) return -1;
+    char *end;
+    long v = strtol(k + 21, &end, 10);
+    return *end ? -1 : v;
+}
+
+static const char *prop_name(prop_names *pn)
+{
+    const char *name = ls_internf("_prop_tensor_constant%u", pn->size);
+    if (pu_map_has(&pn->taken, name)) name = ls_internf("_prop_tensor_constant%ld", pn->max_suffix + 1);
+    long k = prop_suffix(name);
+    if (k > pn->max_suffix) pn->max_suffix = k;
+    pu_map_put(&pn->taken, name, 1);
+    pn->size++;
+    return name;
 }
 
 int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
@@ -143,14 +155,20 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
     /* §2.3 materialisation, last folded value first */
     /* only names that could clash with the ones made here are reserved */
     ls_namer *names = ls_namer_new(NULL);
+    prop_names pn = {.size = q->n_constants, .max_suffix = -1};
+    for (uint32_t i = 0; i < q->n_constants; i++) {
+        pu_map_put(&pn.taken, q->constants[i].name, 1);
+        long k = prop_suffix(q->constants[i].name);
+        if (k > pn.max_suffix) pn.max_suffix = k;
+    }
+    LS_VEC(ls_named_tensor) made = {0}; /* the new constants, added to the table at the end */
+    pu_map gone_state = {0}, gone_const = {0}; /* targets leaving the tables */
     for (uint32_t i = 0; i < n; i++) {
         const char *nm = q->nodes[i]->name;
         if (strncmp(nm, "_prop_tensor_constant", 21) == 0 || strncmp(nm, "clone", 5) == 0 ||
             strncmp(nm, "aten_clone_default", 18) == 0)
             ls_namer_reserve(names, nm);
     }
-    pu_map taken = {0};
-    for (uint32_t i = 0; i < q->n_constants; i++) pu_map_put(&taken, q->constants[i].name, 1);
     bool *erase = ls_calloc(n ? n : 1, sizeof *erase);
     LS_VEC(ls_node *) created = {0};
     LS_VEC(ls_input_spec) new_specs = {0};
@@ -168,8 +186,14 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
                     const ls_input_spec *s = pu_spec(&c.sig, q, nd);
                     pu_map_put(&dropped, nd->name, 1);
                     bool gone = false;
-                    if (s->kind == LS_IN_PARAMETER || s->kind == LS_IN_BUFFER) gone |= ls_program_drop_state(q, s->target);
-                    if (s->kind == LS_IN_CONSTANT_TENSOR || s->kind == LS_IN_BUFFER) gone |= ls_program_drop_constant(q, s->target);
+                    if (s->kind == LS_IN_PARAMETER || s->kind == LS_IN_BUFFER) {
+                        gone |= pu_map_has(&c.sig.state_ix, s->target);
+                        pu_map_put(&gone_state, s->target, 1);
+                    }
+                    if (s->kind == LS_IN_CONSTANT_TENSOR || s->kind == LS_IN_BUFFER) {
+                        gone |= pu_map_has(&c.sig.const_ix, s->target);
+                        pu_map_put(&gone_const, s->target, 1);
+                    }
                     ls_report_add(ctx->report, NULL, nd->name, "`%s` removed: nothing but constants read it%s%s%s", nd->name,
                                   gone ? " (" : "", gone ? s->target : "", gone ? " leaves the program's data)" : "");
                 } else {
@@ -184,8 +208,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
                 c.is_const[i] = false; /* a tuple read by something other than getitem: keep it */
                 continue;
             }
-            const char *fqn = prop_name(q, &taken);
-            pu_map_put(&taken, fqn, 1);
+            const char *fqn = prop_name(&pn);
             const char *name = ls_namer_take(names, fqn);
             ls_node *ph = ls_node_clone(nd);
             ls_node_set_args(ph, NULL, 0);
@@ -200,7 +223,8 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
             ls_tmeta m;
             ls_tensor_meta(v->t, &m);
             ls_node_set_val(ph, &m);
-            ls_program_put_constant(q, fqn, v->t, &m);
+            ls_named_tensor e = {.name = fqn, .t = ls_tensor_ref(v->t), .meta = m};
+            ls_vec_push(&made, e);
             ls_vec_push(&created, ph);
             ls_input_spec s = {.kind = LS_IN_CONSTANT_TENSOR, .persistent = true, .name = name, .target = fqn};
             ls_vec_push(&new_specs, s);
@@ -212,7 +236,28 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
             ls_report_add(ctx->report, NULL, name, "`%s` (%s) folded into `%s` (%s)", nd->name, nd->op->qualname, name,
                           pu_meta_str(&m));
         }
-    pu_map_free(&taken);
+    pu_map_free(&pn.taken);
+    /* the data tables, once: what went leaves, what was made comes at the end */
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < q->n_state; i++) {
+        if (pu_map_has(&gone_state, q->state_dict[i].name)) ls_tensor_unref(q->state_dict[i].t);
+        else q->state_dict[w++] = q->state_dict[i];
+    }
+    q->n_state = w;
+    w = 0;
+    for (uint32_t i = 0; i < q->n_constants; i++) {
+        if (pu_map_has(&gone_const, q->constants[i].name)) ls_tensor_unref(q->constants[i].t);
+        else q->constants[w++] = q->constants[i];
+    }
+    q->n_constants = w;
+    if (made.n) {
+        q->constants = ls_realloc(q->constants, sizeof *q->constants * (q->n_constants + made.n));
+        memcpy(q->constants + q->n_constants, made.v, sizeof *made.v * made.n);
+        q->n_constants += made.n;
+    }
+    free(made.v);
+    pu_map_free(&gone_state);
+    pu_map_free(&gone_const);
 
     /* the new node array: new constants before the first user input, in creation order (or at
      * the very start, newest first, when there is no user input) */

@@ -55,6 +55,13 @@ int ls_pass_fold_masks(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         return 0;
     }
     uint32_t n = q->n_nodes;
+    /* most programs have no delegated index.Tensor at all: say so without building tables */
+    bool any = false;
+    for (uint32_t i = 0; i < n && !any; i++) any = pu_is_op(q->nodes[i], LS_OP_index_Tensor);
+    if (!any) {
+        ls_report_add(ctx->report, NULL, NULL, "no delegated index.Tensor uses a constant boolean mask");
+        return 0;
+    }
     pu_sig sig;
     pu_sig_build(&sig, q);
     pu_users users;

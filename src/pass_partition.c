@@ -23,14 +23,14 @@ typedef struct ivl {
 } ivl;
 typedef struct iset {
     ivl *v;
-    uint32_t n;
+    uint32_t n, cap;
 } iset;
 
 static void iset_free(iset *s)
 {
     free(s->v);
     s->v = NULL;
-    s->n = 0;
+    s->n = s->cap = 0;
 }
 
 static bool iset_has(const iset *s, uint32_t x)
@@ -52,20 +52,36 @@ static uint64_t iset_count(const iset *s)
     return c;
 }
 
-/* dst := dst ∪ src ∪ [lo, hi) (pass lo == hi for none) */
-static void iset_merge(iset *dst, const iset *src, uint32_t lo, uint32_t hi)
+static void iset_reserve(iset *s, uint32_t want)
+{
+    if (want <= s->cap) return;
+    uint32_t nc = s->cap ? s->cap : 4;
+    while (nc < want) nc *= 2;
+    s->v = ls_realloc(s->v, sizeof *s->v * nc);
+    s->cap = nc;
+}
+
+/* dst := dst ∪ src ∪ [lo, hi) (lo == hi for none); scratch holds the merge (no allocation
+ * once it is big enough, so the partitioner does not call malloc per edge). */
+static void iset_merge(iset *dst, const iset *src, uint32_t lo, uint32_t hi, iset *scratch)
 {
     uint32_t ns = src ? src->n : 0;
     if (!ns && lo >= hi) return;
+    if (!dst->n && ns && lo >= hi) { /* a plain copy */
+        iset_reserve(dst, ns);
+        memcpy(dst->v, src->v, sizeof *dst->v * ns);
+        dst->n = ns;
+        return;
+    }
     ivl extra = {lo, hi};
-    ivl *out = ls_malloc(sizeof *out * (dst->n + ns + 1));
+    iset_reserve(scratch, dst->n + ns + 1);
+    ivl *out = scratch->v;
     uint32_t n = 0, i = 0, j = 0;
     bool extra_done = lo >= hi;
     for (;;) {
-        const ivl *next = NULL;
         const ivl *a = i < dst->n ? &dst->v[i] : NULL;
         const ivl *b = j < ns ? &src->v[j] : NULL;
-        next = a;
+        const ivl *next = a;
         if (b && (!next || b->lo < next->lo)) next = b;
         if (!extra_done && (!next || extra.lo < next->lo)) next = &extra;
         if (!next) break;
@@ -78,8 +94,8 @@ static void iset_merge(iset *dst, const iset *src, uint32_t lo, uint32_t hi)
             out[n++] = *next;
         }
     }
-    free(dst->v);
-    dst->v = out;
+    iset_reserve(dst, n);
+    memcpy(dst->v, out, sizeof *out * n);
     dst->n = n;
 }
 
@@ -256,22 +272,22 @@ static void propose(round *r, parts *ps)
         }
     }
     uint32_t created = 0, compact_at = 64;
-    iset via = {0};
+    iset via = {0}, direct = {0}, scratch = {0};
     for (uint32_t i = n; i-- > 0;) {
         r->grp[i] = -1;
         if (!is_call(r, i)) continue;
         /* partitions reachable from this node through something outside them, and the ones
          * its users are in */
-        iset direct = {0};
+        direct.n = 0;
         for (uint32_t u = r->users.off[i]; u < r->users.off[i + 1]; u++) {
             uint32_t up = r->users.pos[u];
             if (!is_call(r, up)) continue;
             if (r->grp[up] >= 0) {
                 uint32_t g = (uint32_t)r->grp[up];
-                iset_merge(&direct, NULL, g, g + 1);
-                iset_merge(&via, &preach[g], 0, 0);
+                iset_merge(&direct, NULL, g, g + 1, &scratch);
+                iset_merge(&via, &preach[g], 0, 0, &scratch);
             } else {
-                iset_merge(&via, &reach[up], 0, 0);
+                iset_merge(&via, &reach[up], 0, 0, &scratch);
             }
         }
         bool placed = false;
@@ -287,24 +303,24 @@ static void propose(round *r, parts *ps)
                 placed = true;
                 /* g now also reaches what this node reaches: tell everyone who reaches g */
                 iset add = {0};
-                iset_merge(&add, &via, 0, 0);
-                iset_merge(&add, &direct, 0, 0);
+                iset_merge(&add, &via, 0, 0, &scratch);
+                iset_merge(&add, &direct, 0, 0, &scratch);
                 iset without = {0};
                 for (uint32_t t = 0; t < add.n; t++) {
                     if (add.v[t].lo <= g && g < add.v[t].hi) {
-                        iset_merge(&without, NULL, add.v[t].lo, g);
-                        iset_merge(&without, NULL, g + 1, add.v[t].hi);
+                        iset_merge(&without, NULL, add.v[t].lo, g, &scratch);
+                        iset_merge(&without, NULL, g + 1, add.v[t].hi, &scratch);
                     } else {
-                        iset_merge(&without, NULL, add.v[t].lo, add.v[t].hi);
+                        iset_merge(&without, NULL, add.v[t].lo, add.v[t].hi, &scratch);
                     }
                 }
                 uint64_t before = iset_count(&preach[g]);
-                iset_merge(&preach[g], &without, 0, 0);
+                iset_merge(&preach[g], &without, 0, 0, &scratch);
                 if (iset_count(&preach[g]) != before) {
                     for (uint32_t h = 0; h < ps->n; h++)
-                        if (h != g && iset_has(&preach[h], g)) iset_merge(&preach[h], &without, 0, 0);
+                        if (h != g && iset_has(&preach[h], g)) iset_merge(&preach[h], &without, 0, 0, &scratch);
                     for (uint32_t l = 0; l < live.n; l++)
-                        if (iset_has(&reach[live.v[l]], g)) iset_merge(&reach[live.v[l]], &without, 0, 0);
+                        if (iset_has(&reach[live.v[l]], g)) iset_merge(&reach[live.v[l]], &without, 0, 0, &scratch);
                 }
                 iset_free(&add);
                 iset_free(&without);
@@ -318,18 +334,17 @@ static void propose(round *r, parts *ps)
                 }
                 r->grp[i] = (int32_t)ng;
                 join(ps, ng, my_id);
-                iset_merge(&preach[ng], &via, 0, 0);
-                iset_merge(&preach[ng], &direct, 0, 0);
+                iset_merge(&preach[ng], &via, 0, 0, &scratch);
+                iset_merge(&preach[ng], &direct, 0, 0, &scratch);
                 placed = true;
             }
         }
         if (!placed && read_later[i]) {
-            iset_merge(&reach[i], &via, 0, 0);
-            iset_merge(&reach[i], &direct, 0, 0);
+            iset_merge(&reach[i], &via, 0, 0, &scratch);
+            iset_merge(&reach[i], &direct, 0, 0, &scratch);
             ls_vec_push(&live, i);
         }
-        iset_free(&direct);
-        via.n = 0; /* keep the buffer */
+        via.n = 0; /* keep the buffers */
         /* sets nobody reads any more */
         for (uint32_t d = die_head[i]; d != UINT32_MAX; d = die_next[d]) iset_free(&reach[d]);
         if (live.n > compact_at) { /* amortised: only when the list doubled */
@@ -341,6 +356,8 @@ static void propose(round *r, parts *ps)
         }
     }
     iset_free(&via);
+    iset_free(&direct);
+    iset_free(&scratch);
     for (uint32_t i = 0; i < n; i++) iset_free(&reach[i]);
     for (uint32_t g = 0; g < ps->n; g++) iset_free(&preach[g]);
     free(reach);
@@ -546,71 +563,70 @@ static void tag_data(round *r, const char **tags, ls_pass_ctx *ctx)
 
 /* ---- the pass */
 
-typedef struct opcount {
-    uint32_t part;
-    uint32_t op; /* op id, or LS_OP_COUNT for unknown */
-} opcount;
-
-static int cmp_opcount(const void *a, const void *b)
+static int cmp_u32(const void *a, const void *b)
 {
-    const opcount *x = a, *y = b;
-    if (x->part != y->part) return x->part < y->part ? -1 : 1;
-    return x->op < y->op ? -1 : x->op > y->op;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void report_parts(const round *r, const parts *ps, const char **tag_of_part, ls_pass_ctx *ctx)
 {
-    LS_VEC(opcount) oc = {0};
-    uint32_t *first = ls_malloc(sizeof *first * (ps->n ? ps->n : 1));
-    memset(first, 0xff, sizeof *first * (ps->n ? ps->n : 1));
+    uint32_t np = ps->n ? ps->n : 1;
+    /* the compute nodes of each partition, by a counting sort (linear) */
+    uint32_t *start = ls_calloc(np + 1, sizeof *start);
+    uint32_t *first = ls_malloc(sizeof *first * np);
+    memset(first, 0xff, sizeof *first * np);
     for (uint32_t i = 0; i < r->n; i++) {
         if (r->grp[i] < 0) continue;
         uint32_t g = (uint32_t)r->grp[i];
         if (first[g] == UINT32_MAX) first[g] = i;
-        const ls_node *n = r->q->nodes[i];
-        if (!pu_is_compute(n)) continue;
-        opcount c = {g, n->op ? (uint32_t)n->op->id : LS_OP_COUNT};
-        ls_vec_push(&oc, c);
+        if (pu_is_compute(r->q->nodes[i])) start[g + 1]++;
     }
-    if (oc.n) qsort(oc.v, oc.n, sizeof *oc.v, cmp_opcount);
-    /* one sentence per partition, in tag order (ascending ids, as partition_tags is built) */
-    uint32_t *order = ls_malloc(sizeof *order * (ps->n ? ps->n : 1));
-    uint32_t *start = ls_calloc(ps->n + 1, sizeof *start);
-    for (uint32_t k = 0; k < oc.n; k++) start[oc.v[k].part + 1]++;
     for (uint32_t g = 0; g < ps->n; g++) start[g + 1] += start[g];
+    uint32_t *ops = ls_malloc(sizeof *ops * (start[ps->n] ? start[ps->n] : 1));
+    uint32_t *fill = ls_malloc(sizeof *fill * np);
+    memcpy(fill, start, sizeof *fill * np);
+    for (uint32_t i = 0; i < r->n; i++) {
+        const ls_node *n = r->q->nodes[i];
+        if (r->grp[i] < 0 || !pu_is_compute(n)) continue;
+        ops[fill[r->grp[i]]++] = n->op ? (uint32_t)n->op->id : LS_OP_COUNT;
+    }
+    /* one sentence per partition, in tag order (ascending ids, as partition_tags is built) */
+    uint32_t *order = ls_malloc(sizeof *order * np);
     for (uint32_t g = 0; g < ps->n; g++) order[g] = g;
-    for (uint32_t a = 1; a < ps->n; a++) { /* insertion sort by id: usually already ordered backwards */
+    for (uint32_t a = 1; a < ps->n; a++) { /* insertion sort by id: the ids come almost in order */
         uint32_t x = order[a], b = a;
         while (b > 0 && ps->v[order[b - 1]].torch_id > ps->v[x].torch_id) order[b] = order[b - 1], b--;
         order[b] = x;
     }
+    uint32_t count[LS_OP_COUNT + 1] = {0}, touched[LS_OP_COUNT + 1];
     for (uint32_t k = 0; k < ps->n; k++) {
         uint32_t g = order[k];
         if (!ps->v[g].size) continue;
+        uint32_t nt = 0, compute = start[g + 1] - start[g];
+        for (uint32_t e = start[g]; e < start[g + 1]; e++)
+            if (count[ops[e]]++ == 0) touched[nt++] = ops[e];
+        qsort(touched, nt, sizeof *touched, cmp_u32);
         ls_buf b = {0};
-        uint32_t compute = start[g + 1] - start[g];
         ls_buf_printf(&b, "%s (%s) takes %u node%s", tag_of_part[g], r->prof->backend_id, compute, compute == 1 ? "" : "s");
-        uint32_t kinds = 0;
-        for (uint32_t e = start[g]; e < start[g + 1];) {
-            uint32_t f = e;
-            while (f < start[g + 1] && oc.v[f].op == oc.v[e].op) f++;
-            if (kinds < 6) {
-                const char *nm = oc.v[e].op < LS_OP_COUNT ? ls_op_short(ls_op_get((ls_op_id)oc.v[e].op)) : "?";
-                ls_buf_printf(&b, "%s%s ×%u", kinds ? ", " : ": ", nm, f - e);
-            } else if (kinds == 6) {
+        for (uint32_t t = 0; t < nt; t++) {
+            if (t < 6) {
+                const char *nm = touched[t] < LS_OP_COUNT ? ls_op_short(ls_op_get((ls_op_id)touched[t])) : "?";
+                ls_buf_printf(&b, "%s%s ×%u", t ? ", " : ": ", nm, count[touched[t]]);
+            } else if (t == 6) {
                 ls_buf_puts(&b, ", …");
             }
-            kinds++;
-            e = f;
+            count[touched[t]] = 0;
         }
         char *text = ls_buf_take(&b);
         ls_report_add(ctx->report, NULL, first[g] != UINT32_MAX ? r->q->nodes[first[g]]->name : NULL, "%s", text);
         free(text);
     }
     free(order);
+    free(fill);
+    free(ops);
     free(start);
     free(first);
-    free(oc.v);
 }
 
 static const char *tag_name(const round *r, uint32_t id)

@@ -285,7 +285,7 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
             for (uint16_t a = 0; a < c->nargs && a < copy->schema.nparams; a++) c->args[a].name = copy->schema.params[a].name;
             views++;
         }
-        c->target = ls_op_target(c->op, LS_DIALECT_EDGE);
+        c->target = ls_op_target_cached(c->op, LS_DIALECT_EDGE);
         c->dialect = LS_DIALECT_EDGE;
         c->name = ls_namer_take(E.names, ls_op_node_base(c->op, LS_DIALECT_EDGE));
         ls_vec_push(&E.out, c);

@@ -1,0 +1,155 @@
+/* The lowering pipeline on generated programs of 50k, 100k and 200k nodes: the whole default
+ * pipeline (every pass, the diff against the step before, the verifier after every step, the
+ * bundled backend's preprocess), medians of 5 runs, and the ratio 200k / 100k.
+ * Goal: 100k nodes under 1 s on the 2-core machine, ratio ≤ 2.3 (cost linear in the program).
+ *
+ * The programs (src/gen_program.c): an ATen chain with parameters (linear layers, so to_edge
+ * decomposes and constant_prop folds the weight transposes), split every partition by a `sin`
+ * the bundled backend leaves on the CPU (nodes / 50 partitions), and nodes / 200 lifted
+ * constants of which 10% are each read in 1000 partitions — the shape that made ExecuTorch's
+ * to_backend take about an hour before PR #24481.
+ *
+ * Each run is a child process of its own (the program is generated once per size, before), so
+ * runs do not inherit each other's heap. Wall and CPU time are both printed: on a busy machine
+ * the CPU time is the steadier of the two. Prints figures, never fails on timing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gen_program.h"
+#include "passes.h"
+
+#define RUNS 5
+#define MAX_STEPS 32
+
+typedef struct result {
+    double wall, cpu;
+    uint32_t n_steps;
+    double step_seconds[MAX_STEPS];
+    uint32_t nodes_after, subs_after, failed_step;
+} result;
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
+static ls_gen_opts opts_for(uint32_t nodes)
+{
+    ls_gen_opts o = ls_gen_defaults(nodes);
+    o.partitions = nodes / 50;
+    o.constants = nodes / 200;
+    o.shared_fraction = 0.1;
+    o.share_partitions = 1000;
+    o.cpu_boundaries = true;
+    o.with_data = true;
+    return o;
+}
+
+/* One run in a child; the result comes back through a pipe. */
+static int run_once(ls_program *p, const ls_pipeline_opts *po, result *res)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        close(fds[0]);
+        result r = {0};
+        ls_history h;
+        ls_error err;
+        double w0 = ls_now(), c0 = cpu_now();
+        int rc = ls_pipeline_run(p, po, &h, &err);
+        r.wall = ls_now() - w0;
+        r.cpu = cpu_now() - c0;
+        r.failed_step = UINT32_MAX;
+        if (rc == 0) {
+            r.n_steps = h.n < MAX_STEPS ? h.n : MAX_STEPS;
+            for (uint32_t i = 0; i < r.n_steps; i++) {
+                r.step_seconds[i] = h.steps[i].seconds;
+                if (h.steps[i].error && r.failed_step == UINT32_MAX) {
+                    r.failed_step = i;
+                    fprintf(stderr, "bench_pipeline: step %u (%s): %s\n", i, h.steps[i].pass, h.steps[i].error);
+                }
+            }
+            r.nodes_after = h.steps[h.n - 1].program->n_nodes;
+            r.subs_after = h.steps[h.n - 1].program->n_subs;
+        } else {
+            fprintf(stderr, "bench_pipeline: %s\n", err.msg);
+        }
+        ssize_t w = write(fds[1], &r, sizeof r);
+        _exit(w == (ssize_t)sizeof r && rc == 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    ssize_t got = read(fds[0], res, sizeof *res);
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return got == (ssize_t)sizeof *res && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const uint32_t sizes[3] = {50000, 100000, 200000};
+    double med_wall[3] = {0}, med_cpu[3] = {0};
+    ls_pipeline_opts po;
+    ls_pipeline_opts_init(&po);
+    ls_plan_step plan[MAX_STEPS];
+    uint32_t n_plan = ls_pipeline_plan(&po, plan, MAX_STEPS);
+    printf("bench_pipeline: the default pipeline (%u passes, verifier after every step), median of %d runs\n", n_plan, RUNS);
+    for (int s = 0; s < 3; s++) {
+        ls_gen_opts o = opts_for(sizes[s]);
+        ls_error err;
+        double g0 = ls_now();
+        ls_program *p = ls_gen_program(&o, &err);
+        if (!p) {
+            fprintf(stderr, "bench_pipeline: generating %u nodes: %s\n", sizes[s], err.msg);
+            return 1;
+        }
+        double gen_s = ls_now() - g0;
+        double wall[RUNS], cpu[RUNS], steps[MAX_STEPS][RUNS];
+        result r = {0};
+        for (int k = 0; k < RUNS; k++) {
+            if (run_once(p, &po, &r) != 0) {
+                fprintf(stderr, "bench_pipeline: run %d on %u nodes failed\n", k, sizes[s]);
+                return 1;
+            }
+            wall[k] = r.wall;
+            cpu[k] = r.cpu;
+            for (uint32_t i = 0; i < r.n_steps; i++) steps[i][k] = r.step_seconds[i];
+        }
+        med_wall[s] = median(wall, RUNS);
+        med_cpu[s] = median(cpu, RUNS);
+        printf("\n%6u nodes (%u constants, %u partitions; generated and loaded in %.2f s): %.3f s wall, %.3f s CPU\n",
+               p->n_nodes, o.constants, o.partitions, gen_s, med_wall[s], med_cpu[s]);
+        printf("        after: %u top-level nodes, %u lowered modules\n", r.nodes_after, r.subs_after);
+        printf("        passes (median, without diff and verifier):");
+        for (uint32_t i = 1; i < r.n_steps && i <= n_plan; i++)
+            printf("%s %s %.3f", i == 1 ? "" : ",", plan[i - 1].pass->name, median(steps[i], RUNS));
+        printf("\n");
+        ls_program_unref(p);
+    }
+    printf("\nmedians: 50k %.3f s, 100k %.3f s, 200k %.3f s (wall); %.3f / %.3f / %.3f s (CPU)\n", med_wall[0],
+           med_wall[1], med_wall[2], med_cpu[0], med_cpu[1], med_cpu[2]);
+    printf("ratio 200k/100k: %.2f wall, %.2f CPU (goal: 100k under 1 s, ratio <= 2.3)\n", med_wall[2] / med_wall[1],
+           med_cpu[2] / med_cpu[1]);
+    ls_pipeline_opts_free(&po);
+    return 0;
+}
