@@ -9,6 +9,7 @@
  * from L1. Large products run on two threads, each taking half of the columns (or rows). */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -186,15 +187,26 @@ LK_HOT static void gemm_small_m(const gemm_args *g)
     }
 }
 
+/* Two threads share the product in chunks of columns (or rows, when there are few columns)
+ * handed out one at a time: when the machine is busy and one thread runs slower, the other
+ * simply takes more chunks, so two threads are never much worse than one. */
 typedef struct gemm_job {
     const gemm_args *g;
-    int64_t m0, m1, n0, n1;
+    bool by_cols;
+    int64_t chunk, n_chunks;
+    atomic_int_fast64_t next;
 } gemm_job;
 
 static void *gemm_thread(void *p)
 {
     gemm_job *j = p;
-    gemm_part(j->g, j->m0, j->m1, j->n0, j->n1);
+    for (;;) {
+        int64_t c = atomic_fetch_add(&j->next, 1);
+        if (c >= j->n_chunks) break;
+        int64_t lo = c * j->chunk;
+        if (j->by_cols) gemm_part(j->g, 0, j->g->M, lo, lo + j->chunk < j->g->N ? lo + j->chunk : j->g->N);
+        else gemm_part(j->g, lo, lo + j->chunk < j->g->M ? lo + j->chunk : j->g->M, 0, j->g->N);
+    }
     return NULL;
 }
 
@@ -218,22 +230,19 @@ static void sgemm(const gemm_args *g, bool allow_threads)
         gemm_part(g, 0, g->M, 0, g->N);
         return;
     }
-    gemm_job jobs[2];
-    if (g->N >= 4 * NR) {
-        int64_t half = (g->N / 2 + NR - 1) / NR * NR;
-        jobs[0] = (gemm_job){g, 0, g->M, 0, half};
-        jobs[1] = (gemm_job){g, 0, g->M, half, g->N};
-    } else {
-        int64_t half = (g->M / 2 + MR - 1) / MR * MR;
-        jobs[0] = (gemm_job){g, 0, half, 0, g->N};
-        jobs[1] = (gemm_job){g, half, g->M, 0, g->N};
-    }
+    /* about eight chunks, each a whole number of micro-tiles (more would repack A too often) */
+    gemm_job j = {.g = g, .by_cols = g->N >= 4 * NR};
+    int64_t extent = j.by_cols ? g->N : g->M, unit = j.by_cols ? NR : MR;
+    j.chunk = (extent / 8 + unit - 1) / unit * unit;
+    if (j.chunk < unit) j.chunk = unit;
+    j.n_chunks = (extent + j.chunk - 1) / j.chunk;
+    atomic_init(&j.next, 0);
     pthread_t th;
-    if (pthread_create(&th, NULL, gemm_thread, &jobs[1]) != 0) {
-        gemm_part(g, 0, g->M, 0, g->N);
+    if (pthread_create(&th, NULL, gemm_thread, &j) != 0) {
+        gemm_thread(&j);
         return;
     }
-    gemm_thread(&jobs[0]);
+    gemm_thread(&j);
     pthread_join(th, NULL);
 }
 
