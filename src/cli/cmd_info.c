@@ -167,7 +167,7 @@ static void print_human(const char *path, const ls_program *p, const summary *s,
     }
     print_counts("inputs", p->n_inputs, &s->inputs, true, 8);
     print_counts("outputs", p->n_outputs, &s->outputs, false, 8);
-    if (!p->has_weights) printf("  %-9s metadata only: the file holds no weight data\n", "weights");
+    if (!p->has_weights) printf("  %-9s metadata only: no weight data (none in the file, or --metadata-only)\n", "weights");
     else if (s->weight_tensors)
         printf("  %-9s %s in %u tensor%s\n", "weights", human_bytes(s->weight_bytes, hb, sizeof hb), s->weight_tensors,
                s->weight_tensors == 1 ? "" : "s");
