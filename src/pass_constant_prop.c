@@ -36,7 +36,7 @@ typedef struct cprop {
 static const ls_value *lookup(uint32_t id, void *vctx)
 {
     cprop *c = vctx;
-    int32_t p = ls_program_pos(c->q, id);
+    int32_t p = pu_pos(&c->users, id);
     return p >= 0 && c->is_const[p] ? &c->value[p] : NULL;
 }
 
@@ -56,7 +56,7 @@ typedef struct arg_scan {
 static void check_input(uint32_t id, void *vctx)
 {
     arg_scan *s = vctx;
-    int32_t p = ls_program_pos(s->c->q, id);
+    int32_t p = pu_pos(&s->c->users, id);
     if (p < 0 || !s->c->is_const[p]) s->all_const = false;
 }
 
@@ -154,7 +154,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
 
     /* §2.3 materialisation, last folded value first */
     /* only names that could clash with the ones made here are reserved */
-    ls_namer *names = ls_namer_new(NULL);
+    pu_namer names = {0};
     prop_names pn = {.size = q->n_constants, .max_suffix = -1};
     for (uint32_t i = 0; i < q->n_constants; i++) {
         pu_map_put(&pn.taken, q->constants[i].name, 1);
@@ -167,7 +167,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
         const char *nm = q->nodes[i]->name;
         if (strncmp(nm, "_prop_tensor_constant", 21) == 0 || strncmp(nm, "clone", 5) == 0 ||
             strncmp(nm, "aten_clone_default", 18) == 0)
-            ls_namer_reserve(names, nm);
+            pu_namer_reserve(&names, nm);
     }
     bool *erase = ls_calloc(n ? n : 1, sizeof *erase);
     LS_VEC(ls_node *) created = {0};
@@ -209,7 +209,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
                 continue;
             }
             const char *fqn = prop_name(&pn);
-            const char *name = ls_namer_take(names, fqn);
+            const char *name = pu_namer_take(&names, fqn);
             ls_node *ph = ls_node_clone(nd);
             ls_node_set_args(ph, NULL, 0);
             ph->id = q->next_id++;
@@ -280,6 +280,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
     pu_map fresh = {0};
     for (uint32_t k = 0; k < new_specs.n; k++) pu_map_put(&fresh, new_specs.v[k].name, k);
     LS_VEC(ls_input_spec) specs = {0};
+    bool *listed = ls_calloc(q->n_inputs ? q->n_inputs : 1, sizeof *listed);
     for (uint32_t i = 0; i < q->n_nodes; i++) {
         const ls_node *nd = q->nodes[i];
         if (nd->kind != LS_NODE_PLACEHOLDER) continue;
@@ -290,16 +291,18 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
             ls_input_spec s = q->inputs[k];
             ls_arg_copy(&s.value, &q->inputs[k].value);
             ls_vec_push(&specs, s);
+            listed[k] = true;
         }
     }
-    /* specs without a placeholder (already broken programs) stay as they were, at the end */
+    /* specs without a placeholder (already broken programs) stay as they were, at the end;
+     * those of erased placeholders go */
     for (uint32_t k = 0; k < q->n_inputs; k++) {
-        int32_t p = ls_program_find(in, q->inputs[k].name);
-        if (p >= 0 && in->nodes[p]->kind == LS_NODE_PLACEHOLDER) continue;
+        if (listed[k] || pu_map_has(&dropped, q->inputs[k].name)) continue;
         ls_input_spec s = q->inputs[k];
         ls_arg_copy(&s.value, &q->inputs[k].value);
         ls_vec_push(&specs, s);
     }
+    free(listed);
     ls_program_set_inputs(q, specs.v, specs.n);
     for (uint32_t k = 0; k < specs.n; k++) ls_arg_free(&specs.v[k].value);
     free(specs.v);
@@ -328,7 +331,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
             ls_arg *args = ls_calloc(1, sizeof *args);
             args[0] = ls_arg_node(v->id);
             ls_error err;
-            ls_node *cl = ls_node_new_call(q, ls_namer_take(names, ls_op_node_base(clone, d)), clone, d, args, 1, pu_val(v), &err);
+            ls_node *cl = ls_node_new_call(q, pu_namer_take(&names, ls_op_node_base(clone, d)), clone, d, args, 1, pu_val(v), &err);
             if (!cl) continue;
             ls_vec_push(&clones, cl);
             o = pu_edit(q, (uint32_t)op);
@@ -338,11 +341,13 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
                           cl->name, d == LS_DIALECT_EDGE ? "Edge " : "", clone->qualname, a, v->name);
         }
     }
-    ls_namer_free(names);
+    pu_namer_free(&names);
     pu_sig_free(&sig2);
 
     /* eliminate_dead_code: calls nobody reads (in-place ops and delegate calls stay) */
     uint32_t nn = q->n_nodes;
+    pu_users u2; /* positions in the new array (the users themselves are not needed) */
+    pu_pos_take(&u2, q);
     uint32_t *readers = ls_calloc(nn ? nn : 1, sizeof *readers);
     bool *dead = ls_calloc(nn ? nn : 1, sizeof *dead);
     uint32_t *ids = NULL, cap = 0, n_dead = 0;
@@ -351,12 +356,12 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
     for (uint32_t i = 0; i < nn; i++) {
         uint32_t k = pu_inputs(q->nodes[i], &ids, &cap);
         for (uint32_t a = 0; a < k; a++) {
-            int32_t p = ls_program_pos(q, ids[a]);
+            int32_t p = pu_pos(&u2, ids[a]);
             if (p >= 0) readers[p]++;
         }
     }
     for (uint32_t k = 0; k < clones.n; k++) { /* the clones read their placeholders */
-        int32_t p = ls_program_pos(q, clones.v[k]->args[0].v.node);
+        int32_t p = pu_pos(&u2, clones.v[k]->args[0].v.node);
         if (p >= 0) readers[p]++;
     }
     for (uint32_t i = nn; i-- > 0;) {
@@ -369,7 +374,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
         ls_report_add(ctx->report, NULL, nd->name, "`%s` removed: nothing reads it (dead code)", nd->name);
         uint32_t k = pu_inputs(nd, &ids, &cap);
         for (uint32_t a = 0; a < k; a++) {
-            int32_t p = ls_program_pos(q, ids[a]);
+            int32_t p = pu_pos(&u2, ids[a]);
             if (p >= 0 && readers[p]) readers[p]--;
         }
     }
@@ -385,6 +390,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
     }
     ls_program_touch(q);
     pu_map_free(&clone_ids);
+    pu_users_free(&u2);
     free(ids);
     free(readers);
     free(dead);

@@ -90,9 +90,23 @@ static void report(dup *d, ls_pass_ctx *ctx, const ls_node *ph, const group *gs,
 static void copy_names(dup *d, const ls_node *ph, const ls_input_spec *s, uint32_t *k, const char **name,
                        const char **target)
 {
+    char nb[512], tb[512];
+    size_t nl = strlen(ph->name), tl = strlen(s->target);
+    if (nl > sizeof nb - 24) nl = sizeof nb - 24;
+    if (tl > sizeof tb - 24) tl = sizeof tb - 24;
+    memcpy(nb, ph->name, nl);
+    memcpy(tb, s->target, tl);
+    memcpy(nb + nl, "_copy_", 6);
+    memcpy(tb + tl, "_copy_", 6);
     for (;; (*k)++) {
-        const char *nm = ls_internf("%s_copy_%u", ph->name, *k);
-        const char *tg = ls_internf("%s_copy_%u", s->target, *k);
+        char digits[12];
+        size_t dn = 0;
+        uint32_t v = *k;
+        do digits[dn++] = (char)('0' + v % 10), v /= 10;
+        while (v);
+        for (size_t i = 0; i < dn; i++) nb[nl + 6 + i] = tb[tl + 6 + i] = digits[dn - 1 - i];
+        const char *nm = ls_intern_n(nb, nl + 6 + dn);
+        const char *tg = ls_intern_n(tb, tl + 6 + dn);
         if (pu_map_has(&d->names, nm) || pu_map_has(&d->targets, tg)) continue;
         pu_map_put(&d->names, nm, 1);
         pu_map_put(&d->targets, tg, 1);

@@ -124,7 +124,7 @@ typedef struct round {
 
 static const ls_node *producer(const round *r, uint32_t id)
 {
-    int32_t pos = ls_program_pos(r->q, id);
+    int32_t pos = pu_pos(&r->users, id);
     return pos >= 0 ? r->q->nodes[pos] : NULL;
 }
 
@@ -262,7 +262,7 @@ static void propose(round *r, parts *ps)
         if (!is_call(r, i)) continue;
         uint32_t k = pu_inputs(r->q->nodes[i], &r->ids, &r->ids_cap), first = UINT32_MAX;
         for (uint32_t a = 0; a < k; a++) {
-            int32_t pos = ls_program_pos(r->q, r->ids[a]);
+            int32_t pos = pu_pos(&r->users, r->ids[a]);
             if (pos >= 0 && is_call(r, (uint32_t)pos) && (uint32_t)pos < first) first = (uint32_t)pos;
         }
         if (first != UINT32_MAX) {
@@ -656,7 +656,7 @@ int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         if (n->kind != LS_NODE_CALL) continue;
         if (pu_is_op(n, LS_OP_getitem)) {
             const ls_node *src = n->nargs ? producer(&r, n->args[0].v.node) : NULL;
-            int32_t sp = src ? ls_program_pos(r.q, src->id) : -1;
+            int32_t sp = src ? pu_pos(&r.users, src->id) : -1;
             r.reason[i] = (uint8_t)(sp >= 0 && r.reason[sp] == LS_WHY_NONE && src->kind == LS_NODE_CALL ? LS_WHY_NONE
                                                                                                      : LS_WHY_NOT_COMPUTE);
         } else if (pu_is_op(n, LS_OP_call_delegate)) {

@@ -42,7 +42,7 @@ typedef struct lower {
     uint32_t n;
     pu_sig sig;
     pu_users users;
-    ls_namer *names;
+    pu_namer names;
     int32_t *tix;         /* per position: tag index or -1 */
     uint32_t *stamp;      /* per position scratch */
     uint32_t *ids, ids_cap;
@@ -59,7 +59,7 @@ typedef struct lower {
 
 static int32_t pos_of(const lower *L, uint32_t id)
 {
-    return ls_program_pos(L->q, id);
+    return pu_pos(&L->users, id);
 }
 
 /* exir's _get_node_list_with_same_tag checks (§3.3). */
@@ -132,7 +132,7 @@ static const char *fresh_module_name(lower *L)
         const char *nm = ls_internf("lowered_module_%u", L->module_index);
         if (ls_program_find(L->q, nm) >= 0 || ls_program_sub(L->q, nm)) continue;
         L->module_index++;
-        ls_namer_reserve(L->names, nm);
+        pu_namer_reserve(&L->names, nm);
         return nm;
     }
 }
@@ -304,7 +304,7 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
     /* the call: get_attr lowered_module_<i>, executorch_call_delegate, one getitem per value */
     bk->get_attr = ls_node_new(q, LS_NODE_GET_ATTR, mod_name, mod_name);
     const ls_op *cd = ls_op_get(LS_OP_call_delegate);
-    bk->call = ls_node_new(q, LS_NODE_CALL, ls_namer_take(L->names, "executorch_call_delegate"), ls_op_target(cd, LS_DIALECT_NONE));
+    bk->call = ls_node_new(q, LS_NODE_CALL, pu_namer_take(&L->names, ls_intern("executorch_call_delegate")), ls_op_target(cd, LS_DIALECT_NONE));
     bk->call->op = cd;
     bk->call->debug_handle = ++L->debug_handle;
     ls_tmeta *vals = ls_calloc(n_user ? n_user : 1, sizeof *vals);
@@ -319,7 +319,7 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
         ga[0].name = gi->schema.params[0].name;
         ga[1] = ls_arg_int(u);
         ga[1].name = gi->schema.params[1].name;
-        ls_node *g = ls_node_new(q, LS_NODE_CALL, ls_namer_take(L->names, "getitem"), ls_op_target(gi, LS_DIALECT_NONE));
+        ls_node *g = ls_node_new(q, LS_NODE_CALL, pu_namer_take(&L->names, ls_intern("getitem")), ls_op_target(gi, LS_DIALECT_NONE));
         g->op = gi;
         ls_node_set_args(g, ga, 2);
         ls_node_set_vals(g, (ls_val_kind)v->val_kind, v->vals, v->nvals);
@@ -530,11 +530,10 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     pu_sig_build(&L.sig, q);
     pu_users_take(&L.users, q);
     /* the names this pass makes start with these: only names that could clash are reserved */
-    L.names = ls_namer_new(NULL);
     for (uint32_t i = 0; i < n; i++) {
         const char *nm = q->nodes[i]->name;
         if (strncmp(nm, "getitem", 7) == 0 || strncmp(nm, "executorch_call_delegate", 24) == 0)
-            ls_namer_reserve(L.names, nm);
+            pu_namer_reserve(&L.names, nm);
     }
     L.tix = ls_malloc(sizeof *L.tix * (n ? n : 1));
     L.stamp = ls_calloc(n ? n : 1, sizeof *L.stamp);
@@ -558,7 +557,11 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     for (uint32_t k = 0; k < q->n_tags; k++) {
         if (pu_map_has(&tag_ix, q->tags[k].tag)) continue;
         pu_map_put(&tag_ix, q->tags[k].tag, tr.n);
-        tagrun t = {.tag = q->tags[k].tag, .backend_id = q->tags[k].backend_id};
+        /* a tag read from a file names no backend: the round's backend lowers it */
+        const char *be = q->tags[k].backend_id ? q->tags[k].backend_id
+                         : ctx->profile          ? ctx->profile->backend_id
+                                                 : ls_intern("BundledBackend");
+        tagrun t = {.tag = q->tags[k].tag, .backend_id = be};
         ls_vec_push(&tr, t);
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -717,7 +720,7 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     free(L.stamp);
     free(L.tix);
     free(L.ids);
-    ls_namer_free(L.names);
+    pu_namer_free(&L.names);
     pu_users_free(&L.users);
     pu_sig_free(&L.sig);
     if (rc != 0) {

@@ -26,7 +26,7 @@ typedef LS_VEC(ls_node *) node_vec;
 
 typedef struct edge {
     ls_program *q;
-    ls_namer *names;
+    pu_namer names;
     ls_pass_ctx *ctx;
     node_vec out;
     uint32_t decomposed, kept;
@@ -47,7 +47,7 @@ static ls_node *emit(edge *E, ls_op_id id, ls_arg *args, uint16_t nargs, const l
 {
     const ls_op *op = ls_op_get(id);
     ls_error err;
-    ls_node *n = ls_node_new_call(E->q, ls_namer_take(E->names, ls_op_node_base(op, LS_DIALECT_EDGE)), op, LS_DIALECT_EDGE,
+    ls_node *n = ls_node_new_call(E->q, pu_namer_take(&E->names, ls_op_node_base(op, LS_DIALECT_EDGE)), op, LS_DIALECT_EDGE,
                                   args, nargs, val, &err);
     if (n) ls_vec_push(&E->out, n);
     return n;
@@ -182,7 +182,7 @@ static bool decompose_layer_norm(edge *E, const ls_node *n)
     ga[0].name = gi->schema.params[0].name;
     ga[1] = ls_arg_int(0);
     ga[1].name = gi->schema.params[1].name;
-    ls_node *g = ls_node_new(E->q, LS_NODE_CALL, ls_namer_take(E->names, "getitem"), ls_op_target(gi, LS_DIALECT_NONE));
+    ls_node *g = ls_node_new(E->q, LS_NODE_CALL, pu_namer_take(&E->names, ls_intern("getitem")), ls_op_target(gi, LS_DIALECT_NONE));
     g->op = gi;
     ls_node_set_args(g, ga, 2);
     ls_node_set_val(g, y);
@@ -232,12 +232,11 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         return 0;
     }
     edge E = {.q = q, .ctx = ctx};
-    E.names = ls_namer_new(NULL);
     uint32_t n = q->n_nodes;
     for (uint32_t i = 0; i < n; i++) {
         const ls_node *nd = q->nodes[i];
         /* placeholders, getitems, delegate calls and unknown ops keep their names */
-        if (nd->kind != LS_NODE_CALL || !nd->op || (nd->op->flags & LS_OPF_SPECIAL)) ls_namer_reserve(E.names, nd->name);
+        if (nd->kind != LS_NODE_CALL || !nd->op || (nd->op->flags & LS_OPF_SPECIAL)) pu_namer_reserve(&E.names, nd->name);
     }
     uint32_t converted = 0, views = 0, unknown = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -287,13 +286,13 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         }
         c->target = ls_op_target_cached(c->op, LS_DIALECT_EDGE);
         c->dialect = LS_DIALECT_EDGE;
-        c->name = ls_namer_take(E.names, ls_op_node_base(c->op, LS_DIALECT_EDGE));
+        c->name = pu_namer_take(&E.names, ls_op_node_base(c->op, LS_DIALECT_EDGE));
         ls_vec_push(&E.out, c);
         converted++;
     }
     ls_program_set_nodes(q, E.out.v, E.out.n);
     free(E.out.v);
-    ls_namer_free(E.names);
+    pu_namer_free(&E.names);
     /* output specs name the output values: they follow the renaming (positionally) */
     const ls_node *o = ls_program_output(q);
     for (uint32_t i = 0; o && i < o->nargs && i < q->n_outputs; i++)

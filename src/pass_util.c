@@ -180,31 +180,142 @@ uint32_t pu_inputs(const ls_node *n, uint32_t **ids, uint32_t *cap)
     return c.n;
 }
 
+/* Calls fn(ctx, id) for every node id a node reads (inline, no callback per argument). */
+#define EACH_INPUT(NODE_, ID, BODY)                                                             \
+    for (uint16_t a_ = 0; a_ < (NODE_)->nargs; a_++) {                                          \
+        const ls_arg *arg_ = &(NODE_)->args[a_];                                                \
+        if (arg_->kind == LS_ARG_NODE) {                                                       \
+            uint32_t ID = arg_->v.node;                                                        \
+            BODY                                                                               \
+        } else if (arg_->kind == LS_ARG_NODES || arg_->kind == LS_ARG_OPT_NODES) {             \
+            for (uint32_t k_ = 0; k_ < arg_->n; k_++) {                                        \
+                uint32_t ID = arg_->v.nodes[k_];                                               \
+                if (ID) BODY                                                                   \
+            }                                                                                  \
+        } else if (arg_->kind == LS_ARG_SYMINTS) {                                             \
+            for (uint32_t k_ = 0; k_ < arg_->n; k_++)                                          \
+                if (arg_->v.symints[k_].is_node) {                                             \
+                    uint32_t ID = arg_->v.symints[k_].node;                                    \
+                    BODY                                                                       \
+                }                                                                              \
+        }                                                                                      \
+    }
+
+void pu_pos_take(pu_users *u, const ls_program *p)
+{
+    uint32_t n = p->n_nodes;
+    memset(u, 0, sizeof *u);
+    u->p = p;
+    uint32_t max_id = p->next_id;
+    for (uint32_t i = 0; i < n; i++)
+        if (p->nodes[i]->id >= max_id) max_id = p->nodes[i]->id + 1;
+    if (max_id <= 4u * n + 1024u) {
+        u->id_cap = max_id + 1;
+        u->at = ls_malloc(sizeof *u->at * u->id_cap);
+        memset(u->at, 0xff, sizeof *u->at * u->id_cap);
+        for (uint32_t i = 0; i < n; i++) u->at[p->nodes[i]->id] = (int32_t)i;
+    }
+}
+
 void pu_users_take(pu_users *u, const ls_program *p)
 {
     uint32_t n = p->n_nodes;
-    u->off = ls_malloc(sizeof *u->off * (n + 1));
-    uint32_t total = 0;
+    pu_pos_take(u, p);
+    /* two sweeps over the arguments: count, then fill; a node reading a value twice counts once */
+    uint32_t *last = ls_malloc(sizeof *last * (n ? n : 1));
+    memset(last, 0xff, sizeof *last * (n ? n : 1));
+    u->off = ls_calloc(n + 1, sizeof *u->off);
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t c;
-        ls_program_users(p, i, &c);
-        u->off[i] = total;
-        total += c;
+        const ls_node *nd = p->nodes[i];
+        EACH_INPUT(nd, id, {
+            int32_t s = pu_pos(u, id);
+            if (s >= 0 && last[s] != i) {
+                last[s] = i;
+                u->off[s + 1]++;
+            }
+        })
     }
-    u->off[n] = total;
-    u->pos = ls_malloc(sizeof *u->pos * (total ? total : 1));
+    for (uint32_t i = 0; i < n; i++) u->off[i + 1] += u->off[i];
+    u->pos = ls_malloc(sizeof *u->pos * (u->off[n] ? u->off[n] : 1));
+    uint32_t *fill = ls_malloc(sizeof *fill * (n ? n : 1));
+    memcpy(fill, u->off, sizeof *fill * n);
+    memset(last, 0xff, sizeof *last * (n ? n : 1));
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t c;
-        const uint32_t *us = ls_program_users(p, i, &c);
-        if (c) memcpy(u->pos + u->off[i], us, sizeof *us * c);
+        const ls_node *nd = p->nodes[i];
+        EACH_INPUT(nd, id, {
+            int32_t s = pu_pos(u, id);
+            if (s >= 0 && last[s] != i) {
+                last[s] = i;
+                u->pos[fill[s]++] = i;
+            }
+        })
     }
+    free(fill);
+    free(last);
 }
 
 void pu_users_free(pu_users *u)
 {
     free(u->off);
     free(u->pos);
-    u->off = u->pos = NULL;
+    free(u->at);
+    memset(u, 0, sizeof *u);
+}
+
+void pu_namer_reserve(pu_namer *nm, const char *name)
+{
+    if (name) pu_map_put(&nm->taken, name, 1);
+}
+
+static size_t put_uint(char *out, uint32_t v)
+{
+    char tmp[12];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+const char *pu_namer_take(pu_namer *nm, const char *base)
+{
+    if (!pu_map_has(&nm->taken, base)) {
+        pu_map_put(&nm->taken, base, 1);
+        return base;
+    }
+    size_t len = strlen(base), k = len;
+    while (k > 0 && base[k - 1] >= '0' && base[k - 1] <= '9') k--;
+    const char *stem = base;
+    size_t stem_len = len;
+    uint32_t start = 1;
+    if (k < len && k > 1 && base[k - 1] == '_') {
+        stem_len = k - 1;
+        stem = ls_intern_n(base, stem_len);
+        start = (uint32_t)strtoul(base + k, NULL, 10) + 1;
+    }
+    uint32_t next = 1;
+    pu_map_get(&nm->next, stem, &next);
+    if (next < start) next = start;
+    char buf[512];
+    if (stem_len > sizeof buf - 16) stem_len = sizeof buf - 16;
+    memcpy(buf, stem, stem_len);
+    buf[stem_len] = '_';
+    for (;;) {
+        size_t n = stem_len + 1 + put_uint(buf + stem_len + 1, next++);
+        const char *cand = ls_intern_n(buf, n);
+        if (pu_map_has(&nm->taken, cand)) continue;
+        pu_map_put(&nm->taken, cand, 1);
+        pu_map_put(&nm->next, stem, next);
+        return cand;
+    }
+}
+
+void pu_namer_free(pu_namer *nm)
+{
+    pu_map_free(&nm->taken);
+    pu_map_free(&nm->next);
 }
 
 int pu_tag_cmp(const char *a, const char *b)

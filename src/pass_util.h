@@ -57,18 +57,41 @@ bool pu_is_compute(const ls_node *n);
 /* Ids of the nodes a node reads, in argument order (duplicates kept); returns the count. */
 uint32_t pu_inputs(const ls_node *n, uint32_t **ids, uint32_t *cap);
 
-/* The users of every node, as positions in graph order (deduplicated per user), taken once
- * so the passes can edit nodes afterwards without rebuilding the index. */
+/* The users of every node, as positions in graph order (deduplicated per user), and the
+ * position of every node id, taken once so the passes can edit nodes afterwards without
+ * rebuilding the program's index (which also hashes every name). */
 typedef struct pu_users {
     uint32_t *off; /* n + 1 */
     uint32_t *pos;
+    int32_t *at;   /* id → position when ids are dense, else NULL (the program's index answers) */
+    uint32_t id_cap;
+    const ls_program *p;
 } pu_users;
 void pu_users_take(pu_users *u, const ls_program *p);
+/* Only the positions (no users): pu_pos works, pu_nusers does not. */
+void pu_pos_take(pu_users *u, const ls_program *p);
 void pu_users_free(pu_users *u);
 static inline uint32_t pu_nusers(const pu_users *u, uint32_t pos)
 {
     return u->off[pos + 1] - u->off[pos];
 }
+/* The position of a node id in the program the users were taken from, or -1. */
+static inline int32_t pu_pos(const pu_users *u, uint32_t id)
+{
+    if (u->at) return id < u->id_cap ? u->at[id] : -1;
+    return ls_program_pos(u->p, id);
+}
+
+/* Fresh names by torch.fx's rule, exactly as ls_namer makes them ("add", "add_1", ...; a base
+ * ending in _N continues from N), but formatted without printf: passes name up to one node per
+ * node of the program. */
+typedef struct pu_namer {
+    pu_map taken;
+    pu_map next; /* stem → next suffix */
+} pu_namer;
+void pu_namer_reserve(pu_namer *nm, const char *name); /* interned */
+const char *pu_namer_take(pu_namer *nm, const char *base); /* base interned; result interned */
+void pu_namer_free(pu_namer *nm);
 
 /* Tags compare as exir's min() compares them: strings, "tag10" < "tag2"; NULL (None) apart. */
 int pu_tag_cmp(const char *a, const char *b);

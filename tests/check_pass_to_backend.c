@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen_program.h"
 #include "passtest.h"
 #include "verify.h"
 
@@ -433,6 +434,29 @@ START_TEST(d9_target_listed_twice_refused)
 }
 END_TEST
 
+/* Tags read from a file (custom metadata) name no backend: the round's backend lowers them. */
+START_TEST(tags_from_a_file)
+{
+    ls_gen_opts o = ls_gen_defaults(300);
+    o.partitions = 4;
+    o.edge = true;
+    o.with_data = true;
+    ls_error err;
+    ls_program *p = ls_gen_program(&o, &err);
+    ck_assert_msg(p != NULL, "%s", err.msg);
+    ck_assert_uint_eq(p->n_tags, 4);
+    ck_assert_ptr_null(p->tags[0].backend_id);
+    pt_step(&p, ls_pass_to_backend, ls_profile_bundled());
+    ck_assert_uint_eq(p->n_subs, 4);
+    for (uint32_t s = 0; s < p->n_subs; s++) ck_assert_str_eq(p->subs[s].backend_id, "BundledBackend");
+    ls_verify_result vr;
+    ls_verify(p, &vr);
+    ck_assert_msg(vr.n_errors == 0, "%s", vr.n ? vr.v[0].msg : "");
+    ls_verify_result_free(&vr);
+    ls_program_unref(p);
+}
+END_TEST
+
 Suite *pass_to_backend_suite(void)
 {
     Suite *s = suite_create("pass_to_backend");
@@ -452,6 +476,7 @@ Suite *pass_to_backend_suite(void)
     tcase_add_test(tc, test_invalid_partition_cycle);
     tcase_add_test(tc, test_two_tags_share_nodes);
     tcase_add_test(tc, d9_target_listed_twice_refused);
+    tcase_add_test(tc, tags_from_a_file);
     suite_add_tcase(s, tc);
     return s;
 }
