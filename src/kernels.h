@@ -162,7 +162,7 @@ LK_DECL(k_index); LK_DECL(k_index_put); LK_DECL(k_index_put_); LK_DECL(k_index_s
 /* kernels_nn.c */
 LK_DECL(k_layer_norm); LK_DECL(k_native_layer_norm); LK_DECL(k_sdpa);
 /* kernels_create.c */
-LK_DECL(k_full); LK_DECL(k_zeros); LK_DECL(k_ones); LK_DECL(k_full_like); LK_DECL(k_zeros_like); LK_DECL(k_ones_like);
+LK_DECL(k_alloc); LK_DECL(k_full); LK_DECL(k_zeros); LK_DECL(k_ones); LK_DECL(k_full_like); LK_DECL(k_zeros_like); LK_DECL(k_ones_like);
 LK_DECL(k_scalar_tensor); LK_DECL(k_arange); LK_DECL(k_arange_start); LK_DECL(k_arange_start_step); LK_DECL(k_clone); LK_DECL(k_to_copy);
 LK_DECL(k_copy); LK_DECL(k_copy_); LK_DECL(k_sym_size); LK_DECL(k_getitem);
 

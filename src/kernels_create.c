@@ -40,6 +40,15 @@ LK_DECL(k_full) { return filled(c, &args[0], &args[1], 0, lk_dtype_or(&args[2], 
 LK_DECL(k_zeros) { return filled(c, &args[0], NULL, 0, lk_dtype_or(&args[1], LS_DT_F32), out); }
 LK_DECL(k_ones) { return filled(c, &args[0], NULL, 1, lk_dtype_or(&args[1], LS_DT_F32), out); }
 
+/* memory.alloc(size, dtype) stands for the memory of an out argument. Kernels compute the
+ * functional result and skip out arguments (ls_eval_node), so nothing ever reads an alloc's
+ * value: it makes none, rather than zeroing a buffer as large as the result. */
+LK_DECL(k_alloc)
+{
+    *out = ls_value_none();
+    return 0;
+}
+
 static int like(ls_kctx *c, const ls_tensor *t, const ls_value *fill, double f, const ls_value *dtv, ls_value *out)
 {
     ls_dtype dt = lk_dtype_or(dtv, t->dtype);
