@@ -26,10 +26,15 @@ static void tensor_diff(const ls_tensor *g, const ls_tensor *w, double rtol, dou
         return;
     }
     double worst_excess = 0;
+    bool ints = !float_g && !float_w; /* compared as int64: doubles lose int64's low bits */
     for (int64_t i = 0; i < g->numel; i++) {
         double x = ls_tensor_get_f64(g, i), y = ls_tensor_get_f64(w, i);
         if (isnan(x) && isnan(y)) continue;
         double diff = fabs(x - y);
+        if (ints) {
+            int64_t a = ls_tensor_get_i64(g, i), b = ls_tensor_get_i64(w, i);
+            diff = a == b ? 0 : (double)(a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a);
+        }
         if (isinf(x) && isinf(y) && (x > 0) == (y > 0)) diff = 0;
         if (isnan(diff)) diff = INFINITY;
         double rel = y != 0 ? diff / fabs(y) : diff > 0 ? INFINITY : 0;
@@ -94,4 +99,40 @@ void ls_compare_values(const ls_value *got, const ls_value *want, double rtol, d
         return;
     default: return;
     }
+}
+
+void ls_compare_tolerance(ls_dtype dt, double *rtol, double *atol)
+{
+    switch (dt) {
+    case LS_DT_F64: *rtol = 1e-7, *atol = 1e-7; break;
+    case LS_DT_F16: *rtol = 1e-3, *atol = 1e-5; break;
+    case LS_DT_BF16: *rtol = 1.6e-2, *atol = 1e-5; break;
+    case LS_DT_F32:
+    case LS_DT_UNKNOWN: *rtol = LS_COMPARE_RTOL, *atol = LS_COMPARE_ATOL; break;
+    default: *rtol = 0, *atol = 0; break; /* integers and bool: exact */
+    }
+}
+
+/* 1e-05 → 1e-5: the way people write tolerances */
+static void short_number(char *buf, size_t cap, double v)
+{
+    char t[32];
+    snprintf(t, sizeof t, "%g", v);
+    char *e = strstr(t, "e-0");
+    if (!e) e = strstr(t, "e+0");
+    if (e) memmove(e + 2, e + 3, strlen(e + 3) + 1);
+    snprintf(buf, cap, "%s", t);
+}
+
+const char *ls_compare_tolerance_text(double rtol, double atol, char *buf, size_t cap)
+{
+    if (rtol == 0 && atol == 0) {
+        snprintf(buf, cap, "exact");
+        return buf;
+    }
+    char r[32], a[32];
+    short_number(r, sizeof r, rtol);
+    short_number(a, sizeof a, atol);
+    snprintf(buf, cap, "rtol %s, atol %s", r, a);
+    return buf;
 }

@@ -156,7 +156,8 @@ START_TEST(run_prints_outputs_state_and_time)
     ck_assert_int_eq(tu_runf(&out, "run %s --steps 2 --seed 3 --json", kv), 0);
     cJSON *j = cJSON_Parse(out);
     ck_assert_msg(j, "%s", out);
-    ck_assert_int_eq(cJSON_GetObjectItem(j, "format_version")->valueint, 1);
+    ck_assert_int_eq(cJSON_GetObjectItem(j, "format_version")->valueint, 2);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "pipeline_step"))); /* the loaded program */
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "runs")), 2);
     cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "runs"), 1), "outputs"), 0);
     ck_assert_str_eq(cJSON_GetObjectItem(o, "dtype")->valuestring, "float32");

@@ -12,13 +12,13 @@ int ls_cmd_info(int, char **), ls_cmd_verify(int, char **);
 int ls_cmd_passes(int, char **), ls_cmd_partitions(int, char **), ls_cmd_diff(int, char **);
 int ls_cmd_run(int, char **), ls_cmd_export(int, char **);
 static const ls_command commands[] = {
-    {"help", NULL, "help", "show this help"},
+    {"help", NULL, "help [COMMAND]", "show this help, or a command's (as COMMAND --help)"},
     {"info", ls_cmd_info, "info FILE [--json] [--model NAME]", "what a program holds: nodes, ops, inputs, tags, verifier"},
     {"verify", ls_cmd_verify, "verify FILE [--model NAME]", "run the verifier (exit 1 when it finds errors)"},
     {"passes", ls_cmd_passes, "passes FILE [--backend F]... [--pipeline P] [--json]", "run the lowering pipeline: each step's report and verifier result"},
     {"partitions", ls_cmd_partitions, "partitions FILE [--step S] [--json]", "the delegation table: per op, what each tag took and what stayed on the CPU, and why"},
     {"diff", ls_cmd_diff, "diff FILE --step S", "what a step of the pipeline changed, as +/-/~ lines"},
-    {"run", ls_cmd_run, "run FILE [--steps N] [--input NAME=F.npy]... [--seed S] [--save DIR] [--json]", "run the program on the bundled CPU runtime: outputs, time, mutable state"},
+    {"run", ls_cmd_run, "run FILE [--steps N] [--step S] [--compare] [--json]", "run a program (or a pipeline step's) on the bundled CPU runtime; --compare checks it against the loaded one"},
     {"export", ls_cmd_export, "export FILE -o OUT [--step S] [--force] [--json]", "write the program of a step as an ExecuTorch .pte (or, OUT.pt2, a .pt2 archive)"},
 };
 
@@ -26,6 +26,16 @@ const ls_command *ls_cli_commands(int *count)
 {
     *count = (int)(sizeof commands / sizeof commands[0]);
     return commands;
+}
+
+bool ls_cli_help(int argc, char **argv, const char *help)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(help, stdout);
+            return true;
+        }
+    return false;
 }
 
 void ls_cli_error(const char *fmt, ...)
@@ -45,13 +55,25 @@ static void print_help(FILE *f)
     fprintf(f, "       lowerscope COMMAND ARGS...\n\ncommands:\n");
     int n;
     const ls_command *c = ls_cli_commands(&n);
-    for (int i = 0; i < n; i++) fprintf(f, "  %-44s %s\n", c[i].usage, c[i].summary);
-    fprintf(f, "\nexit codes: 0 ok, 1 findings (verifier errors, failed comparison), 2 bad input or usage\n");
+    for (int i = 0; i < n; i++) {
+        if (strlen(c[i].usage) > 44) fprintf(f, "  %s\n  %-44s %s\n", c[i].usage, "", c[i].summary);
+        else fprintf(f, "  %-44s %s\n", c[i].usage, c[i].summary);
+    }
+    fprintf(f, "\nlowerscope COMMAND --help shows a command's options.\n");
+    fprintf(f, "exit codes: 0 ok, 1 findings (verifier errors, failed comparison), 2 bad input or usage\n");
     fprintf(f, "docs/cli.md documents every command, option and JSON format.\n");
 }
 
 int ls_cli_main(int argc, char **argv)
 {
+    int n;
+    const ls_command *c = ls_cli_commands(&n);
+    if (argc == 3 && strcmp(argv[1], "help") == 0) { /* help COMMAND: the command's own --help */
+        for (int i = 0; i < n; i++)
+            if (c[i].run && strcmp(argv[2], c[i].name) == 0) return c[i].run(2, (char *[]){argv[2], "--help", NULL});
+        ls_cli_error("help: no command '%s' (lowerscope --help lists them)", argv[2]);
+        return LS_EXIT_INPUT;
+    }
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         print_help(stdout);
         return argc < 2 ? LS_EXIT_INPUT : LS_EXIT_OK;
@@ -60,8 +82,6 @@ int ls_cli_main(int argc, char **argv)
         printf("lowerscope %s\n", LS_VERSION);
         return LS_EXIT_OK;
     }
-    int n;
-    const ls_command *c = ls_cli_commands(&n);
     for (int i = 0; i < n; i++)
         if (c[i].run && strcmp(argv[1], c[i].name) == 0) return c[i].run(argc - 1, argv + 1);
     /* not a command: a file to open in the terminal UI (views/) */

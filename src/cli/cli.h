@@ -23,6 +23,10 @@ typedef struct ls_command {
 
 const ls_command *ls_cli_commands(int *count);
 
+/* `lowerscope COMMAND --help` (or -h anywhere in its arguments): prints the command's help text,
+ * kept next to its option parsing, to stdout and returns true; the command then exits 0. */
+bool ls_cli_help(int argc, char **argv, const char *help);
+
 /* Prints "lowerscope: msg" to stderr. */
 void ls_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

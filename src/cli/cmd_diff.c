@@ -10,7 +10,18 @@
 
 int ls_cmd_diff(int argc, char **argv);
 
-#define USAGE "diff FILE --step S [--backend FILE]... [--pipeline a,b,...]"
+#define USAGE "diff FILE --step S [--backend FILE]... [--pipeline a,b,...] [--model NAME] [--metadata-only]"
+static const char HELP[] =
+    "usage: lowerscope " USAGE "\n"
+    "\n"
+    "What step S of the lowering pipeline changed against the step before, one line per node: + added,\n"
+    "- removed, ~ changed (with the node before on a `was:` line); nodes inside a lowered module are\n"
+    "prefixed with it. Then the step's report.\n"
+    "\n"
+    "options:\n" CLI_STEP_OPTION_HELP CLI_PIPELINE_OPTIONS_HELP CLI_LOAD_OPTIONS_HELP
+    "  -h, --help            this help\n"
+    "\n"
+    "exit codes: 0 printed, 2 unreadable input, no such step or bad options\n";
 
 static const ls_program *program_of(const ls_program *top, const char *sub)
 {
@@ -30,6 +41,7 @@ static char *describe(const ls_program *p, uint32_t id)
 
 int ls_cmd_diff(int argc, char **argv)
 {
+    if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
     cli_run r;
     int rc = cli_run_pipeline("diff", USAGE, argc, argv, true, &r);
     if (rc != LS_EXIT_OK) {

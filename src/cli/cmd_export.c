@@ -12,7 +12,26 @@
 
 int ls_cmd_export(int argc, char **argv);
 
-#define USAGE "export FILE -o OUT [--backend FILE]... [--pipeline a,b,...] [--step S] [--force] [--json]"
+#define USAGE                                                                                                          \
+    "export FILE -o OUT [--backend FILE]... [--pipeline a,b,...] [--step S] [--force] [--json] [--model NAME] "        \
+    "[--metadata-only]"
+static const char HELP[] =
+    "usage: lowerscope " USAGE "\n"
+    "\n"
+    "Runs the lowering pipeline and writes the program of a step (the last one unless --step) as an\n"
+    "ExecuTorch program (.pte: any name not ending in .pt2) or, when OUT ends in .pt2, as a .pt2\n"
+    "archive. The file is written whole or not at all (a temporary file, then a rename).\n"
+    "\n"
+    "options:\n"
+    "  -o OUT, --output OUT  where to write (--output=OUT too)\n"
+    "  --force               replace OUT when it exists (else the export is refused)\n"
+    CLI_STEP_OPTION_HELP CLI_PIPELINE_OPTIONS_HELP
+    "  --json                what was written, as one JSON document (format_version 1, docs/cli.md)\n"
+    CLI_LOAD_OPTIONS_HELP
+    "  -h, --help            this help\n"
+    "\n"
+    "exit codes: 0 written; 2 bad usage, unreadable input, a failed step, an existing OUT without\n"
+    "--force, or a program that cannot be written in the format asked for\n";
 #define EXPORT_FORMAT_VERSION 1
 
 static void print_json(const ls_export_summary *s)
@@ -54,6 +73,7 @@ static void print_json(const ls_export_summary *s)
 
 int ls_cmd_export(int argc, char **argv)
 {
+    if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
     /* -o OUT and --force are ours; the rest is the pipeline's (cli_run_pipeline) */
     const char *out = NULL;
     bool force = false;

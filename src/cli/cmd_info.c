@@ -13,6 +13,22 @@
 
 int ls_cmd_info(int argc, char **argv);
 
+#define USAGE "info FILE [--json] [--model NAME] [--metadata-only]"
+static const char HELP[] =
+    "usage: lowerscope " USAGE "\n"
+    "\n"
+    "What a program holds, in a few lines: nodes by kind, operators, inputs and outputs by kind,\n"
+    "weights, delegation tags, lowered submodules and the verifier's result.\n"
+    "\n"
+    "options:\n"
+    "  --json                one JSON document instead of the text (format_version 1, docs/cli.md)\n"
+    "  --model NAME          which models/NAME.json of an archive holding several (default: model,\n"
+    "                        or the only one)\n"
+    "  --metadata-only       do not read weight data even when the file has it (fast on big archives)\n"
+    "  -h, --help            this help\n"
+    "\n"
+    "exit codes: 0 the file was read (whatever the verifier says), 2 unreadable input or bad usage\n";
+
 #define INFO_FORMAT_VERSION 1
 
 /* ---- counting */
@@ -335,6 +351,7 @@ static void print_json(const char *path, const ls_program *p, const summary *s, 
 
 int ls_cmd_info(int argc, char **argv)
 {
+    if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
     const char *path = NULL;
     bool json = false;
     ls_load_opts opts = {0};
@@ -343,7 +360,7 @@ int ls_cmd_info(int argc, char **argv)
         else if (strcmp(argv[i], "--metadata-only") == 0) opts.metadata_only = true;
         else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) opts.model = argv[++i];
         else if (argv[i][0] == '-' && argv[i][1]) {
-            ls_cli_error("info: unknown option '%s' (usage: lowerscope info FILE [--json] [--model NAME] [--metadata-only])", argv[i]);
+            ls_cli_error("info: unknown option '%s' (usage: lowerscope %s)", argv[i], USAGE);
             return LS_EXIT_INPUT;
         } else if (!path) path = argv[i];
         else {
@@ -352,7 +369,7 @@ int ls_cmd_info(int argc, char **argv)
         }
     }
     if (!path) {
-        ls_cli_error("info: which file? (usage: lowerscope info FILE [--json] [--model NAME] [--metadata-only])");
+        ls_cli_error("info: which file? (usage: lowerscope %s)", USAGE);
         return LS_EXIT_INPUT;
     }
     ls_program *p;

@@ -14,7 +14,20 @@
 int ls_cmd_partitions(int argc, char **argv);
 
 #define PARTITIONS_FORMAT_VERSION 1
-#define USAGE "partitions FILE [--step S] [--backend FILE]... [--pipeline a,b,...] [--json]"
+#define USAGE "partitions FILE [--step S] [--backend FILE]... [--pipeline a,b,...] [--json] [--model NAME] [--metadata-only]"
+static const char HELP[] =
+    "usage: lowerscope " USAGE "\n"
+    "\n"
+    "The delegation table of one step (default: the last): per op type, how many nodes each tag took\n"
+    "and how many stayed on the CPU, the share delegated, then every compute node left on the CPU\n"
+    "with its reason (docs/backends.md).\n"
+    "\n"
+    "options:\n" CLI_STEP_OPTION_HELP CLI_PIPELINE_OPTIONS_HELP
+    "  --json                one JSON document instead of the text (format_version 1, docs/cli.md)\n"
+    CLI_LOAD_OPTIONS_HELP
+    "  -h, --help            this help\n"
+    "\n"
+    "exit codes: 0 the table was printed, 1 the step's pass failed, 2 unreadable input or bad options\n";
 #define MAX_COLUMNS 8 /* more tags than this: one column per backend */
 
 typedef struct column {
@@ -277,6 +290,7 @@ static void print_json(const cli_run *r, int s, const table *t)
 
 int ls_cmd_partitions(int argc, char **argv)
 {
+    if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
     cli_run r;
     int rc = cli_run_pipeline("partitions", USAGE, argc, argv, true, &r);
     if (rc == LS_EXIT_OK) {

@@ -12,6 +12,20 @@ int ls_cmd_passes(int argc, char **argv);
 
 #define PASSES_FORMAT_VERSION 1
 #define USAGE "passes FILE [--backend FILE]... [--pipeline a,b,...] [--json] [--model NAME] [--metadata-only]"
+static const char HELP[] =
+    "usage: lowerscope " USAGE "\n"
+    "\n"
+    "Runs the lowering pipeline (docs/pipeline.md) and prints every step: its pass and backend, node\n"
+    "counts, what it added, removed and changed, its time, the verifier's result, then one line per\n"
+    "sentence of its report and per verifier finding.\n"
+    "\n"
+    "options:\n" CLI_PIPELINE_OPTIONS_HELP
+    "  --json                one JSON document instead of the text (format_version 1, docs/cli.md)\n"
+    CLI_LOAD_OPTIONS_HELP
+    "  -h, --help            this help\n"
+    "\n"
+    "exit codes: 0 every step ran and verified, 1 a pass failed or the verifier found errors in a step,\n"
+    "2 unreadable input or bad options\n";
 
 static void count_changes(const ls_step *s, uint32_t *add, uint32_t *rem, uint32_t *chg)
 {
@@ -115,6 +129,7 @@ static void print_json(const cli_run *r)
 
 int ls_cmd_passes(int argc, char **argv)
 {
+    if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
     cli_run r;
     int rc = cli_run_pipeline("passes", USAGE, argc, argv, false, &r);
     if (rc == LS_EXIT_OK) {

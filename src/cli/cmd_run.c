@@ -1,6 +1,7 @@
-/* lowerscope run FILE [--steps N] [--input NAME=FILE.npy]... [--seed S] [--save DIR] [--json]
- * [--model NAME]: runs a program on the bundled CPU runtime and prints its outputs, the time
- * and the mutable state (docs/cli.md; JSON format_version 1). */
+/* lowerscope run FILE: runs a program on the bundled CPU runtime and prints its outputs, the
+ * time and the mutable state; with --step, the program of a step of the lowering pipeline;
+ * with --compare / --compare-with, checks it against a reference run on the same inputs
+ * (run_compare.c). docs/cli.md; JSON format_version 2. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -11,168 +12,62 @@
 
 #include "cli.h"
 #include "npy.h"
+#include "passes.h"
+#include "pipeline_cli.h"
 #include "reader.h"
 #include "run_compare.h"
+#include "run_print.h"
 #include "runtime.h"
 
 int ls_cmd_run(int argc, char **argv);
 
-#define RUN_FORMAT_VERSION 1
+#define RUN_FORMAT_VERSION 2
 #define RUN_USAGE                                                                                                      \
-    "lowerscope run FILE [--steps N] [--input NAME=FILE.npy]... [--seed S] [--save DIR] [--json] [--model NAME] "      \
-    "[--compare-with REF]"
-#define FIRST_VALUES 8
+    "run FILE [--steps N] [--input NAME=FILE.npy]... [--seed S] [--save DIR] [--json] [--model NAME] [--step S] "      \
+    "[--compare | --compare-with REF] [--rtol R] [--atol A] [--backend FILE]... [--pipeline a,b,...]"
+
+static const char RUN_HELP[] =
+    "usage: lowerscope " RUN_USAGE "\n"
+    "\n"
+    "Runs the program on the bundled CPU runtime and prints every user output (statistics and first\n"
+    "values), the mutable state after the last step and where the time went.\n"
+    "\n"
+    "options:\n"
+    "  --steps N             run N times (default 1); buffers the program mutates carry over\n"
+    "  --input NAME=FILE.npy the value of user input NAME for every step (default: seeded inputs)\n"
+    "  --seed S              seed of the generated floating-point inputs (default 0)\n"
+    "  --save DIR            write every output and the final state as .npy files into DIR\n"
+    "  --json                one JSON document instead of the text (format_version 2, docs/cli.md)\n"
+    "  --model NAME          which models/NAME.json of an archive holding several\n"
+    "  --step S              run the program as it is after step S of the lowering pipeline: a number,\n"
+    "                        a pass name (its last step) or pass:backend; 0 is the loaded program\n"
+    CLI_PIPELINE_OPTIONS_HELP
+    "  --compare             also run the loaded program (the reference) on the same inputs and compare\n"
+    "                        every output and state tensor; without --step, the last step that can run\n"
+    "  --compare-with REF    the same with REF's loaded program as the reference\n"
+    "  --rtol R, --atol A    tolerance of floating-point comparisons (default: by dtype, float32\n"
+    "                        rtol 1e-5, atol 1e-6; integers and bool are always compared exactly)\n"
+    "  -h, --help            this help\n"
+    "\n"
+    "exit codes: 0 ran (and matched the reference), 1 an output or state tensor differs from the\n"
+    "reference, or the program fails where the reference runs; 2 bad input or usage\n";
 
 typedef struct given_input {
     const char *name, *file;
     ls_tensor *t;
 } given_input;
 
-typedef struct stats {
-    double min, max, mean;
-    int64_t nan;
-    bool any; /* at least one non-NaN value */
-} stats;
-
-static void stats_add(stats *s, double v, double *sum, int64_t *n)
-{
-    if (isnan(v)) {
-        s->nan++;
-        return;
-    }
-    s->min = v < s->min ? v : s->min;
-    s->max = v > s->max ? v : s->max;
-    *sum += v;
-    (*n)++;
-}
-
-static stats tensor_stats(const ls_tensor *t)
-{
-    stats s = {INFINITY, -INFINITY, 0, 0, false};
-    double sum = 0;
-    int64_t n = 0;
-    if (t->dtype == LS_DT_F32) { /* the common case without a call per element */
-        const float *f = t->data;
-        for (int64_t i = 0; i < t->numel; i++) stats_add(&s, f[i], &sum, &n);
-    } else {
-        for (int64_t i = 0; i < t->numel; i++) stats_add(&s, ls_tensor_get_f64(t, i), &sum, &n);
-    }
-    s.any = n > 0;
-    s.mean = n ? sum / (double)n : NAN;
-    return s;
-}
-
-/* ---- text output */
-
-static void print_value_line(const char *label, const ls_value *v)
-{
-    if (v->kind != LS_V_TENSOR) {
-        printf("  %-24s %s\n", label, v->kind == LS_V_NONE ? "None" : v->kind == LS_V_INT ? "int" : "value");
-        return;
-    }
-    const ls_tensor *t = v->t;
-    ls_tmeta m;
-    char ms[128];
-    ls_tensor_meta(t, &m);
-    printf("  %-24s %s", label, ls_tmeta_str(&m, ms, sizeof ms));
-    stats s = tensor_stats(t);
-    if (s.any) printf("  min %.6g  max %.6g  mean %.6g", s.min, s.max, s.mean);
-    if (s.nan) printf("  NaN %" PRId64, s.nan);
-    ls_buf b = {0};
-    ls_tensor_preview(t, FIRST_VALUES, &b);
-    printf("\n  %-24s %s\n", "", b.s);
-    ls_buf_free(&b);
-}
-
-/* State tensors are shown row by row (last dim), so a cache filling up is easy to follow. */
-static void print_state(const char *name, const ls_tensor *t, int64_t max_rows)
-{
-    ls_tmeta m;
-    char ms[128];
-    ls_tensor_meta(t, &m);
-    printf("  %s  %s\n", name, ls_tmeta_str(&m, ms, sizeof ms));
-    int64_t row = t->ndim ? t->sizes[t->ndim - 1] : 1, rows = row ? t->numel / row : 0;
-    /* rows after the last one holding anything are summed up in one line */
-    int64_t filled = 0;
-    size_t rb = (size_t)row * ls_dtype_size(t->dtype);
-    for (int64_t r = 0; r < rows; r++) {
-        const uint8_t *p = (const uint8_t *)t->data + (size_t)r * rb;
-        bool zero = true;
-        for (size_t i = 0; i < rb && zero; i++) zero = p[i] == 0;
-        if (!zero) filled = r + 1;
-    }
-    int64_t shown = filled < max_rows ? filled : max_rows;
-    for (int64_t r = 0; r < shown; r++) {
-        ls_tensor *view = NULL;
-        ls_blob *b = t->owner;
-        size_t off = (size_t)((uint8_t *)t->data - b->data) + (size_t)(r * row) * ls_dtype_size(t->dtype);
-        view = ls_tensor_from_blob(b, off, t->dtype, 1, &row);
-        ls_buf pb = {0};
-        if (view) ls_tensor_preview(view, FIRST_VALUES, &pb);
-        printf("    [%" PRId64 "] %s\n", r, pb.s ? pb.s : "");
-        ls_buf_free(&pb);
-        ls_tensor_unref(view);
-    }
-    if (filled > shown) printf("    ... (%" PRId64 " more rows)\n", filled - shown);
-    if (rows == filled + 1) printf("    [%" PRId64 "] zeros\n", filled);
-    else if (rows > filled) printf("    [%" PRId64 "..%" PRId64 "] zeros\n", filled, rows - 1);
-}
-
-/* ---- JSON output */
-
-static void json_num(ls_buf *b, double v)
-{
-    if (isnan(v)) ls_buf_puts(b, "\"NaN\"");
-    else if (isinf(v)) ls_buf_puts(b, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
-    else ls_buf_printf(b, "%.9g", v);
-}
-
-static void json_tensor(ls_buf *b, const ls_tensor *t, bool with_stats)
-{
-    ls_buf_printf(b, "\"dtype\": \"%s\", \"shape\": [", ls_dtype_name(t->dtype));
-    for (int d = 0; d < t->ndim; d++) ls_buf_printf(b, "%s%" PRId64, d ? ", " : "", t->sizes[d]);
-    ls_buf_puts(b, "]");
-    if (with_stats) {
-        stats s = tensor_stats(t);
-        ls_buf_puts(b, ", \"min\": ");
-        if (s.any) json_num(b, s.min);
-        else ls_buf_puts(b, "null");
-        ls_buf_puts(b, ", \"max\": ");
-        if (s.any) json_num(b, s.max);
-        else ls_buf_puts(b, "null");
-        ls_buf_puts(b, ", \"mean\": ");
-        if (s.any) json_num(b, s.mean);
-        else ls_buf_puts(b, "null");
-        ls_buf_printf(b, ", \"nan\": %" PRId64, s.nan);
-    }
-    ls_buf_puts(b, ", \"first\": [");
-    int64_t n = t->numel < FIRST_VALUES ? t->numel : FIRST_VALUES;
-    for (int64_t i = 0; i < n; i++) {
-        if (i) ls_buf_puts(b, ", ");
-        if (t->dtype == LS_DT_BOOL) ls_buf_puts(b, ls_tensor_get_i64(t, i) ? "true" : "false");
-        else if (ls_dtype_is_float(t->dtype)) json_num(b, ls_tensor_get_f64(t, i));
-        else ls_buf_printf(b, "%" PRId64, ls_tensor_get_i64(t, i));
-    }
-    ls_buf_puts(b, "]");
-}
-
-static void json_value(ls_buf *b, const ls_value *v)
-{
-    if (v->kind == LS_V_TENSOR) json_tensor(b, v->t, true);
-    else if (v->kind == LS_V_INT) ls_buf_printf(b, "\"value\": %" PRId64, v->i);
-    else if (v->kind == LS_V_FLOAT) ls_buf_printf(b, "\"value\": %.17g", v->f);
-    else ls_buf_puts(b, "\"value\": null");
-}
-
-/* ---- options */
-
 typedef struct run_opts {
     const char *path, *save_dir;
-    const char *compare_with; /* --compare-with REF (run_compare.c) */
+    const char *compare_with; /* --compare-with REF */
+    const char *step;         /* --step S */
+    bool compare;             /* --compare: the loaded program is the reference */
+    bool json, pipeline_given;
+    ls_compare_opts tol;      /* --rtol, --atol (-1: by dtype) */
+    ls_pipeline_opts pipeline;
     ls_load_opts load;
     int64_t steps;
     uint64_t seed;
-    bool json;
     LS_VEC(given_input) given;
 } run_opts;
 
@@ -186,8 +81,28 @@ static bool parse_int(const char *s, int64_t *out)
     return true;
 }
 
+static bool parse_tolerance(const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0) || isinf(v)) {
+        ls_cli_error("run: %s wants a number from 0 up, not '%s'", opt, s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 static int parse_opts(int argc, char **argv, run_opts *o)
 {
+    ls_error err;
+    int before = argc;
+    if (ls_pipeline_opts_parse(&o->pipeline, &argc, argv, &err) != 0) {
+        ls_cli_error("run: %s", err.msg);
+        return -1;
+    }
+    o->pipeline_given = argc != before;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has_next = i + 1 < argc;
@@ -205,8 +120,16 @@ static int parse_opts(int argc, char **argv, run_opts *o)
                 return -1;
             }
             o->seed = (uint64_t)s;
+        } else if (strcmp(a, "--step") == 0 && has_next) {
+            o->step = argv[++i];
+        } else if (strncmp(a, "--step=", 7) == 0) {
+            o->step = a + 7;
+        } else if (strcmp(a, "--compare") == 0) {
+            o->compare = true;
         } else if (strcmp(a, "--compare-with") == 0 && has_next) {
             o->compare_with = argv[++i];
+        } else if ((strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) && has_next) {
+            if (!parse_tolerance(a, argv[++i], a[2] == 'r' ? &o->tol.rtol : &o->tol.atol)) return -1;
         } else if (strcmp(a, "--save") == 0 && has_next) {
             o->save_dir = argv[++i];
         } else if (strcmp(a, "--model") == 0 && has_next) {
@@ -220,7 +143,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             given_input g = {ls_intern_n(spec, (size_t)(eq - spec)), eq + 1, NULL};
             ls_vec_push(&o->given, g);
         } else if (a[0] == '-' && a[1]) {
-            ls_cli_error("run: unknown option or missing value '%s' (usage: %s)", a, RUN_USAGE);
+            ls_cli_error("run: unknown option or missing value '%s' (usage: lowerscope %s)", a, RUN_USAGE);
             return -1;
         } else if (!o->path) {
             o->path = a;
@@ -230,11 +153,89 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         }
     }
     if (!o->path) {
-        ls_cli_error("run: which file? (usage: %s)", RUN_USAGE);
+        ls_cli_error("run: which file? (usage: lowerscope %s)", RUN_USAGE);
+        return -1;
+    }
+    if (o->compare && o->compare_with) {
+        ls_cli_error("run: --compare (with the loaded program) and --compare-with REF: one reference at a time");
+        return -1;
+    }
+    if ((o->tol.rtol >= 0 || o->tol.atol >= 0) && !o->compare && !o->compare_with) {
+        ls_cli_error("run: --rtol and --atol are the tolerance of --compare or --compare-with; give one of them");
+        return -1;
+    }
+    if (o->pipeline_given && !o->step && !o->compare) {
+        ls_cli_error("run: --backend and --pipeline choose the pipeline of --step or --compare; give one of them");
         return -1;
     }
     return 0;
 }
+
+/* ---- which program runs */
+
+typedef struct run_target {
+    ls_program *loaded;
+    ls_history h;
+    int step;            /* the pipeline step run; -1: the loaded program (no pipeline) */
+    const ls_program *p; /* the program run */
+    ls_runner *r;
+} run_target;
+
+/* The loaded program, step --step of the pipeline, or (--compare without --step) the last step
+ * whose program can run here. Prints the error and returns -1 when there is none. */
+static int choose_program(const run_opts *o, run_target *t)
+{
+    ls_error err;
+    t->step = -1;
+    if (!o->step && !o->compare) {
+        t->p = t->loaded;
+        if (!(t->r = ls_runner_new(t->p, &err))) ls_cli_error("%s", err.msg);
+        return t->r ? 0 : -1;
+    }
+    if (ls_pipeline_run(t->loaded, &o->pipeline, &t->h, &err) != 0) {
+        ls_cli_error("run: %s", err.msg);
+        return -1;
+    }
+    const ls_history *h = &t->h;
+    if (o->step) {
+        int s = cli_find_step(h, o->step);
+        if (s < 0) return -1;
+        if (h->steps[s].error) {
+            ls_cli_error("run: --step %s: step %d %s failed (%s): there is no program to run", o->step, s, h->steps[s].pass,
+                         h->steps[s].error);
+            return -1;
+        }
+        t->step = s;
+        t->p = h->steps[s].program;
+        if (!(t->r = ls_runner_new(t->p, &err))) ls_cli_error("%s", err.msg);
+        return t->r ? 0 : -1;
+    }
+    /* the last step that can run: a failed pass ends the pipeline; a delegate whose backend is
+     * not here keeps its step (and the ones after) from running */
+    char why[2 * LS_ERR_MAX] = "";
+    int last = (int)h->n - 1;
+    for (int s = last; s >= 1 && !t->r; s--) {
+        const ls_step *st = &h->steps[s];
+        if (st->error) {
+            if (!why[0]) snprintf(why, sizeof why, "step %d %s failed: %s", s, st->pass, st->error);
+            continue;
+        }
+        if ((t->r = ls_runner_new(st->program, &err))) {
+            t->step = s;
+            t->p = st->program;
+        } else if (!why[0]) {
+            snprintf(why, sizeof why, "step %d %s cannot run here: %s", s, st->pass, err.msg);
+        }
+    }
+    if (!t->r) {
+        ls_cli_error("run: --compare: no step of the pipeline after load can run here (%s)", why[0] ? why : "none");
+        return -1;
+    }
+    if (t->step != last) fprintf(stderr, "lowerscope: note: %s; comparing step %d %s\n", why, t->step, h->steps[t->step].pass);
+    return 0;
+}
+
+/* ---- inputs */
 
 /* Loads each --input file and checks it against its placeholder. */
 static int load_given(run_opts *o, const ls_node **ins, uint32_t nin)
@@ -275,6 +276,33 @@ static int load_given(run_opts *o, const ls_node **ins, uint32_t nin)
     return 0;
 }
 
+/* Step k's inputs: generated, with the --input files in their places. */
+static int step_inputs(const run_opts *o, const ls_program *p, const ls_node **ins, uint32_t nin, int64_t k,
+                       ls_value **vals, uint32_t *n)
+{
+    ls_error err;
+    if (ls_make_inputs(p, o->seed, k, vals, n, &err) != 0) {
+        /* only an input without metadata fails here; it is fine when the user gave it */
+        for (uint32_t i = 0; i < nin; i++) {
+            bool given = false;
+            for (uint32_t j = 0; j < o->given.n; j++) given |= o->given.v[j].name == ins[i]->name;
+            if (!given) {
+                ls_cli_error("%s", err.msg);
+                return -1;
+            }
+        }
+        *vals = ls_calloc(nin + 1, sizeof **vals);
+        *n = nin;
+    }
+    for (uint32_t i = 0; i < *n; i++)
+        for (uint32_t g = 0; g < o->given.n; g++)
+            if (o->given.v[g].name == ins[i]->name) {
+                ls_value_release(&(*vals)[i]);
+                (*vals)[i] = ls_value_tensor(ls_tensor_ref(o->given.v[g].t));
+            }
+    return 0;
+}
+
 static int save_tensor(const char *dir, const char *name, const ls_tensor *t, ls_buf *saved)
 {
     char path[4096];
@@ -295,202 +323,252 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int ls_cmd_run(int argc, char **argv)
+static void free_values(ls_value *v, uint32_t n)
 {
-    run_opts o = {.steps = 1};
-    int rc = LS_EXIT_INPUT;
-    ls_program *p = NULL;
-    ls_runner *r = NULL;
-    const ls_node **ins = NULL;
-    double *times = NULL;
-    ls_buf js = {0}, saved = {0}, cmp_js = {0};
-    run_compare *cmp = NULL;
+    for (uint32_t i = 0; i < n; i++) ls_value_release(&v[i]);
+    free(v);
+}
+
+/* ---- the command */
+
+typedef struct run_state {
+    run_opts o;
+    run_target t;
+    const ls_node **ins;
+    uint32_t nin;
+    const char **onames;
+    uint32_t n_onames;
+    double *times;
+    int64_t done; /* steps that ran */
+    run_compare *cmp;
+    ls_buf js, saved;
+} run_state;
+
+/* One step: inputs, the run, its outputs printed, saved and compared. 0, 1 (the program failed
+ * where the reference ran: stop, a finding) or -1 (error printed). */
+static int run_step(run_state *s, int64_t k)
+{
+    const run_opts *o = &s->o;
+    ls_value *vals, *outs;
+    uint32_t n, nout;
     ls_error err;
-    if (parse_opts(argc, argv, &o) != 0) goto done;
-    if (ls_load(o.path, &o.load, &p, &err) != 0) {
-        ls_cli_error("%s", err.msg);
-        goto done;
-    }
-    uint32_t nin = ls_program_user_inputs(p, NULL, 0);
-    ins = calloc(nin + 1, sizeof *ins);
-    ls_program_user_inputs(p, ins, nin);
-    if (load_given(&o, ins, nin) != 0) goto done;
-    if (o.save_dir && mkdir(o.save_dir, 0777) != 0 && errno != EEXIST) {
-        ls_cli_error("%s: cannot create the folder: %s", o.save_dir, strerror(errno));
-        goto done;
-    }
-    if (!(r = ls_runner_new(p, &err))) {
-        ls_cli_error("%s", err.msg);
-        goto done;
-    }
-    if (o.compare_with && !(cmp = run_compare_open(o.compare_with, p, &err))) {
-        ls_cli_error("%s", err.msg);
-        goto done;
-    }
-    uint32_t nst0 = ls_runner_state_count(r);
-    if (!o.json)
-        printf("%s: %u user input%s, %" PRId64 " step%s, %u mutable buffer%s\n", o.path, nin, nin == 1 ? "" : "s", o.steps,
-               o.steps == 1 ? "" : "s", nst0, nst0 == 1 ? "" : "s");
-    times = calloc((size_t)o.steps, sizeof *times);
-    ls_buf_printf(&js, "{\n  \"format_version\": %d,\n  \"file\": ", RUN_FORMAT_VERSION);
-    ls_buf_json_str(&js, o.path);
-    ls_buf_printf(&js, ",\n  \"steps\": %" PRId64 ",\n  \"seed\": %" PRIu64 ",\n  \"inputs\": [", o.steps, o.seed);
-    for (uint32_t i = 0; i < nin; i++) {
-        const char *src = "generated";
-        for (uint32_t g = 0; g < o.given.n; g++)
-            if (o.given.v[g].name == ins[i]->name) src = o.given.v[g].file;
-        ls_buf_puts(&js, i ? ", " : "");
-        ls_buf_puts(&js, "{\"name\": ");
-        ls_buf_json_str(&js, ins[i]->name);
-        ls_buf_puts(&js, ", \"source\": ");
-        ls_buf_json_str(&js, src);
-        ls_buf_puts(&js, "}");
-    }
-    ls_buf_puts(&js, "],\n  \"runs\": [");
-    uint32_t nout_names = ls_program_user_outputs(p, NULL, 0);
-    const char **onames = calloc(nout_names + 1, sizeof *onames);
-    ls_program_user_outputs(p, onames, nout_names);
-    for (int64_t k = 0; k < o.steps; k++) {
-        ls_value *vals;
-        uint32_t n;
-        if (ls_make_inputs(p, o.seed, k, &vals, &n, &err) != 0) {
-            /* only an input without metadata fails here; it is fine when the user gave it */
-            bool all_given = true;
-            for (uint32_t i = 0; i < nin && all_given; i++) {
-                bool g = false;
-                for (uint32_t j = 0; j < o.given.n; j++) g |= o.given.v[j].name == ins[i]->name;
-                all_given = g;
-            }
-            if (!all_given) {
-                ls_cli_error("%s", err.msg);
-                free(onames);
-                goto done;
-            }
-            vals = calloc(nin + 1, sizeof *vals);
-            n = nin;
-        }
-        for (uint32_t i = 0; i < n; i++)
-            for (uint32_t g = 0; g < o.given.n; g++)
-                if (o.given.v[g].name == ins[i]->name) {
-                    ls_value_release(&vals[i]);
-                    vals[i] = ls_value_tensor(ls_tensor_ref(o.given.v[g].t));
-                }
-        ls_value *outs;
-        uint32_t nout;
-        if (cmp) run_compare_inputs(cmp, vals, n);
-        double t0 = ls_now();
-        int ok = ls_runner_run(r, vals, n, &outs, &nout, &err);
-        times[k] = ls_now() - t0;
-        for (uint32_t i = 0; i < n; i++) ls_value_release(&vals[i]);
-        free(vals);
-        if (ok != 0) {
+    if (step_inputs(o, s->t.p, s->ins, s->nin, k, &vals, &n) != 0) return -1;
+    if (s->cmp) run_compare_inputs(s->cmp, vals, n);
+    double t0 = ls_now();
+    int ok = ls_runner_run(s->t.r, vals, n, &outs, &nout, &err);
+    s->times[k] = ls_now() - t0;
+    free_values(vals, n);
+    if (ok != 0) {
+        if (!s->cmp) {
             ls_cli_error("%s", err.msg);
-            free(onames);
-            goto done;
+            return -1;
         }
-        if (!o.json) printf("step %" PRId64 "  %.3f ms\n", k, times[k] * 1e3);
-        ls_buf_printf(&js, "%s\n    {\"step\": %" PRId64 ", \"seconds\": %.9f, \"outputs\": [", k ? "," : "", k, times[k]);
-        for (uint32_t i = 0; i < nout; i++) {
-            const char *name = i < nout_names && onames[i] ? onames[i] : "(constant)";
-            if (!o.json) {
-                char label[96];
-                snprintf(label, sizeof label, "out %u %s", i, name);
-                print_value_line(label, &outs[i]);
-            }
-            ls_buf_printf(&js, "%s\n      {\"index\": %u, \"name\": ", i ? "," : "", i);
-            ls_buf_json_str(&js, name);
-            ls_buf_puts(&js, ", ");
-            json_value(&js, &outs[i]);
-            ls_buf_puts(&js, "}");
-            if (o.save_dir && outs[i].kind == LS_V_TENSOR) {
-                char fname[64];
-                if (o.steps > 1) snprintf(fname, sizeof fname, "step%" PRId64 "_out_%u", k, i);
-                else snprintf(fname, sizeof fname, "out_%u", i);
-                if (save_tensor(o.save_dir, fname, outs[i].t, &saved) != 0) {
-                    for (uint32_t j = 0; j < nout; j++) ls_value_release(&outs[j]);
-                    free(outs);
-                    free(onames);
-                    goto done;
-                }
-            }
+        ls_error ref_err; /* a finding only when the reference runs on these inputs */
+        if (run_compare_step(s->cmp, NULL, 0, NULL, NULL, false, &ref_err) != 0) {
+            ls_cli_error("%s", ref_err.msg);
+            return -1;
         }
-        ls_buf_puts(&js, "]}");
-        if (cmp && run_compare_step(cmp, k, outs, nout, onames, !o.json, &cmp_js, &err) != 0) {
-            ls_cli_error("%s", err.msg);
-            for (uint32_t j = 0; j < nout; j++) ls_value_release(&outs[j]);
-            free(outs);
-            free(onames);
-            goto done;
-        }
-        for (uint32_t i = 0; i < nout; i++) ls_value_release(&outs[i]);
-        free(outs);
+        run_compare_program_failed(s->cmp, k, err.msg);
+        if (!o->json) printf("step %" PRId64 "  FAILED: %s\n", k, err.msg);
+        return 1;
     }
-    free(onames);
-    ls_buf_puts(&js, "\n  ],\n  \"state\": [");
+    s->done = k + 1;
+    if (!o->json) printf("step %" PRId64 "  %.3f ms\n", k, s->times[k] * 1e3);
+    ls_buf_printf(&s->js, "%s\n    {\"step\": %" PRId64 ", \"seconds\": %.9f, \"outputs\": [", k ? "," : "", k, s->times[k]);
+    int rc = 0;
+    for (uint32_t i = 0; i < nout && rc == 0; i++) {
+        const char *name = i < s->n_onames && s->onames[i] ? s->onames[i] : "(constant)";
+        if (!o->json) {
+            char label[96];
+            snprintf(label, sizeof label, "out %u %s", i, name);
+            run_print_value(label, &outs[i]);
+        }
+        ls_buf_printf(&s->js, "%s\n      {\"index\": %u, \"name\": ", i ? "," : "", i);
+        ls_buf_json_str(&s->js, name);
+        ls_buf_puts(&s->js, ", ");
+        run_json_value(&s->js, &outs[i]);
+        ls_buf_puts(&s->js, "}");
+        if (o->save_dir && outs[i].kind == LS_V_TENSOR) {
+            char fname[64];
+            if (o->steps > 1) snprintf(fname, sizeof fname, "step%" PRId64 "_out_%u", k, i);
+            else snprintf(fname, sizeof fname, "out_%u", i);
+            if (save_tensor(o->save_dir, fname, outs[i].t, &s->saved) != 0) rc = -1;
+        }
+    }
+    ls_buf_puts(&s->js, "]}");
+    if (rc == 0 && s->cmp && run_compare_step(s->cmp, outs, nout, s->onames, s->t.r, !o->json, &err) != 0) {
+        ls_cli_error("%s", err.msg);
+        rc = -1;
+    }
+    free_values(outs, nout);
+    return rc;
+}
+
+/* The state after the last step, then the time. */
+static int finish(run_state *s)
+{
+    const run_opts *o = &s->o;
+    ls_runner *r = s->t.r;
+    ls_buf *js = &s->js;
+    ls_buf_puts(js, "\n  ],\n  \"state\": [");
     uint32_t nst = ls_runner_state_count(r);
-    if (!o.json && nst) printf("state after step %" PRId64 "\n", o.steps - 1);
-    for (uint32_t s = 0; s < nst; s++) {
-        const char *name = ls_runner_state_name(r, s);
-        ls_tensor *t = ls_runner_state(r, s);
+    if (!o->json && nst && s->done) printf("state after step %" PRId64 "\n", s->done - 1);
+    for (uint32_t i = 0; i < nst && s->done; i++) {
+        const char *name = ls_runner_state_name(r, i);
+        ls_tensor *t = ls_runner_state(r, i);
         if (!t) continue;
-        if (!o.json) print_state(name, t, nst <= 4 ? 8 : 3); /* many buffers: fewer rows each */
-        ls_buf_puts(&js, s ? ",\n    {\"name\": " : "\n    {\"name\": ");
-        ls_buf_json_str(&js, name);
-        ls_buf_puts(&js, ", ");
-        json_tensor(&js, t, false);
-        ls_buf_puts(&js, "}");
-        if (o.save_dir) {
+        if (!o->json) run_print_state(name, t, nst <= 4 ? 8 : 3); /* many buffers: fewer rows each */
+        ls_buf_puts(js, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+        ls_buf_json_str(js, name);
+        ls_buf_puts(js, ", ");
+        run_json_tensor(js, t, false);
+        ls_buf_puts(js, "}");
+        if (o->save_dir) {
             char fname[300];
             snprintf(fname, sizeof fname, "state_%s", name);
             for (char *c = fname; *c; c++)
                 if (*c == '/') *c = '.';
-            if (save_tensor(o.save_dir, fname, t, &saved) != 0) goto done;
+            if (save_tensor(o->save_dir, fname, t, &s->saved) != 0) return -1;
         }
     }
     /* time: the median step, then where it went */
-    qsort(times, (size_t)o.steps, sizeof *times, cmp_double);
-    double median = o.steps % 2 ? times[o.steps / 2] : (times[o.steps / 2 - 1] + times[o.steps / 2]) / 2;
+    double median = 0;
+    if (s->done) {
+        qsort(s->times, (size_t)s->done, sizeof *s->times, cmp_double);
+        median = s->done % 2 ? s->times[s->done / 2] : (s->times[s->done / 2 - 1] + s->times[s->done / 2]) / 2;
+    }
     const ls_run_stats *st = ls_runner_stats(r);
-    ls_buf_printf(&js, "%s],\n  \"time\": {\"median_step_seconds\": %.9f, \"cpu_kernel_seconds\": %.9f, \"delegates\": [",
-                  nst ? "\n  " : "", median, st->cpu_seconds);
-    if (!o.json) printf("time  median step %.3f ms (%" PRId64 " step%s); CPU kernels %.3f ms in all", median * 1e3, o.steps,
-                        o.steps == 1 ? "" : "s", st->cpu_seconds * 1e3);
+    ls_buf_printf(js, "%s],\n  \"time\": {\"median_step_seconds\": %.9f, \"cpu_kernel_seconds\": %.9f, \"delegates\": [",
+                  nst && s->done ? "\n  " : "", median, st->cpu_seconds);
+    if (!o->json)
+        printf("time  median step %.3f ms (%" PRId64 " step%s); CPU kernels %.3f ms in all", median * 1e3, s->done,
+               s->done == 1 ? "" : "s", st->cpu_seconds * 1e3);
     for (uint32_t d = 0; d < st->n_delegates; d++) {
-        if (!o.json) printf("; %s (%s) %.3f ms", st->delegate_names[d], st->delegate_backends[d], st->delegate_seconds[d] * 1e3);
-        ls_buf_puts(&js, d ? ", {\"name\": " : "{\"name\": ");
-        ls_buf_json_str(&js, st->delegate_names[d]);
-        ls_buf_puts(&js, ", \"backend\": ");
-        ls_buf_json_str(&js, st->delegate_backends[d]);
-        ls_buf_printf(&js, ", \"seconds\": %.9f}", st->delegate_seconds[d]);
+        if (!o->json) printf("; %s (%s) %.3f ms", st->delegate_names[d], st->delegate_backends[d], st->delegate_seconds[d] * 1e3);
+        ls_buf_puts(js, d ? ", {\"name\": " : "{\"name\": ");
+        ls_buf_json_str(js, st->delegate_names[d]);
+        ls_buf_puts(js, ", \"backend\": ");
+        ls_buf_json_str(js, st->delegate_backends[d]);
+        ls_buf_printf(js, ", \"seconds\": %.9f}", st->delegate_seconds[d]);
     }
-    if (!o.json) printf("\n");
-    ls_buf_printf(&js, "]},\n  \"saved\": [%s]", saved.s ? saved.s : "");
-    rc = LS_EXIT_OK;
-    if (cmp) { /* --compare-with: exit 1 when an output differs */
-        uint32_t compared, failed = run_compare_failed(cmp, &compared);
-        ls_buf_puts(&js, ",\n  \"compare_with\": ");
-        ls_buf_json_str(&js, o.compare_with);
-        ls_buf_printf(&js, ",\n  \"compare\": {\"rtol\": 1e-05, \"atol\": 1e-06, \"compared\": %u, \"failed\": %u, "
-                           "\"outputs\": [%s\n  ]}", compared, failed, cmp_js.s ? cmp_js.s : "");
-        if (!o.json)
-            printf("compare with %s: %u output%s over %" PRId64 " step%s, %s\n", o.compare_with, compared,
-                   compared == 1 ? "" : "s", o.steps, o.steps == 1 ? "" : "s",
-                   failed ? ls_internf("%u differ (rtol 1e-5, atol 1e-6)", failed) : "all within rtol 1e-5, atol 1e-6");
-        if (failed) rc = LS_EXIT_FINDINGS;
+    if (!o->json) printf("\n");
+    ls_buf_printf(js, "]},\n  \"saved\": [%s]", s->saved.s ? s->saved.s : "");
+    return 0;
+}
+
+/* The first lines of the JSON document and of the text. */
+static void start_output(run_state *s)
+{
+    const run_opts *o = &s->o;
+    const run_target *t = &s->t;
+    ls_buf title = {0};
+    if (t->step >= 0) cli_step_title(&title, &t->h, t->step);
+    uint32_t nst = ls_runner_state_count(t->r);
+    if (!o->json) {
+        printf("%s%s%s: %u user input%s, %" PRId64 " step%s, %u mutable buffer%s", o->path, title.s ? " at " : "",
+               title.s ? title.s : "", s->nin, s->nin == 1 ? "" : "s", o->steps, o->steps == 1 ? "" : "s", nst,
+               nst == 1 ? "" : "s");
+        if (o->compare) printf(", compared with the loaded program");
+        else if (o->compare_with) printf(", compared with %s", o->compare_with);
+        printf("\n");
     }
-    ls_buf_puts(&js, "\n}\n");
-    if (o.json) fputs(js.s, stdout);
-    else if (saved.len) printf("saved %s\n", o.save_dir);
-done:
-    for (uint32_t g = 0; g < o.given.n; g++) ls_tensor_unref(o.given.v[g].t);
-    free(o.given.v);
-    free(ins);
-    free(times);
-    ls_buf_free(&js);
-    ls_buf_free(&saved);
-    ls_buf_free(&cmp_js);
-    run_compare_free(cmp);
-    ls_runner_free(r);
-    ls_program_unref(p);
+    ls_buf *js = &s->js;
+    ls_buf_printf(js, "{\n  \"format_version\": %d,\n  \"file\": ", RUN_FORMAT_VERSION);
+    ls_buf_json_str(js, o->path);
+    ls_buf_puts(js, ",\n  \"pipeline_step\": ");
+    if (t->step >= 0) {
+        const ls_step *st = &t->h.steps[t->step];
+        ls_buf_printf(js, "{\"index\": %d, \"pass\": ", t->step);
+        ls_buf_json_str(js, st->pass);
+        ls_buf_puts(js, ", \"backend\": ");
+        ls_buf_json_str(js, st->detail);
+        ls_buf_putc(js, '}');
+    } else {
+        ls_buf_puts(js, "null");
+    }
+    ls_buf_printf(js, ",\n  \"steps\": %" PRId64 ",\n  \"seed\": %" PRIu64 ",\n  \"inputs\": [", o->steps, o->seed);
+    for (uint32_t i = 0; i < s->nin; i++) {
+        const char *src = "generated";
+        for (uint32_t g = 0; g < o->given.n; g++)
+            if (o->given.v[g].name == s->ins[i]->name) src = o->given.v[g].file;
+        ls_buf_puts(js, i ? ", {\"name\": " : "{\"name\": ");
+        ls_buf_json_str(js, s->ins[i]->name);
+        ls_buf_puts(js, ", \"source\": ");
+        ls_buf_json_str(js, src);
+        ls_buf_puts(js, "}");
+    }
+    ls_buf_puts(js, "],\n  \"runs\": [");
+    ls_buf_free(&title);
+}
+
+static int run_all(run_state *s)
+{
+    run_opts *o = &s->o;
+    run_target *t = &s->t;
+    ls_error err;
+    if (ls_load(o->path, &o->load, &t->loaded, &err) != 0) {
+        ls_cli_error("%s", err.msg);
+        return LS_EXIT_INPUT;
+    }
+    if (choose_program(o, t) != 0) return LS_EXIT_INPUT;
+    s->nin = ls_program_user_inputs(t->p, NULL, 0);
+    s->ins = ls_calloc(s->nin + 1, sizeof *s->ins);
+    ls_program_user_inputs(t->p, s->ins, s->nin);
+    if (load_given(o, s->ins, s->nin) != 0) return LS_EXIT_INPUT;
+    if (o->save_dir && mkdir(o->save_dir, 0777) != 0 && errno != EEXIST) {
+        ls_cli_error("%s: cannot create the folder: %s", o->save_dir, strerror(errno));
+        return LS_EXIT_INPUT;
+    }
+    if (o->compare) s->cmp = run_compare_loaded(t->loaded, o->path, t->p, &o->tol, &err);
+    else if (o->compare_with) s->cmp = run_compare_open(o->compare_with, t->p, &o->tol, &err);
+    if ((o->compare || o->compare_with) && !s->cmp) {
+        ls_cli_error("%s", err.msg);
+        return LS_EXIT_INPUT;
+    }
+    start_output(s);
+    s->n_onames = ls_program_user_outputs(t->p, NULL, 0);
+    s->onames = ls_calloc(s->n_onames + 1, sizeof *s->onames);
+    ls_program_user_outputs(t->p, s->onames, s->n_onames);
+    s->times = ls_calloc((size_t)o->steps, sizeof *s->times);
+    for (int64_t k = 0; k < o->steps; k++) {
+        int rc = run_step(s, k);
+        if (rc < 0) return LS_EXIT_INPUT;
+        if (rc > 0) break; /* the program failed where the reference ran */
+    }
+    if (finish(s) != 0) return LS_EXIT_INPUT;
+    int rc = LS_EXIT_OK;
+    if (s->cmp) {
+        if (o->compare_with) {
+            ls_buf_puts(&s->js, ",\n  \"compare_with\": ");
+            ls_buf_json_str(&s->js, o->compare_with);
+        }
+        run_compare_json(s->cmp, &s->js);
+        if (!o->json) run_compare_print(s->cmp, s->done);
+        if (run_compare_failed(s->cmp)) rc = LS_EXIT_FINDINGS;
+    }
+    ls_buf_puts(&s->js, "\n}\n");
+    if (o->json) fputs(s->js.s, stdout);
+    else if (s->saved.len) printf("saved %s\n", o->save_dir);
+    return rc;
+}
+
+int ls_cmd_run(int argc, char **argv)
+{
+    if (ls_cli_help(argc, argv, RUN_HELP)) return LS_EXIT_OK;
+    run_state s = {.o = {.steps = 1, .tol = {-1, -1}}};
+    ls_pipeline_opts_init(&s.o.pipeline);
+    int rc = parse_opts(argc, argv, &s.o) != 0 ? LS_EXIT_INPUT : run_all(&s);
+    for (uint32_t g = 0; g < s.o.given.n; g++) ls_tensor_unref(s.o.given.v[g].t);
+    free(s.o.given.v);
+    free(s.ins);
+    free(s.onames);
+    free(s.times);
+    ls_buf_free(&s.js);
+    ls_buf_free(&s.saved);
+    run_compare_free(s.cmp);
+    ls_runner_free(s.t.r);
+    if (s.t.h.n) ls_history_free(&s.t.h);
+    ls_program_unref(s.t.loaded);
+    ls_pipeline_opts_free(&s.o.pipeline);
     return rc;
 }

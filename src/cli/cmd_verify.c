@@ -9,15 +9,29 @@
 
 int ls_cmd_verify(int argc, char **argv);
 
+#define USAGE "verify FILE [--model NAME] [--metadata-only]"
+static const char HELP[] =
+    "usage: lowerscope " USAGE "\n"
+    "\n"
+    "Runs the verifier on the program and on each lowered submodule, and lists every finding.\n"
+    "\n"
+    "options:\n"
+    "  --model NAME          which models/NAME.json of an archive holding several\n"
+    "  --metadata-only       do not read weight data (the checks of data against shapes are skipped)\n"
+    "  -h, --help            this help\n"
+    "\n"
+    "exit codes: 0 valid (warnings allowed), 1 verifier errors, 2 unreadable input or bad usage\n";
+
 int ls_cmd_verify(int argc, char **argv)
 {
+    if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
     const char *path = NULL;
     ls_load_opts opts = {0};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--metadata-only") == 0) opts.metadata_only = true;
         else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) opts.model = argv[++i];
         else if (argv[i][0] == '-' && argv[i][1]) {
-            ls_cli_error("verify: unknown option '%s' (usage: lowerscope verify FILE [--model NAME] [--metadata-only])", argv[i]);
+            ls_cli_error("verify: unknown option '%s' (usage: lowerscope %s)", argv[i], USAGE);
             return LS_EXIT_INPUT;
         } else if (!path) path = argv[i];
         else {
@@ -26,7 +40,7 @@ int ls_cmd_verify(int argc, char **argv)
         }
     }
     if (!path) {
-        ls_cli_error("verify: which file? (usage: lowerscope verify FILE [--model NAME] [--metadata-only])");
+        ls_cli_error("verify: which file? (usage: lowerscope %s)", USAGE);
         return LS_EXIT_INPUT;
     }
     ls_program *p;

@@ -8,6 +8,20 @@
 #include "history.h"
 #include "passes.h"
 
+/* The help lines of the options every pipeline command takes (cli_run_pipeline). */
+#define CLI_PIPELINE_OPTIONS_HELP                                                                                      \
+    "  --backend FILE|bundled\n"                                                                                      \
+    "                        a backend profile (repeatable; docs/backends.md): each adds a round of\n"               \
+    "                        partition, fold_masks, duplicate_constants, to_backend (default: bundled)\n"             \
+    "  --pipeline a,b,...    the passes and their order: to_edge, constant_prop, partition, fold_masks,\n"            \
+    "                        duplicate_constants, to_backend, to_out_variant, memory_plan, emit\n"                    \
+    "                        (both also as --opt=value)\n"
+#define CLI_LOAD_OPTIONS_HELP                                                                                          \
+    "  --model NAME          which models/NAME.json of an archive holding several\n"                                  \
+    "  --metadata-only       do not read weight data even when the file has it (fast on big archives)\n"
+#define CLI_STEP_OPTION_HELP                                                                                           \
+    "  --step S              a step number, a pass name (its last step) or pass:backend (partition:bundled)\n"
+
 typedef struct cli_run {
     const char *path;
     bool json;
