@@ -165,8 +165,8 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
     pu_map gone_state = {0}, gone_const = {0}; /* targets leaving the tables */
     for (uint32_t i = 0; i < n; i++) {
         const char *nm = q->nodes[i]->name;
-        if (strncmp(nm, "_prop_tensor_constant", 21) == 0 || strncmp(nm, "clone", 5) == 0 ||
-            strncmp(nm, "aten_clone_default", 18) == 0)
+        if ((nm[0] == '_' && strncmp(nm, "_prop_tensor_constant", 21) == 0) || (nm[0] == 'c' && strncmp(nm, "clone", 5) == 0) ||
+            (nm[0] == 'a' && strncmp(nm, "aten_clone_default", 18) == 0))
             pu_namer_reserve(&names, nm);
     }
     bool *erase = ls_calloc(n ? n : 1, sizeof *erase);

@@ -532,7 +532,7 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     /* the names this pass makes start with these: only names that could clash are reserved */
     for (uint32_t i = 0; i < n; i++) {
         const char *nm = q->nodes[i]->name;
-        if (strncmp(nm, "getitem", 7) == 0 || strncmp(nm, "executorch_call_delegate", 24) == 0)
+        if ((nm[0] == 'g' && strncmp(nm, "getitem", 7) == 0) || (nm[0] == 'e' && strncmp(nm, "executorch_call_delegate", 24) == 0))
             pu_namer_reserve(&L.names, nm);
     }
     L.tix = ls_malloc(sizeof *L.tix * (n ? n : 1));
