@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "ops.h"
+#include "passes.h"
+#include "reader.h"
 #include "testutil.h"
 #include "../views/tui.h"
 
@@ -480,6 +482,83 @@ static void run_sample_script(const char *name, bool no_color)
     compare_screens(dir, name);
 }
 
+/* A sample through the reader and the default pipeline, run in this process with the working
+ * folder a fresh temporary one (relative paths the script writes land there; the dumps too).
+ * Opens on the last step, as lowerscope FILE does. */
+static void run_history_script(const char *sample, const char *name, const char **dir_out)
+{
+    ls_program *p;
+    ls_error err = {{0}};
+    ck_assert_msg(ls_load(tu_root(sample), NULL, &p, &err) == 0, "%s", err.msg);
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_history h = {0};
+    ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s", err.msg);
+    const char *dir = tu_tmpdir();
+    char keys[512], cwd[4096];
+    snprintf(keys, sizeof keys, "%s", tu_root(""));
+    strncat(keys, "tests/screens/", sizeof keys - strlen(keys) - 1);
+    strncat(keys, name, sizeof keys - strlen(keys) - 1);
+    strncat(keys, ".keys", sizeof keys - strlen(keys) - 1);
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    ck_assert_int_eq(chdir(dir), 0);
+    if (dir_out) { /* the files the script will find there */
+        ck_assert_int_eq(ls_write_file_atomic("keep.pte", "not a pte\n", 10, &err), 0);
+        ck_assert_int_eq(ls_write_file_atomic("replace.pte", "not a pte\n", 10, &err), 0);
+    }
+    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+    ls_tui_opts to = {.script = keys, .rows = 24, .cols = 80, .start_step = -1, .headless = true};
+    int rc = ls_tui_run(&h, &to, &err);
+    ck_assert_int_eq(chdir(cwd), 0);
+    ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
+    compare_screens(dir, name);
+    ls_history_free(&h);
+    ls_pipeline_opts_free(&o);
+    ls_program_unref(p);
+    if (dir_out) *dir_out = dir;
+}
+
+/* The run screen on kv_cache's last step after three runs: inputs, each output compared with the
+ * loaded program's, the cache inside the delegate (by name, first values) compared with the
+ * loaded program's buffer, the CPU's and the delegate's time (masked), the verdict. */
+START_TEST(screen_kv_run)
+{
+    run_history_script("samples/kv_cache.pt2", "kv_run", NULL);
+}
+END_TEST
+
+static char *file_text(const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return slurp(path);
+}
+
+/* Export from the UI: a new file is written and its summary shown; an existing one is kept when
+ * the answer to "overwrite? (y/n)" is n and replaced when it is y (through `e`); an export the
+ * format cannot hold shows why. */
+START_TEST(screen_kv_export)
+{
+    const char *dir;
+    run_history_script("samples/kv_cache.pt2", "kv_export", &dir);
+    char *kept = file_text(dir, "keep.pte"), *replaced = file_text(dir, "replace.pte"), *fresh = file_text(dir, "fresh.pte");
+    ck_assert_str_eq(kept, "not a pte\n");
+    ck_assert_ptr_nonnull(fresh);
+    ck_assert_msg(memcmp(replaced + 4, "ET12", 4) == 0, "replace.pte was not replaced by a .pte");
+    ck_assert_msg(memcmp(fresh + 4, "ET12", 4) == 0, "fresh.pte is not a .pte");
+    free(kept);
+    free(replaced);
+    free(fresh);
+    char *pt2 = file_text(dir, "kv.pt2");
+    ck_assert_ptr_null(pt2); /* refused: nothing written */
+    /* what the UI wrote runs and matches the loaded program */
+    char path[4096], *out;
+    snprintf(path, sizeof path, "%s/replace.pte", dir);
+    ck_assert_int_eq(tu_runf(&out, "run %s --steps 3 --compare-with %s", path, tu_root("samples/kv_cache.pt2")), 0);
+    free(out);
+}
+END_TEST
+
 #define SAMPLE_TEST(name, no_color)                          \
     START_TEST(sample_##name)                                \
     {                                                        \
@@ -555,6 +634,8 @@ Suite *tui_suite(void)
     tcase_add_test(tc, sample_help);
     tcase_add_test(tc, sample_resize);
     tcase_add_test(tc, sample_nocolor);
+    tcase_add_test(tc, screen_kv_run);
+    tcase_add_test(tc, screen_kv_export);
     suite_add_tcase(s, tc);
     return s;
 }

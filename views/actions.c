@@ -126,6 +126,8 @@ bool ui_jump(ui *u, const char *prog, const char *node)
 
 void ui_replace_history(ui *u, ls_history *h)
 {
+    ui_run_session_free(u->run); /* its runners read the programs of the history going away */
+    u->run = NULL;
     if (u->owned_h) ui_core_free(u->owned_h);
     u->owned_h = h;
     u->h = h;
@@ -150,11 +152,11 @@ void ui_open_screen(ui *u, ui_screen s)
     }
     u->screen = s;
     ui_pane *p = &u->panes[UI_P_SCREEN];
-    p->ops = s == UI_S_TABLE ? &ui_table_ops : s == UI_S_RUN ? &ui_run_ops : &ui_help_ops;
+    p->ops = s == UI_S_TABLE ? &ui_table_ops : s == UI_S_RUN ? &ui_run_ops : s == UI_S_EXPORT ? &ui_export_ops : &ui_help_ops;
     p->sel = p->top = 0;
     if (s == UI_S_TABLE) ui_table_build(u);
     else if (s == UI_S_RUN) ui_run_build(u);
-    else ui_help_build(u);
+    else if (s == UI_S_HELP) ui_help_build(u); /* the export screen's lines come with the export */
 }
 
 /* gd / gu: pressed again, they go through the other arguments / users of the node where the
@@ -293,7 +295,12 @@ void ui_run_action(ui *u, ui_action a)
         break;
     case UI_A_TABLE: ui_open_screen(u, UI_S_TABLE); break;
     case UI_A_RUN:
+        if (u->screen == UI_S_RUN) {
+            ui_run_again(u); /* state carries over */
+            break;
+        }
         u->run_args[0] = 0;
+        u->screen = UI_S_MAIN;
         ui_open_screen(u, UI_S_RUN);
         break;
     case UI_A_HELP: ui_open_screen(u, UI_S_HELP); break;

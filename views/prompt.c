@@ -14,9 +14,9 @@ static const ui_cmd_info commands[] = {
     {"filter TAG|cpu|OP", "show only a tag's nodes, the CPU's, or one op (no argument: all)"},
     {"search REGEX", "search names and ops"},
     {"diff on|off", "diff marks"},
-    {"run [FILE.npy ...]", "run the program at this step (seeded inputs, or .npy files)"},
+    {"run [FILE.npy ...]", "run this step and the loaded program; compare"},
     {"backend FILE", "lower again with a backend description"},
-    {"export PATH", "write the program at this step"},
+    {"export PATH", "write this step's program (.pte, or .pt2)"},
     {"table", "delegation table"},
     {"help", "this help"},
     {"save-display FILE", "write the screen as text (scripted tests)"},
@@ -142,6 +142,10 @@ static void prompt_done(ui *u)
 
 void ui_prompt_key(ui *u, int key)
 {
+    if (u->prompt_kind == 'y') {
+        ui_export_answer(u, key);
+        return;
+    }
     if (key == '\n') {
         prompt_done(u);
         return;
@@ -260,16 +264,8 @@ int ui_command(ui *u, const char *line)
         return 0;
     }
     if (!strcmp(cmd, "export")) {
-        if (!*arg) {
-            ui_message(u, true, "export PATH: where to write?");
-        } else if (!ui_exporter) {
-            ui_message(u, true, "export is not available in this build yet");
-        } else {
-            ls_error err;
-            const ls_program *p = u->h->steps[u->step].program;
-            if (ui_exporter(p, arg, &err) != 0) ui_message(u, true, "%s", err.msg);
-            else ui_message(u, false, "wrote step %u (%s) to %s", u->step, u->h->steps[u->step].pass, arg);
-        }
+        if (!*arg) ui_message(u, true, "export PATH: where to write? (.pte, or .pt2 for a step before to_backend)");
+        else ui_export(u, arg, false);
         return 0;
     }
     if (!strcmp(cmd, "backend")) {

@@ -27,9 +27,4 @@ void ls_tui_opts_env(ls_tui_opts *opts);
  * (err says why). Scripted mode runs the script and returns without reading the keyboard. */
 int ls_tui_run(const ls_history *h, const ls_tui_opts *opts, ls_error *err);
 
-/* The export hook: `:export PATH` and `e` call it once another part of lowerscope provides a
- * writer. Until then the UI says export is not available. */
-typedef int (*ls_tui_export_fn)(const ls_program *p, const char *path, ls_error *err);
-void ls_tui_set_exporter(ls_tui_export_fn fn);
-
 #endif

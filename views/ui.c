@@ -21,9 +21,6 @@
 static volatile sig_atomic_t g_stop;
 static SCREEN *g_screen; /* the active curses screen, for ui_restore */
 
-ls_tui_export_fn ui_exporter;
-void ls_tui_set_exporter(ls_tui_export_fn fn) { ui_exporter = fn; }
-
 /* ncurses keeps its terminal description for the life of the process by design; that is not
  * a leak of ours, so LeakSanitizer (make test-asan) is told to skip allocations made inside it. */
 const char *__lsan_default_suppressions(void);
@@ -290,9 +287,12 @@ static void draw_status(ui *u)
     attr_t a = ui_role_attr(u, UI_R_HEADER, &pair);
     ui_fill(u, y, 0, u->cols, A_NORMAL, 0);
     if (u->prompt_kind) {
-        char buf[600];
-        snprintf(buf, sizeof buf, "%s%s", u->prompt_kind == 'f' ? "filter (tag, cpu or op): " : u->prompt_kind == '/' ? "/" : ":",
-                 u->prompt);
+        char buf[1200];
+        if (u->prompt_kind == 'y')
+            snprintf(buf, sizeof buf, "%s exists — overwrite? (y/n) ", u->export_path);
+        else
+            snprintf(buf, sizeof buf, "%s%s", u->prompt_kind == 'f' ? "filter (tag, cpu or op): " : u->prompt_kind == '/' ? "/" : ":",
+                     u->prompt);
         int w = ui_put(u, y, 0, u->cols - 1, A_NORMAL, 0, buf);
         ui_put(u, y, w, 1, A_REVERSE, 0, " ");
         return;
@@ -303,7 +303,9 @@ static void draw_status(ui *u)
         ui_put(u, y, 0, u->cols, ea, ep, u->msg);
         return;
     }
-    const char *hint = u->screen == UI_S_MAIN ? hint_main : "q/Esc back  j/k move  / search  ? help";
+    const char *hint = u->screen == UI_S_MAIN  ? hint_main
+                       : u->screen == UI_S_RUN ? "r run again  q/Esc back  j/k move  / search  ? help"
+                                               : "q/Esc back  j/k move  / search  ? help";
     ui_fill(u, y, 0, u->cols, a, pair);
     ui_put(u, y, 1, u->cols - 1, a, pair, hint);
 }
@@ -532,6 +534,7 @@ int ls_tui_run(const ls_history *h, const ls_tui_opts *o, ls_error *err)
     if (u->scr_in) fclose(u->scr_in);
     if (g_stop) rc = 130;
 out:
+    ui_run_session_free(u->run);
     if (u->owned_h) ui_core_free(u->owned_h);
     ui_script_free(u);
     ui_model_free(&u->m);

@@ -83,7 +83,7 @@ int ui_palette_size(const ui *u);
     X(FILTER, "Search and filter", "filter by tag or op (empty: no filter)")                                         \
     X(CANCEL, "Search and filter", "clear search and filter; close a screen")                                        \
     X(TABLE, "Screens", "delegation table (ops per tag, with %)")                                                    \
-    X(RUN, "Screens", "run the program at this step")                                                                \
+    X(RUN, "Screens", "run this step and the loaded program side by side")                                         \
     X(HELP, "Screens", "this help")                                                                                  \
     X(EXPORT, "Screens", "export the program at this step (asks for a path)")                                        \
     X(COMMAND, "Screens", "command line (:step N, :goto NAME, :q ...)")                                              \
@@ -196,7 +196,7 @@ typedef struct ui_view_ops {
 } ui_view_ops;
 
 extern const ui_view_ops ui_graph_ops, ui_partitions_ops, ui_node_ops, ui_timeline_ops, ui_changes_ops,
-    ui_table_ops, ui_run_ops, ui_help_ops;
+    ui_table_ops, ui_run_ops, ui_help_ops, ui_export_ops;
 
 typedef enum ui_pane_id {
     UI_P_PARTITIONS,
@@ -215,7 +215,7 @@ typedef struct ui_pane {
     ui_rect r; /* title line + rows */
 } ui_pane;
 
-typedef enum ui_screen { UI_S_MAIN, UI_S_TABLE, UI_S_RUN, UI_S_HELP } ui_screen;
+typedef enum ui_screen { UI_S_MAIN, UI_S_TABLE, UI_S_RUN, UI_S_HELP, UI_S_EXPORT } ui_screen;
 
 /* One line of a text view (node pane, table, run, help): text, role or tag colour, a jump. */
 typedef struct ui_line {
@@ -234,10 +234,12 @@ typedef struct ui_lines {
 } ui_lines;
 void ui_lines_clear(ui_lines *l);
 ui_line *ui_lines_add(ui_lines *l, ui_role role, int color, const char *fmt, ...) LS_PRINTF(4, 5);
+void ui_lines_add_wrapped(ui_lines *l, ui_role role, const char *text, int width);
 
 #define UI_MAX_DEPTH 8
 
 typedef struct ui_script ui_script;
+typedef struct ui_run_session ui_run_session;
 
 struct ui {
     const ls_history *h;
@@ -265,7 +267,7 @@ struct ui {
     char search[256];
     regex_t re;
     bool re_ok, search_active;
-    /* prompt (:, /, f) */
+    /* prompt (:, /, f; y: the answer to "overwrite?") */
     char prompt_kind; /* 0 when closed */
     char prompt[512];
     size_t prompt_len;
@@ -297,6 +299,8 @@ struct ui {
     ui_lines screen_lines; /* table, run, help */
     ui_script *script;
     char run_args[512]; /* .npy files for the run screen */
+    ui_run_session *run; /* the run screen's runners, carried from one run to the next */
+    char export_path[512]; /* the file an export asks to overwrite */
 };
 
 /* ---- ui.c: screen, layout, loop; actions.c: what keys and the mouse do */
@@ -352,19 +356,22 @@ int ui_save_display(ui *u, const char *path, ls_error *err);
 /* ---- text screens */
 void ui_node_lines_build(ui *u);
 void ui_table_build(ui *u);
-void ui_run_build(ui *u);
+void ui_run_build(ui *u); /* a fresh run of the program at this step (and of the loaded program beside it) */
+void ui_run_again(ui *u); /* one more run, state carrying over (a fresh one for another step) */
+void ui_run_session_free(ui_run_session *s);
 void ui_help_build(ui *u);
+/* view_export.c: writes the program at this step to path (export.h) and shows what was written;
+ * an existing file is replaced only when force, else the prompt line asks first. */
+void ui_export(ui *u, const char *path, bool force);
+void ui_export_answer(ui *u, int key); /* a key typed at "PATH exists — overwrite? (y/n)" */
 void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int w, bool cursor);
 
-/* ---- core_link.c: the only calls into core parts that are still being written */
+/* ---- core_link.c: loading a file and running the lowering pipeline on it */
 int ui_core_options(int *argc, char **argv, ls_error *err); /* consumes --pipeline, --backend */
 int ui_core_open(const char *path, ls_history **h, ls_error *err);
 void ui_core_free(ls_history *h);
 void ui_core_done(void); /* frees the pipeline options */
 /* The loaded program (step 0 of old) lowered again with one backend (a profile file or "bundled"). */
 int ui_core_relower(const ls_history *old, const char *backend, ls_history **out, ls_error *err);
-/* Runs p with seeded inputs (or the .npy files); appends what it printed to lines. */
-void ui_core_run(ui *u, const ls_program *p, const char *const *npy, int n_npy, ui_lines *out);
-extern ls_tui_export_fn ui_exporter;
 
 #endif

@@ -85,6 +85,26 @@ void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int
     }
 }
 
+/* Errors can be long: wrapped at spaces to width, the lines after the first indented. */
+void ui_lines_add_wrapped(ui_lines *l, ui_role role, const char *text, int width)
+{
+    if (width < 20) width = 20;
+    const char *s = text;
+    bool first = true;
+    while (*s) {
+        int n = (int)strlen(s);
+        if (n > width) {
+            n = width;
+            while (n > width / 2 && s[n] != ' ') n--;
+            if (s[n] != ' ') n = width;
+        }
+        ui_lines_add(l, role, -1, "%s%.*s", first ? "" : "  ", n, s);
+        first = false;
+        s += n;
+        while (*s == ' ') s++;
+    }
+}
+
 /* ---- the node */
 
 static const char *scope_name(const ui *u) { return u->depth ? u->scope[u->depth - 1] : NULL; }

@@ -1,29 +1,277 @@
 /* The run screen (`r`, `:run [FILE.npy ...]`): runs the program at the current step with the
- * bundled runtime and shows the inputs, outputs, state and time. Errors are shown here, never
- * fatal. In scripted mode times are masked (—) so screen dumps stay stable. */
+ * bundled runtime and shows the inputs, the outputs, each compared with the loaded program's
+ * on the same inputs (compare.h), the state tensors (a delegate's by name) with their first
+ * values, and where the time went. `r` on the screen runs again, state carrying over on both
+ * sides, as `lowerscope run --steps N --compare` does. Errors are shown here, never fatal. In
+ * scripted mode times are masked (—) so screen dumps stay stable. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
+#include "npy.h"
+#include "runtime.h"
 #include "ui.h"
 
-void ui_run_build(ui *u)
+#define MAX_NPY 16
+
+/* What carries from one run to the next: the program's runner and the reference's. */
+struct ui_run_session {
+    const ls_history *h;
+    uint32_t step;
+    char args[512];        /* the .npy files of :run */
+    ls_runner *r;          /* NULL: the program cannot run (error says why) */
+    char *error;
+    ls_compare_run *cmp;   /* NULL at step 0 (the program is the reference) or when the reference cannot run */
+    char *cmp_error;
+    int64_t runs;
+};
+
+void ui_run_session_free(ui_run_session *s)
+{
+    if (!s) return;
+    ls_compare_run_free(s->cmp);
+    ls_runner_free(s->r);
+    free(s->error);
+    free(s->cmp_error);
+    free(s);
+}
+
+static ui_run_session *session_new(ui *u)
+{
+    ui_run_session *s = ls_calloc(1, sizeof *s);
+    s->h = u->h;
+    s->step = u->step;
+    snprintf(s->args, sizeof s->args, "%s", u->run_args);
+    const ls_program *p = u->h->steps[u->step].program;
+    ls_error err = {{0}};
+    if (!(s->r = ls_runner_new(p, &err))) {
+        s->error = ls_strdup(err.msg);
+        return s;
+    }
+    if (u->step > 0) {
+        ls_compare_opts o = {-1, -1};
+        if (!(s->cmp = ls_compare_run_new(u->h->steps[0].program, p, "the loaded program", &o, &err)))
+            s->cmp_error = ls_strdup(err.msg);
+    }
+    return s;
+}
+
+static void show_value(ui_lines *out, const char *label, const ls_value *v, int color)
+{
+    if (v->kind == LS_V_TENSOR && v->t) {
+        ls_buf b = {0};
+        ls_tmeta m;
+        char t[128];
+        ls_tensor_meta(v->t, &m);
+        ls_tensor_preview(v->t, 8, &b);
+        ui_lines_add(out, UI_R_NORMAL, color, "  %-12s %-16s %s", label, ls_tmeta_str(&m, t, sizeof t), b.s);
+        ls_buf_free(&b);
+    } else if (v->kind == LS_V_INT) {
+        ui_lines_add(out, UI_R_NORMAL, color, "  %-12s int %lld", label, (long long)v->i);
+    } else if (v->kind == LS_V_FLOAT) {
+        ui_lines_add(out, UI_R_NORMAL, color, "  %-12s float %g", label, v->f);
+    } else if (v->kind == LS_V_BOOL) {
+        ui_lines_add(out, UI_R_NORMAL, color, "  %-12s bool %s", label, v->b ? "True" : "False");
+    } else {
+        ui_lines_add(out, UI_R_NORMAL, color, "  %-12s (%s)", label, v->kind == LS_V_LIST ? "list" : "none");
+    }
+}
+
+/* "    vs mm: max abs 0, max rel 0 (rtol 1e-5, atol 1e-6): ok" */
+static void show_diff(ui_lines *out, const ls_compare_item *it)
+{
+    char tol[64];
+    ls_compare_tolerance_text(it->rtol, it->atol, tol, sizeof tol);
+    ui_lines_add(out, it->d.pass ? UI_R_OK : UI_R_ERROR, -1, "    vs %s: max abs %.3g, max rel %.3g (%s): %s%s",
+                 it->ref_name ? it->ref_name : "?", it->d.max_abs, it->d.max_rel, tol, it->d.pass ? "ok" : "DIFFERS: ",
+                 it->d.pass ? "" : it->d.why);
+}
+
+static void time_text(const ui *u, double seconds, char *buf, size_t cap)
+{
+    if (u->script) snprintf(buf, cap, "—");
+    else snprintf(buf, cap, "%.3f ms", seconds * 1e3);
+}
+
+/* Reads the .npy files of :run, else makes seeded inputs (seed 0, the run number as step). */
+static int make_inputs(ui *u, const ls_program *p, int64_t run, ls_value **in, uint32_t *n_in, ui_lines *out)
+{
+    ls_error err = {{0}};
+    char args[sizeof u->run_args];
+    const char *npy[MAX_NPY];
+    int n_npy = 0;
+    snprintf(args, sizeof args, "%s", u->run->args);
+    for (char *s = args, *tok; (tok = strtok_r(s, " ", &s)) && n_npy < MAX_NPY;) npy[n_npy++] = tok;
+    *in = NULL;
+    *n_in = 0;
+    if (!n_npy) {
+        if (ls_make_inputs(p, 0, run, in, n_in, &err) == 0) return 0;
+        ui_lines_add_wrapped(out, UI_R_ERROR, err.msg, u->cols - 4);
+        return -1;
+    }
+    *in = ls_calloc((size_t)n_npy, sizeof **in);
+    for (int i = 0; i < n_npy; i++) {
+        ls_tensor *t;
+        if (ls_npy_load(npy[i], &t, &err) != 0) {
+            ui_lines_add_wrapped(out, UI_R_ERROR, err.msg, u->cols - 4);
+            for (uint32_t k = 0; k < *n_in; k++) ls_value_release(&(*in)[k]);
+            free(*in);
+            *in = NULL;
+            *n_in = 0;
+            return -1;
+        }
+        (*in)[(*n_in)++] = ls_value_tensor(t);
+    }
+    return 0;
+}
+
+static void show_state(ui *u, const ls_program *p, ui_lines *out)
+{
+    ui_run_session *s = u->run;
+    uint32_t ns = ls_runner_state_count(s->r), n_cmp = 0;
+    const ls_compare_item *cmp = s->cmp ? ls_compare_run_states(s->cmp, &n_cmp) : NULL;
+    if (ns || n_cmp) ui_lines_add(out, UI_R_TITLE, -1, "state after run %lld", (long long)s->runs);
+    for (uint32_t i = 0; i < ns; i++) {
+        const char *name = ls_runner_state_name(s->r, i);
+        const char *slash = strchr(name, '/');
+        int color = slash ? ui_tag_index(u, ui_sub_tag(u, p, ls_intern_n(name, (size_t)(slash - name)))) : -1;
+        ls_value v = {.kind = LS_V_TENSOR, .t = ls_runner_state(s->r, i)};
+        show_value(out, name, &v, color);
+        for (uint32_t k = 0; k < n_cmp; k++)
+            if (cmp[k].name && cmp[k].index == i && cmp[k].run >= 0) {
+                if (cmp[k].compared) show_diff(out, &cmp[k]);
+                else ui_lines_add(out, UI_R_DIM, -1, "    the loaded program keeps no state of this target");
+            }
+    }
+    for (uint32_t k = 0; k < n_cmp; k++) /* states the loaded program has and this step lost */
+        if (!cmp[k].name && cmp[k].run >= 0) ui_lines_add(out, UI_R_ERROR, -1, "  %s: %s", cmp[k].ref_name, cmp[k].d.why);
+}
+
+static void show_time(ui *u, const ls_program *p, ui_lines *out)
+{
+    ui_run_session *s = u->run;
+    char t[32];
+    const ls_run_stats *st = ls_runner_stats(s->r);
+    ui_lines_add(out, UI_R_TITLE, -1, "time over %lld run%s", (long long)s->runs, s->runs == 1 ? "" : "s");
+    time_text(u, st->cpu_seconds, t, sizeof t);
+    ui_lines_add(out, UI_R_NORMAL, -1, "  CPU kernels: %s", t);
+    for (uint32_t i = 0; i < st->n_delegates; i++) {
+        time_text(u, st->delegate_seconds[i], t, sizeof t);
+        ui_lines_add(out, UI_R_NORMAL, ui_tag_index(u, ui_sub_tag(u, p, st->delegate_names[i])), "  %s on %s: %s",
+                     st->delegate_names[i], st->delegate_backends[i], t);
+    }
+    if (s->cmp) {
+        time_text(u, ls_runner_stats(ls_compare_run_reference(s->cmp))->cpu_seconds, t, sizeof t);
+        ui_lines_add(out, UI_R_DIM, -1, "  the loaded program (reference): CPU kernels %s", t);
+    }
+}
+
+static void show_verdict(ui_lines *out, const ls_compare_run *cmp)
+{
+    uint32_t compared, failed = ls_compare_run_failed(cmp, &compared), n_out, n_st, states = 0;
+    ls_compare_run_outputs(cmp, &n_out);
+    const ls_compare_item *st = ls_compare_run_states(cmp, &n_st);
+    for (uint32_t i = 0; i < n_st; i++) states += st[i].compared && st[i].run >= 0;
+    int64_t runs = ls_compare_run_count(cmp);
+    if (failed)
+        ui_lines_add(out, UI_R_ERROR, -1, "compared: %u output%s over %lld run%s and %u state tensor%s, %u differ", n_out,
+                     n_out == 1 ? "" : "s", (long long)runs, runs == 1 ? "" : "s", states, states == 1 ? "" : "s", failed);
+    else
+        ui_lines_add(out, UI_R_OK, -1, "compared: %u output%s over %lld run%s and %u state tensor%s, all within tolerance",
+                     n_out, n_out == 1 ? "" : "s", (long long)runs, runs == 1 ? "" : "s", states, states == 1 ? "" : "s");
+}
+
+/* One run of the session; appends what it shows to the screen's lines. */
+static void run_once(ui *u, ui_lines *out)
+{
+    ui_run_session *s = u->run;
+    const ls_program *p = u->h->steps[s->step].program;
+    if (!s->r) {
+        ui_lines_add(out, UI_R_ERROR, -1, "the program cannot run:");
+        ui_lines_add_wrapped(out, UI_R_ERROR, s->error, u->cols - 4);
+        return;
+    }
+    ls_value *in = NULL, *res = NULL;
+    uint32_t n_in = 0, n_res = 0;
+    if (make_inputs(u, p, s->runs, &in, &n_in, out) != 0) return;
+    int64_t run = s->runs++;
+    const ls_node *names[64];
+    uint32_t n_names = ls_program_user_inputs(p, names, 64);
+    if (s->args[0]) ui_lines_add(out, UI_R_TITLE, -1, "inputs of run %lld (from .npy files)", (long long)run + 1);
+    else ui_lines_add(out, UI_R_TITLE, -1, "inputs of run %lld (seeded)", (long long)run + 1);
+    for (uint32_t i = 0; i < n_in; i++) show_value(out, i < n_names && i < 64 ? names[i]->name : "input", &in[i], -1);
+    if (s->cmp) ls_compare_run_inputs(s->cmp, in, n_in);
+    ls_error err = {{0}};
+    if (ls_runner_run(s->r, in, n_in, &res, &n_res, &err) != 0) {
+        ui_lines_add(out, UI_R_ERROR, -1, "run %lld failed:", (long long)run + 1);
+        ui_lines_add_wrapped(out, UI_R_ERROR, err.msg, u->cols - 4);
+        if (s->cmp && ls_compare_run_step(s->cmp, NULL, 0, NULL, NULL, &err) == 0)
+            ui_lines_add(out, UI_R_ERROR, -1, "the loaded program runs on these inputs: lowering broke it");
+    } else {
+        const char *onames[64] = {0};
+        ls_program_user_outputs(p, onames, 64);
+        uint32_t before = 0;
+        if (s->cmp) ls_compare_run_outputs(s->cmp, &before);
+        bool compared = s->cmp && ls_compare_run_step(s->cmp, res, n_res, onames, s->r, &err) == 0;
+        if (s->cmp && !compared) {
+            ui_lines_add(out, UI_R_WARN, -1, "the loaded program (the reference) failed:");
+            ui_lines_add_wrapped(out, UI_R_WARN, err.msg, u->cols - 4);
+        }
+        if (s->step == 0) ui_lines_add(out, UI_R_TITLE, -1, "outputs (this is the loaded program: nothing to compare with)");
+        else if (compared) ui_lines_add(out, UI_R_TITLE, -1, "outputs, compared with the loaded program's");
+        else ui_lines_add(out, UI_R_TITLE, -1, "outputs");
+        uint32_t n_items = 0;
+        const ls_compare_item *items = compared ? ls_compare_run_outputs(s->cmp, &n_items) : NULL;
+        for (uint32_t i = 0; i < n_res; i++) {
+            show_value(out, i < 64 && onames[i] ? onames[i] : "(constant)", &res[i], -1);
+            if (items && before + i < n_items) show_diff(out, &items[before + i]);
+        }
+        show_state(u, p, out);
+        show_time(u, p, out);
+        if (compared) show_verdict(out, s->cmp);
+    }
+    for (uint32_t i = 0; i < n_res; i++) ls_value_release(&res[i]);
+    free(res);
+    for (uint32_t i = 0; i < n_in; i++) ls_value_release(&in[i]);
+    free(in);
+}
+
+static void build(ui *u)
 {
     ui_lines *l = &u->screen_lines;
     ui_lines_clear(l);
     const ls_step *st = &u->h->steps[u->step];
     ui_lines_add(l, UI_R_TITLE, -1, "step %u %s · %s", u->step, st->pass, u->file);
     if (st->error) ui_lines_add(l, UI_R_WARN, -1, "this pass failed; running the program of the step before it");
-    const char *npy[16];
-    int n_npy = 0;
-    static char args[sizeof u->run_args];
-    snprintf(args, sizeof args, "%s", u->run_args);
-    for (char *s = args, *tok; (tok = strtok_r(s, " ", &s)) && n_npy < 16;) npy[n_npy++] = tok;
-    ui_core_run(u, st->program, npy, n_npy, l);
+    if (u->run->cmp_error) {
+        ui_lines_add(l, UI_R_WARN, -1, "no comparison: the loaded program cannot run as the reference:");
+        ui_lines_add_wrapped(l, UI_R_WARN, u->run->cmp_error, u->cols - 4);
+    }
+    run_once(u, l);
+}
+
+void ui_run_build(ui *u)
+{
+    ui_run_session_free(u->run);
+    u->run = session_new(u);
+    build(u);
+}
+
+void ui_run_again(ui *u)
+{
+    ui_run_session *s = u->run;
+    if (!s || s->h != u->h || s->step != u->step || strcmp(s->args, u->run_args) != 0) {
+        ui_run_build(u); /* another step or other inputs: a fresh start */
+        return;
+    }
+    build(u);
+    ui_message(u, false, "run %lld: state carried over from the run before", (long long)s->runs);
 }
 
 static void title(ui *u, ls_buf *b)
 {
-    ls_buf_printf(b, "Run · step %u %s · q back", u->step, u->h->steps[u->step].pass);
+    ls_buf_printf(b, "Run · step %u %s · r again · q back", u->step, u->h->steps[u->step].pass);
 }
 
 static uint32_t count(ui *u) { return u->screen_lines.n; }
