@@ -271,7 +271,12 @@ void ui_run_again(ui *u)
 
 static void title(ui *u, ls_buf *b)
 {
-    ls_buf_printf(b, "Run · step %u %s · r again · q back", u->step, u->h->steps[u->step].pass);
+    const ui_run_session *s = u->run;
+    if (s && s->h == u->h && s->step != u->step) /* stepped while on the screen: what is shown is older */
+        ls_buf_printf(b, "Run · step %u %s · now at step %u: r runs it · q back", s->step, u->h->steps[s->step].pass,
+                      u->step);
+    else
+        ls_buf_printf(b, "Run · step %u %s · r again · q back", u->step, u->h->steps[u->step].pass);
 }
 
 static uint32_t count(ui *u) { return u->screen_lines.n; }
