@@ -213,10 +213,15 @@ int ls_pass_duplicate_constants(const ls_program *in, ls_program **out, ls_pass_
     uint32_t n = q->n_nodes;
     pu_sig_build(&d.sig, q);
     pu_users_take(&d.users, q);
-    for (uint32_t i = 0; i < n; i++) pu_map_put(&d.names, q->nodes[i]->name, 1);
-    for (uint32_t i = 0; i < q->n_state; i++) pu_map_put(&d.targets, q->state_dict[i].name, 1);
-    for (uint32_t i = 0; i < q->n_constants; i++) pu_map_put(&d.targets, q->constants[i].name, 1);
-    for (uint32_t i = 0; i < q->n_inputs; i++) pu_map_put(&d.targets, q->inputs[i].target, 1);
+    /* only names with "_copy_" in them can clash with the copies' names */
+    for (uint32_t i = 0; i < n; i++)
+        if (strstr(q->nodes[i]->name, "_copy_")) pu_map_put(&d.names, q->nodes[i]->name, 1);
+    for (uint32_t i = 0; i < q->n_state; i++)
+        if (strstr(q->state_dict[i].name, "_copy_")) pu_map_put(&d.targets, q->state_dict[i].name, 1);
+    for (uint32_t i = 0; i < q->n_constants; i++)
+        if (strstr(q->constants[i].name, "_copy_")) pu_map_put(&d.targets, q->constants[i].name, 1);
+    for (uint32_t i = 0; i < q->n_inputs; i++)
+        if (q->inputs[i].target && strstr(q->inputs[i].target, "_copy_")) pu_map_put(&d.targets, q->inputs[i].target, 1);
     d.copies_before = ls_calloc(n ? n : 1, sizeof *d.copies_before);
     d.n_copies = ls_calloc(n ? n : 1, sizeof *d.n_copies);
     d.specs_before = ls_calloc(q->n_inputs ? q->n_inputs : 1, sizeof *d.specs_before);

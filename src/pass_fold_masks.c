@@ -67,10 +67,15 @@ int ls_pass_fold_masks(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     pu_users users;
     pu_users_take(&users, q);
     pu_map names = {0}, targets = {0};
-    for (uint32_t i = 0; i < n; i++) pu_map_put(&names, q->nodes[i]->name, 1);
-    for (uint32_t i = 0; i < q->n_inputs; i++) pu_map_put(&targets, q->inputs[i].target, 1);
-    for (uint32_t i = 0; i < q->n_constants; i++) pu_map_put(&targets, q->constants[i].name, 1);
-    for (uint32_t i = 0; i < q->n_state; i++) pu_map_put(&targets, q->state_dict[i].name, 1);
+    /* only names with "_positions" in them can clash with the new constants' names */
+    for (uint32_t i = 0; i < n; i++)
+        if (strstr(q->nodes[i]->name, "_positions")) pu_map_put(&names, q->nodes[i]->name, 1);
+    for (uint32_t i = 0; i < q->n_inputs; i++)
+        if (q->inputs[i].target && strstr(q->inputs[i].target, "_positions")) pu_map_put(&targets, q->inputs[i].target, 1);
+    for (uint32_t i = 0; i < q->n_constants; i++)
+        if (strstr(q->constants[i].name, "_positions")) pu_map_put(&targets, q->constants[i].name, 1);
+    for (uint32_t i = 0; i < q->n_state; i++)
+        if (strstr(q->state_dict[i].name, "_positions")) pu_map_put(&targets, q->state_dict[i].name, 1);
 
     pu_map done = {0}; /* mask position + 1 → index in folds */
     LS_VEC(folded) folds = {0};
