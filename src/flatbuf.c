@@ -218,13 +218,17 @@ int ls_fb_bool(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const char 
     return rc;
 }
 
-/* Follows the uoffset stored at pos; *target is checked only for fitting in 32 bits. */
+/* Follows the uoffset stored at pos; *target is checked only for fitting in 32 bits. Returns 0
+ * with *target set, or -1: spelled out rather than passing on ls_fb_fail's result, so that the
+ * compiler sees that the callers never read *target after a failure. */
 static int follow(ls_fb_reader *r, uint32_t pos, const char *field, uint32_t *target)
 {
     uint64_t tgt = (uint64_t)pos + ls_fb_le32(r->buf + pos);
-    if (tgt >= r->size)
-        return ls_fb_fail(r, field, pos, "offset points to byte %llu, past the end of the %u-byte buffer",
-                          (unsigned long long)tgt, r->size);
+    if (tgt >= r->size) {
+        ls_fb_fail(r, field, pos, "offset points to byte %llu, past the end of the %u-byte buffer",
+                   (unsigned long long)tgt, r->size);
+        return -1;
+    }
     *target = (uint32_t)tgt;
     return 0;
 }
