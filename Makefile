@@ -31,7 +31,7 @@ CORE_SRC := $(wildcard src/*.c)
 CLI_SRC  := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 VIEW_SRC := $(wildcard views/*.c)
 TEST_SRC := $(wildcard tests/check_*.c)
-BENCH_SRC := $(wildcard tests/bench/*.c)
+BENCH_SRC := $(filter-out tests/bench/benchutil.c,$(wildcard tests/bench/*.c))
 
 # $(call objs,DIR,SOURCES)
 objs = $(patsubst %.c,$(1)/%.o,$(2))
@@ -104,7 +104,8 @@ bench: deps build/bench/lowerscope $(patsubst tests/bench/%.c,build/bench/bench_
 	$(Q)for b in $(patsubst tests/bench/%.c,build/bench/bench_%,$(BENCH_SRC)); do \
 	  LS_BIN=$(abspath build/bench/lowerscope) LS_ROOT=$(CURDIR) $$b || exit 1; done
 
-build/bench/bench_%: build/bench/tests/bench/%.o build/bench/liblowerscope.a
+# every benchmark links the helpers they share (tests/bench/benchutil.c)
+build/bench/bench_%: build/bench/tests/bench/%.o build/bench/tests/bench/benchutil.o build/bench/liblowerscope.a
 	$(Q)$(CC) $(BENCH_FLAGS) -o $@ $^ $(LDLIBS)
 
 samples:

@@ -10,20 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "benchutil.h"
 #include "reader.h"
 #include "runtime.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void bench_add(void)
 {
@@ -55,8 +44,8 @@ static void bench_add(void)
         ls_value_release(&out);
     }
     double bytes = (double)a->nbytes;
-    double mem = 2 * bytes / median(tm, RUNS) / 1e9, into = 3 * bytes / median(ta, RUNS) / 1e9;
-    double alloc = 3 * bytes / median(tk, RUNS) / 1e9;
+    double mem = 2 * bytes / bench_median(tm, RUNS) / 1e9, into = 3 * bytes / bench_median(ta, RUNS) / 1e9;
+    double alloc = 3 * bytes / bench_median(tk, RUNS) / 1e9;
     printf("add 16M float32          %6.1f GB/s   memcpy %6.1f GB/s   = %3.0f%% of memcpy (goal >= 50%%)\n", into, mem,
            100 * into / mem);
     printf("  through the kernel table, result allocated: %.1f GB/s (%.0f%% of memcpy)\n", alloc, 100 * alloc / mem);
@@ -81,7 +70,7 @@ static void bench_matmul(void)
     /* spot-check one element against a plain dot product */
     double want = 0;
     for (int k = 0; k < N; k++) want += (double)A[5 * N + k] * B[k * N + 7];
-    double m = median(t, RUNS);
+    double m = bench_median(t, RUNS);
     printf("matmul 1024^3 float32    %6.1f GFLOP/s (%.1f ms, goal >= 20; %d thread%s)  check %s\n", 2.0 * N * N * N / m / 1e9,
            m * 1e3, ls_runtime_threads(), ls_runtime_threads() == 1 ? "" : "s",
            (C[5 * N + 7] - want) * (C[5 * N + 7] - want) < 1e-4 * (1 + want * want) ? "ok" : "WRONG");
@@ -129,7 +118,7 @@ static void bench_tiny_llama(void)
         for (uint32_t i = 0; i < nout; i++) ls_value_release(&out[i]);
         free(out);
     }
-    printf("tiny_llama forward       %6.3f ms (median of %d decode steps, %u nodes)\n", median(t, RUNS) * 1e3, RUNS,
+    printf("tiny_llama forward       %6.3f ms (median of %d decode steps, %u nodes)\n", bench_median(t, RUNS) * 1e3, RUNS,
            p->n_nodes);
     for (uint32_t i = 0; i < nin; i++) ls_value_release(&in[i]);
     free(in);

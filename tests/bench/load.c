@@ -7,11 +7,9 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "../../src/read_internal.h" /* the arena, to show the parse and the walk apart */
+#include "benchutil.h"
 #include "gen_program.h"
 #include "reader.h"
 
@@ -19,97 +17,72 @@
 
 enum { PARSE, PARSE_FREE, PARSE_ARENA, LOAD, LOAD_DATA };
 
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+typedef struct job {
+    int what;
+    const ls_gen_opts *o;
+    const char *json;
+    size_t len;
+} job;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+typedef struct result {
+    double wall, cpu;
+    uint32_t nodes;
+} result;
 
-static double median(double *v)
+/* One run, in a child process of its own (bench_in_child). */
+static int measure(const void *arg, void *out)
 {
-    qsort(v, RUNS, sizeof *v, cmp_double);
-    return v[RUNS / 2];
-}
-
-/* One run; returns 0 or -1 with the wall and CPU seconds. */
-static int measure(int what, const ls_gen_opts *o, const char *json, size_t len, double *wall, double *cpu,
-                   uint32_t *nodes)
-{
-    double w0 = ls_now(), c0 = cpu_now();
-    if (what == PARSE_ARENA) { /* what ls_load_json's parse costs, alone */
+    const job *j = arg;
+    result *r = out;
+    double w0 = ls_now(), c0 = bench_cpu_now();
+    if (j->what == PARSE_ARENA) { /* what ls_load_json's parse costs, alone */
         ls_json_arena_begin();
-        cJSON *root = cJSON_ParseWithLength(json, len);
-        *wall = ls_now() - w0;
-        *cpu = cpu_now() - c0;
+        cJSON *root = cJSON_ParseWithLength(j->json, j->len);
+        r->wall = ls_now() - w0;
+        r->cpu = bench_cpu_now() - c0;
         ls_json_arena_end();
         return root ? 0 : -1;
     }
-    if (what == PARSE || what == PARSE_FREE) {
-        cJSON *root = cJSON_ParseWithLength(json, len);
+    if (j->what == PARSE || j->what == PARSE_FREE) {
+        cJSON *root = cJSON_ParseWithLength(j->json, j->len);
         if (!root) return -1;
-        if (what == PARSE_FREE) cJSON_Delete(root);
-        *wall = ls_now() - w0;
-        *cpu = cpu_now() - c0;
+        if (j->what == PARSE_FREE) cJSON_Delete(root);
+        r->wall = ls_now() - w0;
+        r->cpu = bench_cpu_now() - c0;
         return 0;
     }
     ls_program *p;
     ls_error err;
-    if (what == LOAD) {
-        if (ls_load_json("generated", json, len, NULL, &p, &err) != 0) p = NULL;
+    if (j->what == LOAD) {
+        if (ls_load_json("generated", j->json, j->len, NULL, &p, &err) != 0) p = NULL;
     } else {
-        p = ls_gen_program(o, &err);
+        p = ls_gen_program(j->o, &err);
     }
-    *wall = ls_now() - w0;
-    *cpu = cpu_now() - c0;
+    r->wall = ls_now() - w0;
+    r->cpu = bench_cpu_now() - c0;
     if (!p) {
         fprintf(stderr, "bench_load: %s\n", err.msg);
         return -1;
     }
-    *nodes = p->n_nodes;
-    return 0; /* the process ends: nothing to free */
+    r->nodes = p->n_nodes;
+    return 0;
 }
 
-/* RUNS runs, each in a child process; the parent reads the times back through a pipe. */
+/* The medians of RUNS runs, each in a fresh process. */
 static int isolated(int what, const ls_gen_opts *o, const char *json, size_t len, double *wall, double *cpu,
                     uint32_t *nodes)
 {
+    job j = {what, o, json, len};
     double tw[RUNS], tc[RUNS];
-    for (int r = 0; r < RUNS; r++) {
-        int fds[2];
-        if (pipe(fds) != 0) return -1;
-        pid_t pid = fork();
-        if (pid < 0) return -1;
-        if (pid == 0) {
-            close(fds[0]);
-            double t[2];
-            uint32_t n = 0;
-            int rc = measure(what, o, json, len, &t[0], &t[1], &n);
-            if (rc == 0 && (write(fds[1], t, sizeof t) != (ssize_t)sizeof t || write(fds[1], &n, sizeof n) != sizeof n))
-                rc = -1;
-            _exit(rc == 0 ? 0 : 1);
-        }
-        close(fds[1]);
-        double t[2];
-        uint32_t n = 0;
-        ssize_t got = read(fds[0], t, sizeof t);
-        ssize_t got2 = read(fds[0], &n, sizeof n);
-        close(fds[0]);
-        int status;
-        waitpid(pid, &status, 0);
-        if (got != (ssize_t)sizeof t || got2 != sizeof n || !WIFEXITED(status) || WEXITSTATUS(status)) return -1;
-        tw[r] = t[0];
-        tc[r] = t[1];
-        if (n) *nodes = n;
+    for (int k = 0; k < RUNS; k++) {
+        result r = {0};
+        if (bench_in_child(measure, &j, &r, sizeof r) != 0) return -1;
+        tw[k] = r.wall;
+        tc[k] = r.cpu;
+        if (r.nodes) *nodes = r.nodes;
     }
-    *wall = median(tw);
-    *cpu = median(tc);
+    *wall = bench_median(tw, RUNS);
+    *cpu = bench_median(tc, RUNS);
     return 0;
 }
 

@@ -1,0 +1,52 @@
+/* What the benchmarks share (benchutil.h). */
+#include "benchutil.h"
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+double bench_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int bench_in_child(int (*measure)(const void *arg, void *result), const void *arg, void *result, size_t result_size)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        int rc = measure(arg, result);
+        if (rc == 0 && write(fds[1], result, result_size) != (ssize_t)result_size) rc = -1;
+        _exit(rc == 0 ? 0 : 1); /* the process ends: nothing to free */
+    }
+    close(fds[1]);
+    size_t got = 0;
+    for (ssize_t n; got < result_size && (n = read(fds[0], (char *)result + got, result_size - got)) > 0;)
+        got += (size_t)n;
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return got == result_size && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}

@@ -1,0 +1,19 @@
+/* What the benchmarks share: CPU time, medians, and a measurement made in a fresh process. */
+#ifndef LS_BENCHUTIL_H
+#define LS_BENCHUTIL_H
+
+#include <stddef.h>
+
+/* CPU seconds of this process (steadier than the wall clock, ls_now, on a busy machine). */
+double bench_cpu_now(void);
+
+/* The median of v[0..n) (sorts v); of an even count, the mean of the middle two. */
+double bench_median(double *v, int n);
+
+/* Runs measure(arg, result) in a child process and copies its result (result_size bytes, plain
+ * data) back: the measurement starts cold, as a command-line run does, and neither the parent
+ * nor the next run shares its heap. Returns 0, or -1 when the child could not be started or
+ * measure returned nonzero. */
+int bench_in_child(int (*measure)(const void *arg, void *result), const void *arg, void *result, size_t result_size);
+
+#endif
