@@ -48,6 +48,38 @@ void ls_cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+int ls_cli_load(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_args *a,
+                ls_program **p)
+{
+    memset(a, 0, sizeof *a);
+    *p = NULL;
+    for (int i = 1; i < argc; i++) {
+        if ((accept & CLI_JSON) && strcmp(argv[i], "--json") == 0) a->json = true;
+        else if ((accept & CLI_STEP) && strcmp(argv[i], "--step") == 0 && i + 1 < argc) a->step = argv[++i];
+        else if ((accept & CLI_STEP) && strncmp(argv[i], "--step=", 7) == 0) a->step = argv[i] + 7;
+        else if (strcmp(argv[i], "--metadata-only") == 0) a->load.metadata_only = true;
+        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) a->load.model = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            ls_cli_error("%s: unknown option or missing value '%s' (usage: lowerscope %s)", cmd, argv[i], usage);
+            return LS_EXIT_INPUT;
+        } else if (!a->path) a->path = argv[i];
+        else {
+            ls_cli_error("%s: one FILE at a time ('%s' is a second one)", cmd, argv[i]);
+            return LS_EXIT_INPUT;
+        }
+    }
+    if (!a->path) {
+        ls_cli_error("%s: which file? (usage: lowerscope %s)", cmd, usage);
+        return LS_EXIT_INPUT;
+    }
+    ls_error err;
+    if (ls_load(a->path, &a->load, p, &err) != 0) {
+        ls_cli_error("%s", err.msg);
+        return LS_EXIT_INPUT;
+    }
+    return LS_EXIT_OK;
+}
+
 static void print_help(FILE *f)
 {
     fprintf(f, "lowerscope %s — see what ExecuTorch lowering does to a program, one pass at a time\n\n", LS_VERSION);

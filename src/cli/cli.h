@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "reader.h"
+
 /* Exit codes shared by every command (docs/cli.md). */
 enum {
     LS_EXIT_OK = 0,
@@ -26,6 +28,21 @@ const ls_command *ls_cli_commands(int *count);
 /* `lowerscope COMMAND --help` (or -h anywhere in its arguments): prints the command's help text,
  * kept next to its option parsing, to stdout and returns true; the command then exits 0. */
 bool ls_cli_help(int argc, char **argv, const char *help);
+
+/* FILE and the options of the commands that read one: --model NAME, --metadata-only, and
+ * --json and --step S (--step=S) for the commands that take them. */
+typedef struct cli_args {
+    const char *path;
+    const char *step; /* --step S, or NULL */
+    bool json;
+    ls_load_opts load;
+} cli_args;
+enum { CLI_JSON = 1, CLI_STEP = 2 }; /* what a command takes besides FILE, --model, --metadata-only */
+
+/* Parses argv[1..argc) (accept: CLI_JSON | CLI_STEP, what the command takes) and loads FILE into
+ * *p (NULL on failure). Returns LS_EXIT_OK, or LS_EXIT_INPUT after printing the error. */
+int ls_cli_load(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_args *a,
+                ls_program **p);
 
 /* Prints "lowerscope: msg" to stderr. */
 void ls_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -43,17 +43,17 @@ int ls_cmd_diff(int argc, char **argv)
 {
     if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
     cli_run r;
-    int rc = cli_run_pipeline("diff", USAGE, argc, argv, true, &r);
+    int rc = cli_run_pipeline("diff", USAGE, argc, argv, CLI_STEP, &r);
     if (rc != LS_EXIT_OK) {
         cli_run_free(&r);
         return rc;
     }
-    if (!r.step) {
+    if (!r.args.step) {
         ls_cli_error("diff: which step? (usage: lowerscope %s)", USAGE);
         cli_run_free(&r);
         return LS_EXIT_INPUT;
     }
-    int s = cli_find_step(&r.h, r.step);
+    int s = cli_find_step(&r.h, r.args.step);
     if (s < 0) {
         cli_run_free(&r);
         return LS_EXIT_INPUT;
@@ -63,7 +63,7 @@ int ls_cmd_diff(int argc, char **argv)
     ls_buf t = {0};
     cli_step_title(&t, &r.h, s);
     char *title = ls_buf_take(&t);
-    printf("%s, %s: %u change%s\n", r.path, title, st->n_changes, st->n_changes == 1 ? "" : "s");
+    printf("%s, %s: %u change%s\n", r.args.path, title, st->n_changes, st->n_changes == 1 ? "" : "s");
     free(title);
     if (st->error) printf("✗ %s\n", st->error);
     for (uint32_t i = 0; i < st->n_changes; i++) {

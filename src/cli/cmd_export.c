@@ -94,12 +94,12 @@ int ls_cmd_export(int argc, char **argv)
         return LS_EXIT_INPUT;
     }
     cli_run r;
-    int rc = cli_run_pipeline("export", USAGE, argc, argv, true, &r);
+    int rc = cli_run_pipeline("export", USAGE, argc, argv, CLI_JSON | CLI_STEP, &r);
     if (rc != LS_EXIT_OK) {
         cli_run_free(&r);
         return rc;
     }
-    int s = cli_find_step(&r.h, r.step);
+    int s = cli_find_step(&r.h, r.args.step);
     if (s < 0) {
         cli_run_free(&r);
         return LS_EXIT_INPUT;
@@ -111,7 +111,7 @@ int ls_cmd_export(int argc, char **argv)
         cli_run_free(&r);
         return LS_EXIT_INPUT;
     }
-    if (r.json) {
+    if (r.args.json) {
         print_json(&sum);
     } else {
         ls_buf b = {0};

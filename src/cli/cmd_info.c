@@ -8,7 +8,6 @@
 #include "cli.h"
 #include "ops.h"
 #include "../ptrmap.h"
-#include "reader.h"
 #include "verify.h"
 
 int ls_cmd_info(int argc, char **argv);
@@ -352,38 +351,15 @@ static void print_json(const char *path, const ls_program *p, const summary *s, 
 int ls_cmd_info(int argc, char **argv)
 {
     if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
-    const char *path = NULL;
-    bool json = false;
-    ls_load_opts opts = {0};
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) json = true;
-        else if (strcmp(argv[i], "--metadata-only") == 0) opts.metadata_only = true;
-        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) opts.model = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            ls_cli_error("info: unknown option '%s' (usage: lowerscope %s)", argv[i], USAGE);
-            return LS_EXIT_INPUT;
-        } else if (!path) path = argv[i];
-        else {
-            ls_cli_error("info: one FILE at a time ('%s' is a second one)", argv[i]);
-            return LS_EXIT_INPUT;
-        }
-    }
-    if (!path) {
-        ls_cli_error("info: which file? (usage: lowerscope %s)", USAGE);
-        return LS_EXIT_INPUT;
-    }
+    cli_args a;
     ls_program *p;
-    ls_error err;
-    if (ls_load(path, &opts, &p, &err) != 0) {
-        ls_cli_error("%s", err.msg);
-        return LS_EXIT_INPUT;
-    }
+    if (ls_cli_load("info", USAGE, argc, argv, CLI_JSON, &a, &p) != LS_EXIT_OK) return LS_EXIT_INPUT;
     ls_verify_result vr;
     ls_verify(p, &vr);
     summary s;
     summarize(p, &s);
-    if (json) print_json(path, p, &s, &vr);
-    else print_human(path, p, &s, &vr);
+    if (a.json) print_json(a.path, p, &s, &vr);
+    else print_human(a.path, p, &s, &vr);
     summary_free(&s);
     ls_verify_result_free(&vr);
     ls_program_unref(p);

@@ -174,7 +174,7 @@ static void print_text(const cli_run *r, int s, const table *full)
     ls_buf title = {0};
     cli_step_title(&title, &r->h, s);
     char *ts = ls_buf_take(&title);
-    printf("%s, %s: %u compute node%s, %u delegated (%.1f%%) to %u tag%s\n\n", r->path, ts, full->all_total,
+    printf("%s, %s: %u compute node%s, %u delegated (%.1f%%) to %u tag%s\n\n", r->args.path, ts, full->all_total,
            full->all_total == 1 ? "" : "s", full->all_total - full->cpu_total, pct(full->all_total - full->cpu_total, full->all_total),
            full->cols.n, full->cols.n == 1 ? "" : "s");
     free(ts);
@@ -218,7 +218,7 @@ static void print_json(const cli_run *r, int s, const table *t)
     const ls_program *p = r->h.steps[s].program;
     ls_buf b = {0};
     ls_buf_printf(&b, "{\"format\": \"lowerscope-partitions\", \"format_version\": %d, \"file\": ", PARTITIONS_FORMAT_VERSION);
-    ls_buf_json_str(&b, r->path);
+    ls_buf_json_str(&b, r->args.path);
     ls_buf_printf(&b, ", \"step\": %d, \"pass\": ", s);
     ls_buf_json_str(&b, r->h.steps[s].pass);
     ls_buf_puts(&b, ", \"backend\": ");
@@ -292,15 +292,15 @@ int ls_cmd_partitions(int argc, char **argv)
 {
     if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
     cli_run r;
-    int rc = cli_run_pipeline("partitions", USAGE, argc, argv, true, &r);
+    int rc = cli_run_pipeline("partitions", USAGE, argc, argv, CLI_JSON | CLI_STEP, &r);
     if (rc == LS_EXIT_OK) {
-        int s = cli_find_step(&r.h, r.step);
+        int s = cli_find_step(&r.h, r.args.step);
         if (s < 0) {
             rc = LS_EXIT_INPUT;
         } else {
             table t;
             build(&t, r.h.steps[s].program);
-            if (r.json) print_json(&r, s, &t);
+            if (r.args.json) print_json(&r, s, &t);
             else print_text(&r, s, &t);
             table_free(&t);
             if (r.h.steps[s].error) {

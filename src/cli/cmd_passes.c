@@ -40,7 +40,7 @@ static void count_changes(const ls_step *s, uint32_t *add, uint32_t *rem, uint32
 static void print_text(const cli_run *r)
 {
     const ls_history *h = &r->h;
-    printf("%s: %u step%s\n", r->path, h->n, h->n == 1 ? "" : "s");
+    printf("%s: %u step%s\n", r->args.path, h->n, h->n == 1 ? "" : "s");
     for (uint32_t i = 0; i < h->n; i++) {
         const ls_step *s = &h->steps[i];
         ls_buf t = {0};
@@ -70,7 +70,7 @@ static void print_json(const cli_run *r)
     const ls_history *h = &r->h;
     ls_buf b = {0};
     ls_buf_printf(&b, "{\"format\": \"lowerscope-passes\", \"format_version\": %d, \"file\": ", PASSES_FORMAT_VERSION);
-    ls_buf_json_str(&b, r->path);
+    ls_buf_json_str(&b, r->args.path);
     ls_buf_puts(&b, ",\n\"steps\": [");
     for (uint32_t i = 0; i < h->n; i++) {
         const ls_step *s = &h->steps[i];
@@ -131,9 +131,9 @@ int ls_cmd_passes(int argc, char **argv)
 {
     if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
     cli_run r;
-    int rc = cli_run_pipeline("passes", USAGE, argc, argv, false, &r);
+    int rc = cli_run_pipeline("passes", USAGE, argc, argv, CLI_JSON, &r);
     if (rc == LS_EXIT_OK) {
-        if (r.json) print_json(&r);
+        if (r.args.json) print_json(&r);
         else print_text(&r);
         for (uint32_t i = 0; i < r.h.n; i++)
             if (r.h.steps[i].error || r.h.steps[i].verify.n_errors) rc = LS_EXIT_FINDINGS;

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "reader.h"
 #include "verify.h"
 
 int ls_cmd_verify(int argc, char **argv);
@@ -25,30 +24,10 @@ static const char HELP[] =
 int ls_cmd_verify(int argc, char **argv)
 {
     if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
-    const char *path = NULL;
-    ls_load_opts opts = {0};
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--metadata-only") == 0) opts.metadata_only = true;
-        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) opts.model = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            ls_cli_error("verify: unknown option '%s' (usage: lowerscope %s)", argv[i], USAGE);
-            return LS_EXIT_INPUT;
-        } else if (!path) path = argv[i];
-        else {
-            ls_cli_error("verify: one FILE at a time ('%s' is a second one)", argv[i]);
-            return LS_EXIT_INPUT;
-        }
-    }
-    if (!path) {
-        ls_cli_error("verify: which file? (usage: lowerscope %s)", USAGE);
-        return LS_EXIT_INPUT;
-    }
+    cli_args a;
     ls_program *p;
-    ls_error err;
-    if (ls_load(path, &opts, &p, &err) != 0) {
-        ls_cli_error("%s", err.msg);
-        return LS_EXIT_INPUT;
-    }
+    if (ls_cli_load("verify", USAGE, argc, argv, 0, &a, &p) != LS_EXIT_OK) return LS_EXIT_INPUT;
+    const char *path = a.path;
     ls_verify_result vr;
     ls_verify(p, &vr);
     for (uint32_t i = 0; i < vr.n; i++) {

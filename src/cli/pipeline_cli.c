@@ -9,9 +9,8 @@
 #include "../pass_util.h"
 #include "cli.h"
 #include "ops.h"
-#include "reader.h"
 
-int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, bool allow_step, cli_run *r)
+int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_run *r)
 {
     memset(r, 0, sizeof *r);
     ls_pipeline_opts_init(&r->opts);
@@ -20,30 +19,7 @@ int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, 
         ls_cli_error("%s: %s", cmd, err.msg);
         return LS_EXIT_INPUT;
     }
-    ls_load_opts lo = {0};
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) r->json = true;
-        else if (strcmp(argv[i], "--metadata-only") == 0) lo.metadata_only = true;
-        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) lo.model = argv[++i];
-        else if (allow_step && strcmp(argv[i], "--step") == 0 && i + 1 < argc) r->step = argv[++i];
-        else if (allow_step && strncmp(argv[i], "--step=", 7) == 0) r->step = argv[i] + 7;
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            ls_cli_error("%s: unknown option '%s' (usage: lowerscope %s)", cmd, argv[i], usage);
-            return LS_EXIT_INPUT;
-        } else if (!r->path) r->path = argv[i];
-        else {
-            ls_cli_error("%s: one FILE at a time ('%s' is a second one)", cmd, argv[i]);
-            return LS_EXIT_INPUT;
-        }
-    }
-    if (!r->path) {
-        ls_cli_error("%s: which file? (usage: lowerscope %s)", cmd, usage);
-        return LS_EXIT_INPUT;
-    }
-    if (ls_load(r->path, &lo, &r->loaded, &err) != 0) {
-        ls_cli_error("%s", err.msg);
-        return LS_EXIT_INPUT;
-    }
+    if (ls_cli_load(cmd, usage, argc, argv, accept, &r->args, &r->loaded) != LS_EXIT_OK) return LS_EXIT_INPUT;
     if (ls_pipeline_run(r->loaded, &r->opts, &r->h, &err) != 0) {
         ls_cli_error("%s: %s", cmd, err.msg);
         return LS_EXIT_INPUT;

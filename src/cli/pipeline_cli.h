@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "cli.h"
 #include "history.h"
 #include "passes.h"
 
@@ -23,18 +24,16 @@
     "  --step S              a step number, a pass name (its last step) or pass:backend (partition:bundled)\n"
 
 typedef struct cli_run {
-    const char *path;
-    bool json;
-    const char *step; /* --step S, or NULL */
+    cli_args args; /* FILE, --json, --step S, --model, --metadata-only */
     ls_pipeline_opts opts;
     ls_program *loaded;
     ls_history h;
 } cli_run;
 
-/* Parses FILE [--backend ...] [--pipeline ...] [--json] [--step S] [--model NAME]
- * [--metadata-only] (allow_step: whether --step is accepted), loads the file and runs the
- * pipeline. Returns LS_EXIT_OK, or the exit code after printing the error. */
-int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, bool allow_step, cli_run *r);
+/* Parses FILE [--backend ...] [--pipeline ...] [--model NAME] [--metadata-only] and, as accept
+ * says (CLI_JSON, CLI_STEP), [--json] [--step S]; loads the file and runs the pipeline. Returns
+ * LS_EXIT_OK, or the exit code after printing the error. */
+int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_run *r);
 void cli_run_free(cli_run *r);
 
 /* A step by number ("3"), pass name ("to_backend": the last one), or name:detail
