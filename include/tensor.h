@@ -68,8 +68,9 @@ ls_tensor *ls_tensor_new(ls_dtype dtype, int ndim, const int64_t *sizes, ls_erro
 /* Same, but for code paths whose sizes are already checked: exits on failure. */
 ls_tensor *ls_tensor_alloc(ls_dtype dtype, int ndim, const int64_t *sizes);
 ls_tensor *ls_tensor_scalar_f64(ls_dtype dtype, double v); /* 0-dim */
-/* A tensor viewing bytes inside a blob (no copy). bytes must be nbytes long and aligned to the
- * element size; otherwise the data is copied. */
+/* A tensor viewing bytes inside a blob (no copy), or a copy of them when they are not aligned to
+ * the element size. NULL when the shape does not fit in the blob (or has more than LS_MAX_DIMS
+ * dimensions). */
 ls_tensor *ls_tensor_from_blob(ls_blob *blob, size_t offset, ls_dtype dtype, int ndim, const int64_t *sizes);
 /* Copies `strides`-laid-out elements starting at src into a new contiguous tensor. */
 ls_tensor *ls_tensor_from_strided(const void *src, ls_dtype dtype, int ndim, const int64_t *sizes,

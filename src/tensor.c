@@ -83,11 +83,7 @@ ls_blob *ls_blob_new(size_t size)
     uint8_t *d = ls_alloc_aligned(size);
     if (!d) return NULL;
     memset(d, 0, size);
-    ls_blob *b = ls_malloc(sizeof *b);
-    b->refs = 1;
-    b->data = d;
-    b->size = size;
-    return b;
+    return ls_blob_wrap(d, size);
 }
 
 ls_blob *ls_blob_wrap(uint8_t *data, size_t size)
@@ -114,9 +110,13 @@ void ls_blob_unref(ls_blob *b)
 
 /* ---- tensors */
 
-static ls_tensor *tensor_shell(ls_dtype dtype, int ndim, const int64_t *sizes, int64_t numel)
+/* A tensor over data held by owner (a reference the tensor takes over). */
+static ls_tensor *tensor_over(ls_blob *owner, void *data, ls_dtype dtype, int ndim, const int64_t *sizes,
+                              int64_t numel)
 {
     ls_tensor *t = ls_calloc(1, sizeof *t);
+    t->owner = owner;
+    t->data = data;
     t->refs = 1;
     t->dtype = dtype;
     t->ndim = (uint8_t)ndim;
@@ -141,10 +141,7 @@ ls_tensor *ls_tensor_new(ls_dtype dtype, int ndim, const int64_t *sizes, ls_erro
         ls_fail(err, "cannot allocate %" PRIu64 " bytes", nbytes);
         return NULL;
     }
-    ls_tensor *t = tensor_shell(dtype, ndim, sizes, ls_tmeta_numel(&m));
-    t->data = b->data;
-    t->owner = b;
-    return t;
+    return tensor_over(b, b->data, dtype, ndim, sizes, ls_tmeta_numel(&m));
 }
 
 ls_tensor *ls_tensor_alloc(ls_dtype dtype, int ndim, const int64_t *sizes)
@@ -167,6 +164,7 @@ ls_tensor *ls_tensor_scalar_f64(ls_dtype dtype, double v)
 
 ls_tensor *ls_tensor_from_blob(ls_blob *blob, size_t offset, ls_dtype dtype, int ndim, const int64_t *sizes)
 {
+    if (ndim < 0 || ndim > LS_MAX_DIMS) return NULL;
     ls_tmeta m;
     ls_tmeta_init(&m, dtype, ndim, sizes);
     int64_t numel = ls_tmeta_numel(&m);
@@ -178,10 +176,7 @@ ls_tensor *ls_tensor_from_blob(ls_blob *blob, size_t offset, ls_dtype dtype, int
         memcpy(t->data, src, t->nbytes);
         return t;
     }
-    ls_tensor *t = tensor_shell(dtype, ndim, sizes, numel);
-    t->data = src;
-    t->owner = ls_blob_ref(blob);
-    return t;
+    return tensor_over(ls_blob_ref(blob), src, dtype, ndim, sizes, numel);
 }
 
 ls_tensor *ls_tensor_from_strided(const void *src, ls_dtype dtype, int ndim, const int64_t *sizes,
@@ -230,11 +225,8 @@ ls_tensor *ls_tensor_reshape(ls_tensor *t, int ndim, const int64_t *sizes)
 {
     ls_tmeta m;
     ls_tmeta_init(&m, t->dtype, ndim, sizes);
-    if (ndim > LS_MAX_DIMS || ls_tmeta_numel(&m) != t->numel) return NULL;
-    ls_tensor *v = tensor_shell(t->dtype, ndim, sizes, t->numel);
-    v->data = t->data;
-    v->owner = ls_blob_ref(t->owner);
-    return v;
+    if (ndim < 0 || ndim > LS_MAX_DIMS || ls_tmeta_numel(&m) != t->numel) return NULL;
+    return tensor_over(ls_blob_ref(t->owner), t->data, t->dtype, ndim, sizes, t->numel);
 }
 
 void ls_tensor_meta(const ls_tensor *t, ls_tmeta *m)

@@ -1,4 +1,4 @@
-/* Tests of the shared basics: interning, buffers, dtype tables, atomic writes. */
+/* Tests of the shared basics: interning, buffers, dtype tables, atomic writes, tensor views. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "dtype.h"
+#include "tensor.h"
 #include "testutil.h"
 
 START_TEST(intern_gives_one_pointer_per_content)
@@ -100,6 +101,29 @@ START_TEST(atomic_write_replaces_only_on_success)
 }
 END_TEST
 
+START_TEST(tensor_views_share_their_blob)
+{
+    int64_t sizes[LS_MAX_DIMS + 1] = {2, 3, 1, 1, 1, 1, 1, 1, 1};
+    ls_tensor *t = ls_tensor_alloc(LS_DT_F32, 2, sizes);
+    for (int i = 0; i < 6; i++) ls_tensor_set_f64(t, i, i);
+    int64_t flat = 6;
+    ls_tensor *r = ls_tensor_reshape(t, 1, &flat);
+    ck_assert_ptr_eq(r->data, t->data);
+    ck_assert_uint_eq(r->owner->refs, 2);
+    ck_assert_ptr_null(ls_tensor_reshape(t, LS_MAX_DIMS + 1, sizes));
+    ck_assert_ptr_null(ls_tensor_reshape(t, -1, sizes));
+    ls_tensor *v = ls_tensor_from_blob(t->owner, 4 * sizeof(float), LS_DT_F32, 1, (int64_t[]){2});
+    ck_assert_double_eq(ls_tensor_get_f64(v, 1), 5);
+    ck_assert_uint_eq(t->owner->refs, 3);
+    ck_assert_ptr_null(ls_tensor_from_blob(t->owner, 0, LS_DT_F32, LS_MAX_DIMS + 1, sizes));
+    ck_assert_ptr_null(ls_tensor_from_blob(t->owner, 5 * sizeof(float), LS_DT_F32, 1, (int64_t[]){2}));
+    ls_tensor_unref(v);
+    ls_tensor_unref(r);
+    ck_assert_uint_eq(t->owner->refs, 1);
+    ls_tensor_unref(t);
+}
+END_TEST
+
 Suite *common_suite(void)
 {
     Suite *s = suite_create("common");
@@ -110,6 +134,7 @@ Suite *common_suite(void)
     tcase_add_test(tc, dtype_promotion_follows_torch);
     tcase_add_test(tc, half_precision_conversions);
     tcase_add_test(tc, atomic_write_replaces_only_on_success);
+    tcase_add_test(tc, tensor_views_share_their_blob);
     suite_add_tcase(s, tc);
     return s;
 }
