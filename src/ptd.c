@@ -39,9 +39,7 @@ static int read_named_data(ls_fb_reader *r, const ls_fb_table *t, void *out)
     ls_ptd_entry *e = out;
     TRY(lsp_read_string(r, t, 0, "key", &e->key));
     TRY(ls_fb_u32(r, t, 1, "segment_index", 0, &e->segment_index));
-    int rc = lsp_read_sub(r, t, 2, "tensor_layout", read_layout, e);
-    TRY(rc);
-    e->has_tensor_layout = rc == 1;
+    TRY(lsp_read_sub(r, t, 2, "tensor_layout", read_layout, e, &e->has_tensor_layout));
     return 0;
 }
 

@@ -13,7 +13,9 @@ int lsp_read_scalars(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const
                      void **v, uint32_t *n, bool *present);
 int lsp_read_tables(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const char *field, size_t esize,
                     lsp_read_fn fn, void **v, uint32_t *n, bool *present);
-int lsp_read_sub(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const char *field, lsp_read_fn fn, void *out);
+/* A sub-table, read with fn under the field's name in the path; *present says whether it was there. */
+int lsp_read_sub(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const char *field, lsp_read_fn fn, void *out,
+                 bool *present);
 int lsp_read_data_segment(ls_fb_reader *r, const ls_fb_table *t, void *out);
 
 #define LSP_READ_SCALARS(r, t, slot, field, vec) \

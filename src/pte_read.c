@@ -60,12 +60,13 @@ int lsp_read_tables(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const 
     return 1;
 }
 
-/* Reads the sub-table in slot with fn, under the field's name in the path. */
-int lsp_read_sub(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const char *field, lsp_read_fn fn, void *out)
+int lsp_read_sub(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const char *field, lsp_read_fn fn, void *out,
+                 bool *present)
 {
     ls_fb_table sub;
     int rc = ls_fb_table_field(r, t, slot, field, &sub);
     if (rc <= 0) return rc;
+    *present = true;
     if (ls_fb_push(r, "%s", field) < 0 || fn(r, &sub, out) < 0) return -1;
     ls_fb_pop(r);
     return 1;
@@ -111,14 +112,10 @@ static int read_tensor(ls_fb_reader *r, const ls_fb_table *t, ls_pte_tensor *x)
     TRY(READ_SCALARS(r, t, 3, "dim_order", &x->dim_order));
     TRY(ls_fb_bool(r, t, 4, "requires_grad", false, &x->requires_grad));
     TRY(ls_fb_u32(r, t, 5, "data_buffer_idx", 0, &x->data_buffer_idx));
-    int rc = read_sub(r, t, 6, "allocation_info", read_allocation, &x->allocation_info);
-    TRY(rc);
-    x->has_allocation_info = rc == 1;
+    TRY(read_sub(r, t, 6, "allocation_info", read_allocation, &x->allocation_info, &x->has_allocation_info));
     TRY(ls_fb_i8(r, t, 7, "layout", 0, &x->layout));
     TRY(ls_fb_i8(r, t, 8, "shape_dynamism", 0, &x->shape_dynamism));
-    rc = read_sub(r, t, 9, "extra_tensor_info", read_extra_info, &x->extra_tensor_info);
-    TRY(rc);
-    x->has_extra_tensor_info = rc == 1;
+    TRY(read_sub(r, t, 9, "extra_tensor_info", read_extra_info, &x->extra_tensor_info, &x->has_extra_tensor_info));
     return 0;
 }
 
@@ -247,9 +244,7 @@ static int read_delegate(ls_fb_reader *r, const ls_fb_table *t, void *out)
 {
     ls_pte_delegate *x = out;
     TRY(read_string(r, t, 0, "id", &x->id));
-    int rc = read_sub(r, t, 1, "processed", read_processed, x);
-    TRY(rc);
-    x->has_processed = rc == 1;
+    TRY(read_sub(r, t, 1, "processed", read_processed, x, &x->has_processed));
     TRY(READ_TABLES(r, t, 2, "compile_specs", &x->compile_specs, read_compile_spec));
     return 0;
 }
@@ -275,9 +270,7 @@ static int read_plan(ls_fb_reader *r, const ls_fb_table *t, void *out)
 {
     ls_pte_plan *x = out;
     TRY(read_string(r, t, 0, "name", &x->name));
-    int rc = read_sub(r, t, 1, "container_meta_type", read_container_meta, x);
-    TRY(rc);
-    x->has_container_meta_type = rc == 1;
+    TRY(read_sub(r, t, 1, "container_meta_type", read_container_meta, x, &x->has_container_meta_type));
     TRY(READ_TABLES(r, t, 2, "values", &x->values, read_value));
     TRY(READ_SCALARS(r, t, 3, "inputs", &x->inputs));
     TRY(READ_SCALARS(r, t, 4, "outputs", &x->outputs));
@@ -333,9 +326,7 @@ static int read_program(ls_fb_reader *r, const ls_fb_table *t, ls_pte *x)
     TRY(READ_TABLES(r, t, 2, "constant_buffer", &x->constant_buffer, read_buffer));
     TRY(READ_TABLES(r, t, 3, "backend_delegate_data", &x->backend_delegate_data, read_inline_data));
     TRY(READ_TABLES(r, t, 4, "segments", &x->segments, lsp_read_data_segment));
-    int rc = read_sub(r, t, 5, "constant_segment", read_subsegments, &x->constant_segment);
-    TRY(rc);
-    x->has_constant_segment = rc == 1;
+    TRY(read_sub(r, t, 5, "constant_segment", read_subsegments, &x->constant_segment, &x->has_constant_segment));
     TRY(READ_TABLES(r, t, 6, "mutable_data_segments", &x->mutable_data_segments, read_subsegments));
     TRY(READ_TABLES(r, t, 7, "named_data", &x->named_data, read_named_data));
     return 0;
