@@ -25,6 +25,12 @@ typedef struct ls_verify_result {
 } ls_verify_result;
 
 void ls_verify(const ls_program *p, ls_verify_result *out);
+/* The same findings as ls_verify(p), for a program that shares lowered submodules with `prev`
+ * (the step before in a history, whose findings are prev_result): a submodule prev holds under
+ * the same name, as the same program, keeps its findings instead of being checked again, so a
+ * step costs its top level and the submodules it made. prev may be NULL. */
+void ls_verify_next(const ls_program *p, const ls_program *prev, const ls_verify_result *prev_result,
+                    ls_verify_result *out);
 void ls_verify_result_free(ls_verify_result *r);
 
 #endif

@@ -185,9 +185,12 @@ static ls_step *add_step(ls_history *h, const char *pass, const char *detail)
     return s;
 }
 
-static void verify_step(const ls_pipeline_opts *opts, ls_step *s)
+/* The verifier after a step: the submodules it shares with the step before keep their findings. */
+static void verify_step(const ls_pipeline_opts *opts, ls_step *s, const ls_step *before)
 {
-    if (opts->verify) ls_verify(s->program, &s->verify);
+    if (!opts->verify) return;
+    if (before) ls_verify_next(s->program, before->program, &before->verify, &s->verify);
+    else ls_verify(s->program, &s->verify);
 }
 
 int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history *h, ls_error *err)
@@ -200,7 +203,7 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
     if (n > sizeof plan / sizeof plan[0]) return ls_fail(err, "the pipeline has too many steps (%u)", n);
     ls_step *s0 = add_step(h, "load", NULL);
     s0->program = ls_program_ref(loaded);
-    verify_step(opts, s0);
+    verify_step(opts, s0, NULL);
     for (uint32_t i = 0; i < n; i++) {
         ls_program *prev = h->steps[h->n - 1].program;
         ls_step *s = add_step(h, plan[i].pass->name, plan[i].profile ? plan[i].profile->name : NULL);
@@ -218,7 +221,7 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
         }
         s->program = out;
         ls_diff_programs(prev, out, &s->changes, &s->n_changes);
-        verify_step(opts, s);
+        verify_step(opts, s, &h->steps[h->n - 2]);
     }
     return 0;
 }

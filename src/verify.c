@@ -13,11 +13,14 @@
 #include "ops.h"
 #include "ptrmap.h"
 
+typedef struct id_pos id_pos;
+
 typedef struct vctx {
     const ls_program *p;
     const char *prog; /* NULL at the top level, else the submodule path */
     ls_verify_result *out;
     uint32_t cap;
+    const id_pos *ids; /* where each node id sits in p */
 } vctx;
 
 static void add(vctx *c, ls_severity sev, const char *node, const char *fmt, ...) LS_PRINTF(4, 5);
@@ -62,26 +65,98 @@ static void py_dict(ls_buf *b, const char *const *keys, const char *const *vals,
 
 /* ---- the graph */
 
-typedef struct arg_check {
-    vctx *c;
-    const ls_node *n;
-    const ls_arg *a;
-    int32_t pos;
-} arg_check;
+/* Where each node id sits, taken once per program: a dense array when ids are dense (the top
+ * level), a map otherwise (a lowered module keeps the ids its nodes had in the program it came
+ * from). The program's own index would also hash every name; the verifier needs only ids. */
+struct id_pos {
+    int32_t *dense; /* id → position, -1 absent */
+    uint32_t cap;
+    ls_ptrmap sparse; /* (void *)id → position */
+};
 
-static void check_ref(uint32_t id, void *vctx_)
+static void id_pos_take(id_pos *t, const ls_program *p)
 {
-    arg_check *ac = vctx_;
-    const ls_program *p = ac->c->p;
-    int32_t at = ls_program_pos(p, id);
+    memset(t, 0, sizeof *t);
+    uint32_t max_id = 0;
+    for (uint32_t i = 0; i < p->n_nodes; i++)
+        if (p->nodes[i]->id > max_id) max_id = p->nodes[i]->id;
+    if (max_id <= 4u * p->n_nodes + 1024u) {
+        t->cap = max_id + 1;
+        t->dense = ls_malloc(sizeof *t->dense * t->cap);
+        memset(t->dense, 0xff, sizeof *t->dense * t->cap);
+        for (uint32_t i = 0; i < p->n_nodes; i++) t->dense[p->nodes[i]->id] = (int32_t)i;
+    } else {
+        ls_ptrmap_reserve(&t->sparse, p->n_nodes);
+        for (uint32_t i = 0; i < p->n_nodes; i++)
+            if (p->nodes[i]->id) ls_ptrmap_put(&t->sparse, (const void *)(uintptr_t)p->nodes[i]->id, i);
+    }
+}
+
+static int32_t id_pos_get(const id_pos *t, uint32_t id)
+{
+    if (t->dense) return id < t->cap ? t->dense[id] : -1;
+    uintptr_t v;
+    return ls_ptrmap_get(&t->sparse, (const void *)(uintptr_t)id, &v) ? (int32_t)v : -1;
+}
+
+static void id_pos_free(id_pos *t)
+{
+    free(t->dense);
+    ls_ptrmap_free(&t->sparse);
+}
+
+static const ls_node *node_of(const vctx *c, uint32_t id)
+{
+    int32_t at = id_pos_get(c->ids, id);
+    return at >= 0 ? c->p->nodes[at] : NULL;
+}
+
+/* A reference to a node that is absent or not defined before its reader (message formatted
+ * only then). */
+static void bad_ref(vctx *c, const ls_node *n, const ls_arg *a, uint32_t id, int32_t at)
+{
     char argname[48];
-    if (ac->a->name) snprintf(argname, sizeof argname, "argument '%s'", ac->a->name);
-    else snprintf(argname, sizeof argname, "argument %d", (int)(ac->a - ac->n->args));
+    if (a->name) snprintf(argname, sizeof argname, "argument '%s'", a->name);
+    else snprintf(argname, sizeof argname, "argument %d", (int)(a - n->args));
     if (at < 0)
-        add(ac->c, LS_SEV_ERROR, ac->n->name, "node '%s' %s: node id %u is not in the graph", ac->n->name, argname, id);
-    else if (at >= ac->pos)
-        add(ac->c, LS_SEV_ERROR, ac->n->name, "node '%s' %s: '%s' is not defined before it", ac->n->name, argname,
-            p->nodes[at]->name);
+        add(c, LS_SEV_ERROR, n->name, "node '%s' %s: node id %u is not in the graph", n->name, argname, id);
+    else
+        add(c, LS_SEV_ERROR, n->name, "node '%s' %s: '%s' is not defined before it", n->name, argname,
+            c->p->nodes[at]->name);
+}
+
+static void check_refs(vctx *c, const ls_node *n, int32_t pos)
+{
+    const id_pos *ids = c->ids;
+    for (uint16_t k = 0; k < n->nargs; k++) {
+        const ls_arg *a = &n->args[k];
+        uint32_t id;
+        int32_t at;
+        switch (a->kind) {
+        case LS_ARG_NODE:
+            id = a->v.node;
+            at = id_pos_get(ids, id);
+            if (at < 0 || at >= pos) bad_ref(c, n, a, id, at);
+            break;
+        case LS_ARG_NODES:
+        case LS_ARG_OPT_NODES:
+            for (uint32_t j = 0; j < a->n; j++) {
+                if (!(id = a->v.nodes[j])) continue;
+                at = id_pos_get(ids, id);
+                if (at < 0 || at >= pos) bad_ref(c, n, a, id, at);
+            }
+            break;
+        case LS_ARG_SYMINTS:
+            for (uint32_t j = 0; j < a->n; j++) {
+                if (!a->v.symints[j].is_node) continue;
+                id = a->v.symints[j].node;
+                at = id_pos_get(ids, id);
+                if (at < 0 || at >= pos) bad_ref(c, n, a, id, at);
+            }
+            break;
+        default: break;
+        }
+    }
 }
 
 static bool is_sym_op(const ls_op *op)
@@ -92,7 +167,9 @@ static bool is_sym_op(const ls_op *op)
 static void check_graph(vctx *c)
 {
     const ls_program *p = c->p;
-    ls_ptrmap names = {0};
+    ls_ptrmap names = {0}, subs = {0};
+    ls_ptrmap_reserve(&names, p->n_nodes);
+    for (uint32_t i = 0; i < p->n_subs; i++) ls_ptrmap_add(&subs, p->subs[i].name, 1, NULL);
     uint32_t n_outputs = 0;
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
@@ -101,20 +178,16 @@ static void check_graph(vctx *c)
         else if (!ls_ptrmap_add(&names, n->name, i, &first))
             add(c, LS_SEV_ERROR, n->name, "node name '%s' is used twice (positions %u and %u)", n->name,
                 (unsigned)first, i);
-        arg_check ac = {c, n, NULL, (int32_t)i};
-        for (uint16_t a = 0; a < n->nargs; a++) {
-            ac.a = &n->args[a];
-            ls_arg_each_node(&n->args[a], check_ref, &ac);
-        }
+        check_refs(c, n, (int32_t)i);
         if (n->kind == LS_NODE_OUTPUT) n_outputs++;
-        if (n->kind == LS_NODE_GET_ATTR && !ls_program_sub(p, n->target))
+        if (n->kind == LS_NODE_GET_ATTR && !ls_ptrmap_get(&subs, n->target, NULL))
             add(c, LS_SEV_WARNING, n->name,
                 "get_attr '%s': the lowered module '%s' is not in the program (the file does not hold it): shown, "
                 "never run",
                 n->name, n->target ? n->target : "?");
         if (n->kind != LS_NODE_CALL || !n->op) continue;
         if (n->op->id == LS_OP_call_delegate) {
-            const ls_node *m = n->nargs && n->args[0].kind == LS_ARG_NODE ? ls_program_node(p, n->args[0].v.node) : NULL;
+            const ls_node *m = n->nargs && n->args[0].kind == LS_ARG_NODE ? node_of(c, n->args[0].v.node) : NULL;
             if (!m || m->kind != LS_NODE_GET_ATTR)
                 add(c, LS_SEV_ERROR, n->name, "node '%s': executorch_call_delegate's first argument is not a get_attr of a lowered module",
                     n->name);
@@ -137,6 +210,7 @@ static void check_graph(vctx *c)
                 n->target, n->name, n->op->qualname);
     }
     ls_ptrmap_free(&names);
+    ls_ptrmap_free(&subs);
     if (!p->n_nodes) add(c, LS_SEV_ERROR, NULL, "the graph has no nodes (not even an output node)");
     else if (p->nodes[p->n_nodes - 1]->kind != LS_NODE_OUTPUT)
         add(c, LS_SEV_ERROR, p->nodes[p->n_nodes - 1]->name, "last node must be output, got %s",
@@ -156,7 +230,8 @@ static const char *spec_kind_title(const ls_input_spec *s)
     }
 }
 
-static void check_data(vctx *c, const ls_input_spec *s, const ls_named_tensor *e)
+/* ph: the spec's placeholder when known (same name), else NULL (looked up by name). */
+static void check_data(vctx *c, const ls_input_spec *s, const ls_named_tensor *e, const ls_node *ph)
 {
     const ls_program *p = c->p;
     char a[160], b[160];
@@ -165,11 +240,14 @@ static void check_data(vctx *c, const ls_input_spec *s, const ls_named_tensor *e
             spec_kind_title(s), s->target);
         return;
     }
-    int32_t pos = s->name ? ls_program_find(p, s->name) : -1;
-    if (pos < 0 || p->nodes[pos]->val_kind != LS_VAL_TENSOR) return;
+    if (!ph) {
+        int32_t pos = s->name ? ls_program_find(p, s->name) : -1;
+        ph = pos >= 0 ? p->nodes[pos] : NULL;
+    }
+    if (!ph || ph->val_kind != LS_VAL_TENSOR) return;
     ls_tmeta have;
     ls_tensor_meta(e->t, &have);
-    const ls_tmeta *want = &p->nodes[pos]->vals[0];
+    const ls_tmeta *want = &ph->vals[0];
     bool same = have.dtype == want->dtype && have.ndim == want->ndim;
     for (int d = 0; same && d < have.ndim; d++) same = want->sym[d] || have.sizes[d] == want->sizes[d];
     if (!same)
@@ -243,7 +321,7 @@ static void check_inputs(vctx *c)
             if (!in_consts) add(c, LS_SEV_ERROR, s->name, "Constant tensor %s is not in the constants dictionary.", s->target);
             data = in_consts;
         }
-        if (data && p->has_weights) check_data(c, s, data);
+        if (data && p->has_weights) check_data(c, s, data, i < ph.n && ph.v[i]->name == s->name ? ph.v[i] : NULL);
         if (s->kind == LS_IN_PARAMETER) continue;
         uintptr_t first;
         if (!ls_ptrmap_add(&targets, s->target, i, &first)) {
@@ -269,7 +347,7 @@ static void check_outputs(vctx *c)
     uint32_t n = out->nargs;
     const char **names = ls_calloc(n ? n : 1, sizeof *names);
     for (uint32_t i = 0; i < n; i++) {
-        const ls_node *v = out->args[i].kind == LS_ARG_NODE ? ls_program_node(p, out->args[i].v.node) : NULL;
+        const ls_node *v = out->args[i].kind == LS_ARG_NODE ? node_of(c, out->args[i].v.node) : NULL;
         names[i] = v ? v->name : NULL;
     }
     if (n != p->n_outputs) {
@@ -366,13 +444,10 @@ static void check_outputs(vctx *c)
     free(names);
 }
 
-static void verify_one(const ls_program *p, const char *prog, ls_verify_result *out, uint32_t *cap, int depth)
+static void verify_one(const ls_program *p, const char *prog, ls_verify_result *out, uint32_t *cap, int depth);
+
+static void verify_subs(const ls_program *p, const char *prog, ls_verify_result *out, uint32_t *cap, int depth)
 {
-    vctx c = {p, prog, out, *cap};
-    check_graph(&c);
-    check_inputs(&c);
-    check_outputs(&c);
-    *cap = c.cap;
     for (uint32_t i = 0; i < p->n_subs && depth < 8; i++) {
         if (!p->subs[i].program) continue;
         const char *name = prog ? ls_internf("%s/%s", prog, p->subs[i].name) : p->subs[i].name;
@@ -380,11 +455,108 @@ static void verify_one(const ls_program *p, const char *prog, ls_verify_result *
     }
 }
 
+static void verify_one(const ls_program *p, const char *prog, ls_verify_result *out, uint32_t *cap, int depth)
+{
+    id_pos ids;
+    id_pos_take(&ids, p);
+    vctx c = {p, prog, out, *cap, &ids};
+    check_graph(&c);
+    check_inputs(&c);
+    check_outputs(&c);
+    id_pos_free(&ids);
+    *cap = c.cap;
+    verify_subs(p, prog, out, cap, depth);
+}
+
 void ls_verify(const ls_program *p, ls_verify_result *out)
 {
     memset(out, 0, sizeof *out);
     uint32_t cap = 0;
     verify_one(p, NULL, out, &cap, 0);
+}
+
+/* The findings of one submodule (and those nested in it) in a result: they are contiguous, the
+ * submodule's own first, as verify_one makes them. */
+typedef struct span {
+    uint32_t first, n;
+} span;
+
+static const char *top_component(const char *prog)
+{
+    const char *slash = strchr(prog, '/');
+    return slash ? ls_intern_n(prog, (size_t)(slash - prog)) : prog;
+}
+
+static void copy_finding(ls_verify_result *out, uint32_t *cap, const ls_finding *f)
+{
+    if (out->n == *cap) {
+        *cap = *cap ? *cap * 2 : 8;
+        out->v = ls_realloc(out->v, sizeof *out->v * *cap);
+    }
+    ls_finding *d = &out->v[out->n++];
+    *d = *f;
+    d->msg = ls_strdup(f->msg);
+    if (f->severity == LS_SEV_ERROR) out->n_errors++;
+}
+
+void ls_verify_next(const ls_program *p, const ls_program *prev, const ls_verify_result *prev_result,
+                    ls_verify_result *out)
+{
+    if (!prev || !prev_result || !p->n_subs || !prev->n_subs) {
+        ls_verify(p, out);
+        return;
+    }
+    memset(out, 0, sizeof *out);
+    uint32_t cap = 0;
+    id_pos ids;
+    id_pos_take(&ids, p);
+    vctx c = {p, NULL, out, 0, &ids};
+    check_graph(&c);
+    check_inputs(&c);
+    check_outputs(&c);
+    id_pos_free(&ids);
+    cap = c.cap;
+    /* prev's submodules by name (a name given twice: never reused), and their findings */
+    ls_ptrmap prev_sub = {0}, spans = {0};
+    ls_ptrmap_reserve(&prev_sub, prev->n_subs);
+    for (uint32_t i = 0; i < prev->n_subs; i++) {
+        uintptr_t old;
+        if (!ls_ptrmap_add(&prev_sub, prev->subs[i].name, (uintptr_t)prev->subs[i].program, &old))
+            ls_ptrmap_put(&prev_sub, prev->subs[i].name, 0);
+    }
+    span *sp = ls_calloc(prev_result->n ? prev_result->n : 1, sizeof *sp);
+    uint32_t nsp = 0;
+    for (uint32_t k = 0; k < prev_result->n; k++) {
+        const char *prog = prev_result->v[k].program;
+        if (!prog) continue;
+        const char *top = top_component(prog);
+        uintptr_t at;
+        if (ls_ptrmap_get(&spans, top, &at) && sp[at].first + sp[at].n == k) {
+            sp[at].n++;
+        } else if (!ls_ptrmap_get(&spans, top, NULL)) {
+            sp[nsp] = (span){k, 1};
+            ls_ptrmap_put(&spans, top, nsp++);
+        } else {
+            ls_ptrmap_put(&prev_sub, top, 0); /* not contiguous: check it again */
+        }
+    }
+    ls_ptrmap seen = {0};
+    for (uint32_t i = 0; i < p->n_subs; i++) {
+        const ls_submodule *sub = &p->subs[i];
+        if (!sub->program) continue;
+        uintptr_t was = 0, at;
+        bool twice = !ls_ptrmap_add(&seen, sub->name, 1, NULL);
+        if (!twice && ls_ptrmap_get(&prev_sub, sub->name, &was) && was == (uintptr_t)sub->program) {
+            if (ls_ptrmap_get(&spans, sub->name, &at))
+                for (uint32_t k = sp[at].first; k < sp[at].first + sp[at].n; k++) copy_finding(out, &cap, &prev_result->v[k]);
+            continue;
+        }
+        verify_one(sub->program, sub->name, out, &cap, 1);
+    }
+    ls_ptrmap_free(&seen);
+    ls_ptrmap_free(&prev_sub);
+    ls_ptrmap_free(&spans);
+    free(sp);
 }
 
 void ls_verify_result_free(ls_verify_result *r)

@@ -195,6 +195,87 @@ START_TEST(folded_output_sample_aten_clone)
 }
 END_TEST
 
+/* Two verifier results list the same findings in the same order. */
+static void same_findings(const ls_verify_result *a, const ls_verify_result *b)
+{
+    ck_assert_uint_eq(a->n, b->n);
+    ck_assert_uint_eq(a->n_errors, b->n_errors);
+    for (uint32_t i = 0; i < a->n; i++) {
+        ck_assert_uint_eq(a->v[i].severity, b->v[i].severity);
+        ck_assert_ptr_eq(a->v[i].program, b->v[i].program);
+        ck_assert_ptr_eq(a->v[i].node, b->v[i].node);
+        ck_assert_str_eq(a->v[i].msg, b->v[i].msg);
+    }
+}
+
+/* Replaces the program of a submodule (the caller's reference is taken). */
+static void set_sub_program(ls_program *p, uint32_t i, ls_program *sub)
+{
+    ls_program_unref(p->subs[i].program);
+    p->subs[i].program = sub;
+}
+
+/* ls_verify_next: a submodule the step before holds as the same program keeps its findings, a
+ * replaced one is checked again; either way the findings are ls_verify's. */
+START_TEST(verify_next_reuses_shared_submodules)
+{
+    ls_program *p;
+    ls_error err;
+    if (ls_load(tu_root("samples/two_delegates.pt2"), NULL, &p, &err) != 0) ck_abort_msg("%s", err.msg);
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_history h;
+    ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
+    const ls_program *lowered = h.steps[6].program;
+    ck_assert_str_eq(h.steps[6].pass, "to_backend");
+    ck_assert_uint_eq(lowered->n_subs, 2);
+    /* a: lowered_module_1 loses its first placeholder (its readers now read nothing) */
+    ls_program *broken = ls_program_copy(lowered->subs[1].program);
+    ls_program_remove(broken, 0);
+    ls_program *a = ls_program_copy(lowered);
+    set_sub_program(a, 1, broken);
+    ls_verify_result ra, rb, rb_fresh, rc, rc_fresh;
+    ls_verify(a, &ra);
+    ck_assert_uint_gt(ra.n_errors, 0);
+    ck_assert_str_eq(ra.v[0].program, "lowered_module_1");
+    /* b shares both submodules with a: the findings come over */
+    ls_program *b = ls_program_copy(a);
+    ls_verify_next(b, a, &ra, &rb);
+    ls_verify(b, &rb_fresh);
+    same_findings(&rb, &rb_fresh);
+    same_findings(&rb, &ra);
+    /* c repairs lowered_module_1 and breaks lowered_module_0 */
+    ls_program *c = ls_program_copy(a);
+    set_sub_program(c, 1, ls_program_ref(lowered->subs[1].program));
+    ls_program *broken0 = ls_program_copy(lowered->subs[0].program);
+    ls_program_remove(broken0, 0);
+    set_sub_program(c, 0, broken0);
+    ls_verify_next(c, a, &ra, &rc);
+    ls_verify(c, &rc_fresh);
+    same_findings(&rc, &rc_fresh);
+    ck_assert_uint_gt(rc.n_errors, 0);
+    ck_assert_str_eq(rc.v[0].program, "lowered_module_0");
+    /* the pipeline's own results are what ls_verify finds */
+    for (uint32_t i = 0; i < h.n; i++) {
+        ls_verify_result fresh;
+        ls_verify(h.steps[i].program, &fresh);
+        same_findings(&h.steps[i].verify, &fresh);
+        ls_verify_result_free(&fresh);
+    }
+    ls_verify_result_free(&ra);
+    ls_verify_result_free(&rb);
+    ls_verify_result_free(&rb_fresh);
+    ls_verify_result_free(&rc);
+    ls_verify_result_free(&rc_fresh);
+    ls_program_unref(a);
+    ls_program_unref(b);
+    ls_program_unref(c);
+    ls_history_free(&h);
+    ls_pipeline_opts_free(&o);
+    ls_program_unref(p);
+}
+END_TEST
+
 START_TEST(cli_passes_partitions_diff)
 {
     const char *sample = tu_root("samples/shared_constant.pt2");
@@ -240,6 +321,7 @@ Suite *pipeline_suite(void)
     tcase_add_test(tc, failing_pass_stops);
     tcase_add_test(tc, samples_through_default_pipeline);
     tcase_add_test(tc, folded_output_sample_aten_clone);
+    tcase_add_test(tc, verify_next_reuses_shared_submodules);
     tcase_add_test(tc, cli_passes_partitions_diff);
     suite_add_tcase(s, tc);
     return s;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,7 +28,8 @@
 #define MAX_STEPS 32
 
 typedef struct result {
-    double wall, cpu;
+    double wall, cpu, sys;
+    long faults; /* minor page faults during the pipeline: fresh memory the kernel had to map */
     uint32_t n_steps;
     double step_seconds[MAX_STEPS];
     uint32_t nodes_after, subs_after, failed_step;
@@ -81,10 +83,15 @@ static int run_once(const ls_gen_opts *o, const ls_pipeline_opts *po, result *re
             fprintf(stderr, "bench_pipeline: generating %u nodes: %s\n", o->nodes, err.msg);
             _exit(1);
         }
+        struct rusage u0, u1;
+        getrusage(RUSAGE_SELF, &u0);
         double w0 = ls_now(), c0 = cpu_now();
         int rc = ls_pipeline_run(p, po, &h, &err);
         r.wall = ls_now() - w0;
         r.cpu = cpu_now() - c0;
+        getrusage(RUSAGE_SELF, &u1);
+        r.sys = (double)(u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) + (double)(u1.ru_stime.tv_usec - u0.ru_stime.tv_usec) * 1e-6;
+        r.faults = u1.ru_minflt - u0.ru_minflt;
         r.failed_step = UINT32_MAX;
         if (rc == 0) {
             r.n_steps = h.n < MAX_STEPS ? h.n : MAX_STEPS;
@@ -111,37 +118,57 @@ static int run_once(const ls_gen_opts *o, const ls_pipeline_opts *po, result *re
     return got == (ssize_t)sizeof *res && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-int main(void)
+/* bench_pipeline [RUNS [NODES]]: by default 5 runs of each size; with NODES, that size only
+ * (e.g. `valgrind --tool=callgrind build/bench/bench_pipeline 1 50000`). */
+int main(int argc, char **argv)
 {
-    const uint32_t sizes[3] = {50000, 100000, 200000};
+    uint32_t sizes[3] = {50000, 100000, 200000};
+    int n_sizes = 3, runs = RUNS;
+    if (argc > 1) runs = atoi(argv[1]) > 0 && atoi(argv[1]) <= RUNS ? atoi(argv[1]) : RUNS;
+    if (argc > 2 && atoi(argv[2]) > 0) {
+        sizes[0] = (uint32_t)atoi(argv[2]);
+        n_sizes = 1;
+    }
     double med_wall[3] = {0}, med_cpu[3] = {0};
     ls_pipeline_opts po;
     ls_pipeline_opts_init(&po);
     ls_plan_step plan[MAX_STEPS];
     uint32_t n_plan = ls_pipeline_plan(&po, plan, MAX_STEPS);
-    printf("bench_pipeline: the default pipeline (%u passes, verifier after every step), median of %d runs\n", n_plan, RUNS);
-    for (int s = 0; s < 3; s++) {
+    printf("bench_pipeline: the default pipeline (%u passes, verifier after every step), median of %d runs\n", n_plan, runs);
+    for (int s = 0; s < n_sizes; s++) {
         ls_gen_opts o = opts_for(sizes[s]);
-        double wall[RUNS], cpu[RUNS], steps[MAX_STEPS][RUNS];
+        double wall[RUNS], cpu[RUNS], sys[RUNS], faults[RUNS], steps[MAX_STEPS][RUNS], rest[RUNS];
         result r = {0};
-        for (int k = 0; k < RUNS; k++) {
+        for (int k = 0; k < runs; k++) {
             if (run_once(&o, &po, &r) != 0) {
                 fprintf(stderr, "bench_pipeline: run %d on %u nodes failed\n", k, sizes[s]);
                 return 1;
             }
             wall[k] = r.wall;
             cpu[k] = r.cpu;
-            for (uint32_t i = 0; i < r.n_steps; i++) steps[i][k] = r.step_seconds[i];
+            sys[k] = r.sys;
+            faults[k] = (double)r.faults;
+            rest[k] = r.wall;
+            for (uint32_t i = 0; i < r.n_steps; i++) {
+                steps[i][k] = r.step_seconds[i];
+                rest[k] -= r.step_seconds[i];
+            }
         }
-        med_wall[s] = median(wall, RUNS);
-        med_cpu[s] = median(cpu, RUNS);
+        med_wall[s] = median(wall, runs);
+        med_cpu[s] = median(cpu, runs);
         printf("\n%6u call nodes (%u constants, %u partitions): %.3f s wall, %.3f s CPU\n", o.nodes, o.constants,
                o.partitions, med_wall[s], med_cpu[s]);
-        printf("        after: %u top-level nodes, %u lowered modules\n", r.nodes_after, r.subs_after);
+        printf("        after: %u top-level nodes, %u lowered modules; %.3f s of the CPU time in the kernel, %.0f page faults\n",
+               r.nodes_after, r.subs_after, median(sys, runs), median(faults, runs));
         printf("        passes (median, without diff and verifier):");
         for (uint32_t i = 1; i < r.n_steps && i <= n_plan; i++)
-            printf("%s %s %.3f", i == 1 ? "" : ",", plan[i - 1].pass->name, median(steps[i], RUNS));
-        printf("\n");
+            printf("%s %s %.3f", i == 1 ? "" : ",", plan[i - 1].pass->name, median(steps[i], runs));
+        printf("\n        the rest (diff against the step before, verifier after every step): %.3f s\n",
+               median(rest, runs));
+    }
+    if (n_sizes == 1) {
+        ls_pipeline_opts_free(&po);
+        return 0;
     }
     printf("\nmedians: 50k %.3f s, 100k %.3f s, 200k %.3f s (wall); %.3f / %.3f / %.3f s (CPU)\n", med_wall[0],
            med_wall[1], med_wall[2], med_cpu[0], med_cpu[1], med_cpu[2]);
