@@ -59,7 +59,7 @@ $(1)/suites.inc: $$(TEST_SRC)
 	$(Q)grep -ho '^Suite \*[a-z0-9_]*_suite(void)' $$(TEST_SRC) | sed 's/^Suite \*\(.*\)_suite(void)/LS_SUITE(\1)/' | sort > $$@
 
 $(1)/tests/check_main.o: $(1)/suites.inc
-$(1)/check_all: $$(call objs,$(1),$$(TEST_SRC) tests/check_main.c tests/testutil.c $$(CLI_SRC) $$(VIEW_SRC)) $(1)/liblowerscope.a
+$(1)/check_all: $$(call objs,$(1),$$(TEST_SRC) tests/check_main.c tests/testutil.c tests/progfixtures.c $$(CLI_SRC) $$(VIEW_SRC)) $(1)/liblowerscope.a
 	$$(if $$(Q),@echo "  LD $$@")
 	$(Q)$$(CC) $(2) -o $$@ $$^ $$(CHECK_LIBS) $$(LDLIBS)
 endef

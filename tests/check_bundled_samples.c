@@ -10,37 +10,23 @@
 #include "backend.h"
 #include "bundled_blob.h"
 #include "history.h"
-#include "passes.h"
-#include "reader.h"
+#include "progfixtures.h"
 #include "runtime.h"
 #include "testutil.h"
-
-static ls_program *load(const char *sample)
-{
-    ls_error err;
-    ls_program *p = NULL;
-    ck_assert_msg(ls_load(tu_root(sample), NULL, &p, &err) == 0, "%s", err.msg);
-    return p;
-}
 
 /* The program after the last pass. Submodules to_backend left without a blob (when it did not
  * find the backend) are preprocessed here, as to_backend does, in a copy. */
 static ls_program *lower(const char *sample, const char *pipeline)
 {
     ls_error err;
-    ls_program *p = load(sample);
-    ls_pipeline_opts o;
-    ls_pipeline_opts_init(&o);
-    if (pipeline) ck_assert_msg(ls_pipeline_opt(&o, "--pipeline", pipeline, &err) == 1, "%s", err.msg);
+    ls_program *p = pf_load(tu_root(sample));
     ls_history h = {0};
-    ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s", err.msg);
-    for (uint32_t i = 0; i < h.n; i++) ck_assert_msg(!h.steps[i].error, "%s: %s", h.steps[i].pass, h.steps[i].error);
+    pf_lower(p, pipeline, &h);
     uint32_t last = h.n - 1; /* the default pipeline goes on with to_executorch's steps */
     while (last > 0 && strcmp(h.steps[last].pass, "to_backend") != 0) last--;
     ck_assert_str_eq(h.steps[last].pass, "to_backend");
     ls_program *out = ls_program_copy(h.steps[last].program);
     ls_history_free(&h);
-    ls_pipeline_opts_free(&o);
     ls_program_unref(p);
     ck_assert_uint_ge(out->n_subs, 1);
     for (uint32_t i = 0; i < out->n_subs; i++) {
@@ -51,20 +37,6 @@ static ls_program *lower(const char *sample, const char *pipeline)
                       err.msg);
     }
     return out;
-}
-
-static ls_runner *runner(const ls_program *p)
-{
-    ls_error err;
-    ls_runner *r = ls_runner_new(p, &err);
-    ck_assert_msg(r != NULL, "%s", err.msg);
-    return r;
-}
-
-static void free_values(ls_value *v, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) ls_value_release(&v[i]);
-    free(v);
 }
 
 static void assert_close(const ls_tensor *a, const ls_tensor *b, const char *what)
@@ -98,16 +70,16 @@ static void run_both(ls_runner *ref, ls_runner *low, const ls_program *ref_prog,
         ck_assert_int_eq(a[k].kind, b[k].kind);
         if (a[k].kind == LS_V_TENSOR) assert_close(b[k].t, a[k].t, "output");
     }
-    free_values(in, n_in);
-    free_values(a, na);
-    free_values(b, nb);
+    pf_values_free(in, n_in);
+    pf_values_free(a, na);
+    pf_values_free(b, nb);
 }
 
 START_TEST(kv_cache_fills_inside_the_delegate)
 {
-    ls_program *ref_prog = load("samples/kv_cache.pt2");
+    ls_program *ref_prog = pf_load(tu_root("samples/kv_cache.pt2"));
     ls_program *low_prog = lower("samples/kv_cache.pt2", NULL);
-    ls_runner *ref = runner(ref_prog), *low = runner(low_prog);
+    ls_runner *ref = pf_runner(ref_prog), *low = pf_runner(low_prog);
     ck_assert_uint_eq(ls_runner_state_count(low), 1); /* the delegate's only: the top level has none */
     ck_assert_str_eq(ls_runner_state_name(low, 0), "lowered_module_0/cache");
     for (int64_t step = 0; step < 3; step++) {
@@ -132,23 +104,23 @@ END_TEST
 
 START_TEST(constant_mask_needs_fold_masks)
 {
-    ls_program *ref_prog = load("samples/constant_mask.pt2");
+    ls_program *ref_prog = pf_load(tu_root("samples/constant_mask.pt2"));
     ls_error err;
 
     ls_program *unfolded = lower("samples/constant_mask.pt2", "to_edge,constant_prop,partition,duplicate_constants,to_backend");
-    ls_runner *r = runner(unfolded);
+    ls_runner *r = pf_runner(unfolded);
     ls_value *in, *out;
     uint32_t n_in, n_out;
     ck_assert_msg(ls_make_inputs(ref_prog, 7, 0, &in, &n_in, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(ls_runner_run(r, in, n_in, &out, &n_out, &err), -1);
     ck_assert_msg(tu_contains(err.msg, "[Gather] Boolean indices not supported"), "%s", err.msg);
     ck_assert_msg(tu_contains(err.msg, "BundledBackend: lowered_module_0: node aten_index_tensor"), "%s", err.msg);
-    free_values(in, n_in);
+    pf_values_free(in, n_in);
     ls_runner_free(r);
     ls_program_unref(unfolded);
 
     ls_program *folded = lower("samples/constant_mask.pt2", NULL);
-    ls_runner *ref = runner(ref_prog), *low = runner(folded);
+    ls_runner *ref = pf_runner(ref_prog), *low = pf_runner(folded);
     for (int64_t step = 0; step < 2; step++) run_both(ref, low, ref_prog, step);
     ls_runner_free(ref);
     ls_runner_free(low);

@@ -14,6 +14,7 @@
 #include "export.h"
 #include "ops.h"
 #include "passes.h"
+#include "progfixtures.h"
 #include "pte_test.h"
 #include "reader.h"
 #include "runtime.h"
@@ -22,27 +23,6 @@
 static const char *const samples[] = {"shared_constant", "two_delegates", "folded_output", "constant_mask",
                                       "kv_cache",        "policy",        "tiny_llama"};
 #define NSAMPLES (sizeof samples / sizeof samples[0])
-
-static ls_program *load_sample(const char *name)
-{
-    char rel[128];
-    snprintf(rel, sizeof rel, "samples/%s.pt2", name);
-    ls_program *p = NULL;
-    ls_error err;
-    ck_assert_msg(ls_load(tu_root(rel), NULL, &p, &err) == 0, "%s", err.msg);
-    return p;
-}
-
-static void lower(ls_program *p, const char *pipeline, ls_history *h)
-{
-    ls_pipeline_opts o;
-    ls_pipeline_opts_init(&o);
-    ls_error err;
-    if (pipeline) ck_assert_msg(ls_pipeline_opt(&o, "--pipeline", pipeline, &err) == 1, "%s", err.msg);
-    ck_assert_msg(ls_pipeline_run(p, &o, h, &err) == 0, "%s", err.msg);
-    for (uint32_t i = 0; i < h->n; i++) ck_assert_msg(!h->steps[i].error, "%s: %s", h->steps[i].pass, h->steps[i].error);
-    ls_pipeline_opts_free(&o);
-}
 
 /* Runs got and want `steps` times on the same seeded inputs; every output must match. */
 static void same_results(const char *what, const ls_program *got, const ls_program *want, int steps, uint32_t *compared)
@@ -102,9 +82,9 @@ START_TEST(every_sample_exports_and_matches)
     uint32_t compared = 0;
     for (size_t k = 0; k < NSAMPLES; k++)
         for (int pl = 0; pl < 2; pl++) {
-            ls_program *p = load_sample(samples[k]);
+            ls_program *p = pf_sample(samples[k]);
             ls_history h;
-            lower(p, pipelines[pl], &h);
+            pf_lower(p, pipelines[pl], &h);
             char path[512];
             snprintf(path, sizeof path, "%s/%s_%d.pte", dir, samples[k], pl);
             ls_program *back = export_and_load(&h, -1, path);
@@ -132,9 +112,9 @@ END_TEST
 START_TEST(kv_cache_state_from_the_pte)
 {
     const char *dir = tu_tmpdir();
-    ls_program *p = load_sample("kv_cache");
+    ls_program *p = pf_sample("kv_cache");
     ls_history h;
-    lower(p, NULL, &h);
+    pf_lower(p, NULL, &h);
     char path[512];
     snprintf(path, sizeof path, "%s/kv.pte", dir);
     ls_program *back = export_and_load(&h, -1, path);
@@ -194,9 +174,9 @@ START_TEST(reading_back_gives_the_same_plan)
 {
     const char *dir = tu_tmpdir();
     for (size_t k = 0; k < NSAMPLES; k++) {
-        ls_program *p = load_sample(samples[k]);
+        ls_program *p = pf_sample(samples[k]);
         ls_history h;
-        lower(p, NULL, &h);
+        pf_lower(p, NULL, &h);
         const ls_program *last = h.steps[h.n - 1].program;
         ls_emit_summary es;
         const ls_pte *emitted = ls_program_emitted(last, &es);
@@ -255,9 +235,9 @@ static uint64_t le(const uint8_t *p, int n)
 START_TEST(header_segments_and_flatc)
 {
     const char *dir = tu_tmpdir();
-    ls_program *p = load_sample("two_delegates");
+    ls_program *p = pf_sample("two_delegates");
     ls_history h;
-    lower(p, NULL, &h);
+    pf_lower(p, NULL, &h);
     char path[512];
     snprintf(path, sizeof path, "%s/two.pte", dir);
     ls_error err;
@@ -334,11 +314,6 @@ static void write_bytes(const char *path, const uint8_t *d, size_t n)
     ck_assert(ls_write_file_atomic(path, d, n, &err) == 0);
 }
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* Damaged exported files through `lowerscope run`: refused with a message naming the file, and
  * never a crash (the binary runs under ASan in make test-asan). */
 START_TEST(damaged_exports_are_refused)
@@ -377,8 +352,8 @@ START_TEST(damaged_exports_are_refused)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         memcpy(x, d, size);
         size_t n = cases[c].len ? cases[c].len : size;
-        if (cases[c].at == SIZE_MAX) put_le(x + le(x, 4), 0, 4); /* soffset 0: the vtable is the table */
-        else if (cases[c].width) put_le(x + cases[c].at, cases[c].val, cases[c].width);
+        if (cases[c].at == SIZE_MAX) tu_put_le(x + le(x, 4), 0, 4); /* soffset 0: the vtable is the table */
+        else if (cases[c].width) tu_put_le(x + cases[c].at, cases[c].val, cases[c].width);
         write_bytes(bad, x, n);
         int rc = tu_runf(&out, "run %s", bad);
         ck_assert_msg(rc == 2, "%s: exit %d: %s", cases[c].what, rc, out);
@@ -526,9 +501,9 @@ START_TEST(pt2_round_trip)
 {
     const char *dir = tu_tmpdir();
     for (size_t k = 0; k < NSAMPLES; k++) {
-        ls_program *p = load_sample(samples[k]);
+        ls_program *p = pf_sample(samples[k]);
         ls_history h;
-        lower(p, NULL, &h);
+        pf_lower(p, NULL, &h);
         for (uint32_t s = 0; s < h.n; s++) {
             char path[512];
             snprintf(path, sizeof path, "%s/%s_%u.pt2", dir, samples[k], s);
@@ -587,7 +562,7 @@ END_TEST
 START_TEST(export_program_directly)
 {
     const char *dir = tu_tmpdir();
-    ls_program *p = load_sample("folded_output");
+    ls_program *p = pf_sample("folded_output");
     char path[512];
     snprintf(path, sizeof path, "%s/f.pte", dir);
     ls_export_summary sum;

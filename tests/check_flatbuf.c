@@ -258,7 +258,6 @@ START_TEST(depth_and_table_caps)
 }
 END_TEST
 
-extern Suite *flatbuf_suite(void); /* for -Wmissing-prototypes; the runner declares it too */
 Suite *flatbuf_suite(void)
 {
     Suite *s = suite_create("flatbuf");

@@ -12,8 +12,7 @@
 
 #include "backend.h"
 #include "npy.h"
-#include "passes.h"
-#include "reader.h"
+#include "progfixtures.h"
 #include "runtime.h"
 #include "testutil.h"
 
@@ -119,9 +118,7 @@ static void run_golden(const char *sample, int steps)
         fprintf(stderr, "golden %s: skipped (sample or golden files absent)\n", sample);
         return;
     }
-    ls_program *p;
-    ls_error err;
-    ck_assert_msg(ls_load(prog, NULL, &p, &err) == 0, "%s", err.msg);
+    ls_program *p = pf_load(prog);
     check_program(p, dir, sample, steps);
     ls_program_unref(p);
 }
@@ -134,17 +131,12 @@ static void run_golden_lowered(const char *sample, int steps)
     char prog[1024], dir[1024], label[256];
     golden_paths(sample, prog, dir, sizeof prog);
     if (!exists(prog) || !exists(dir)) return;
-    ls_program *p;
-    ls_error err;
-    ck_assert_msg(ls_load(prog, NULL, &p, &err) == 0, "%s", err.msg);
-    ls_pipeline_opts o;
-    ls_pipeline_opts_init(&o);
+    ls_program *p = pf_load(prog);
     ls_history h = {0};
-    ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s", err.msg);
+    pf_lower(p, NULL, &h);
     int ran = 0;
     for (uint32_t i = 1; i < h.n; i++) {
         const ls_program *sp = h.steps[i].program;
-        if (h.steps[i].error || !sp) break;
         bool runnable = true;
         for (uint32_t k = 0; k < sp->n_subs; k++)
             if (!ls_backend_find(sp->subs[k].backend_id) || !sp->subs[k].processed) runnable = false;
@@ -156,7 +148,6 @@ static void run_golden_lowered(const char *sample, int steps)
     }
     ck_assert_int_gt(ran, 0);
     ls_history_free(&h);
-    ls_pipeline_opts_free(&o);
     ls_program_unref(p);
 }
 

@@ -129,11 +129,6 @@ static ls_fb_ref tensor_metadata(ls_fbb *b, const char *fqn, int32_t n, uint64_t
     return ls_fbb_table_end(b);
 }
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* FlatTensor{version 0, tensor_alignment 16, tensors [w: float[2] at 0, b: float[1] at 16],
  * segments [{0, 32}]}: with FH01 at byte 0 and the flatbuffer after it (header_first), or with
  * FH01 inside the flatbuffer at byte 8 as current files have it. */
@@ -163,15 +158,15 @@ static uint8_t *build_feb2025(bool header_first, size_t *size)
     uint8_t *out = ls_calloc(1, *size);
     uint8_t *h = header_first ? out : out + 8;
     memcpy(h, "FH01", 4);
-    put_le(h + 4, 40, 4);
-    put_le(h + 8, header_first ? 48 : 48, 8);
-    put_le(h + 16, header_first ? fb_size : fb_size - 8, 8);
-    put_le(h + 24, base, 8);
-    put_le(h + 32, 32, 8);
+    tu_put_le(h + 4, 40, 4);
+    tu_put_le(h + 8, header_first ? 48 : 48, 8);
+    tu_put_le(h + 16, header_first ? fb_size : fb_size - 8, 8);
+    tu_put_le(h + 24, base, 8);
+    tu_put_le(h + 32, 32, 8);
     if (header_first) {
         memcpy(out + fb_off, fb, fb_size);
     } else {
-        put_le(out, ls_fb_le32(fb) + 40, 4);
+        tu_put_le(out, ls_fb_le32(fb) + 40, 4);
         memcpy(out + 4, fb + 4, 4);
         memcpy(out + 48, fb + 8, fb_size - 8);
     }
@@ -253,7 +248,7 @@ START_TEST(damaged_ptd_files_are_refused)
         for (size_t pos = 0; pos + 4 <= size; pos += 4)
             for (size_t k = 0; k < 4; k++) {
                 memcpy(buf, good, size);
-                put_le(buf + pos, hostile[k], 4);
+                tu_put_le(buf + pos, hostile[k], 4);
                 if (ls_ptd_read_bytes(buf, size, "bad.ptd", &d, &err) == 0) ls_ptd_free(&d);
                 else ck_assert_msg(strncmp(err.msg, "bad.ptd: ", 9) == 0, "%s", err.msg);
             }
@@ -263,7 +258,6 @@ START_TEST(damaged_ptd_files_are_refused)
 }
 END_TEST
 
-extern Suite *ptd_suite(void); /* for -Wmissing-prototypes; the runner declares it too */
 Suite *ptd_suite(void)
 {
     Suite *s = suite_create("ptd");

@@ -465,7 +465,6 @@ START_TEST(hand_built_model_round_trips)
 }
 END_TEST
 
-extern Suite *pte_suite(void); /* for -Wmissing-prototypes; the runner declares it too */
 Suite *pte_suite(void)
 {
     Suite *s = suite_create("pte");

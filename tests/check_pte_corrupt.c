@@ -292,7 +292,6 @@ START_TEST(bad_cross_references_are_refused)
 }
 END_TEST
 
-extern Suite *pte_corrupt_suite(void); /* for -Wmissing-prototypes; the runner declares it too */
 Suite *pte_corrupt_suite(void)
 {
     Suite *s = suite_create("pte_corrupt");

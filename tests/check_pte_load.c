@@ -12,6 +12,7 @@
 #include "ops.h"
 #include "pte_test.h"
 #include "reader.h"
+#include "progfixtures.h"
 #include "runtime.h"
 #include "testutil.h"
 #include "verify.h"
@@ -19,11 +20,7 @@
 static ls_program *load_real(const char *name)
 {
     const char *path = pt_path(name, ".pte");
-    if (!path) return NULL;
-    ls_program *p = NULL;
-    ls_error err;
-    ck_assert_msg(ls_load(path, NULL, &p, &err) == 0, "%s: %s", name, err.msg);
-    return p;
+    return path ? pf_load(path) : NULL;
 }
 
 static const ls_node *only_call(const ls_program *p, const char *op_qualname)

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "export.h"
-#include "reader.h"
+#include "progfixtures.h"
 #include "testutil.h"
 
 static const struct {
@@ -166,9 +166,8 @@ END_TEST
 static const char *altered(const char *sample, const char *target, bool buffer, double by)
 {
     static char path[512];
-    ls_program *p;
     ls_error err;
-    ck_assert_msg(ls_load(sample_path(sample), NULL, &p, &err) == 0, "%s", err.msg);
+    ls_program *p = pf_load(sample_path(sample));
     ls_named_tensor *nt = buffer ? ls_program_state(p, target) : ls_program_constant(p, target);
     ck_assert_ptr_nonnull(nt);
     ls_tensor *t = ls_tensor_clone(nt->t);

@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "build.h"
 #include "export.h"
+#include "progfixtures.h"
 #include "runtime.h"
 
 static const int64_t S23[2] = {2, 3}, S3[1] = {3}, S1[1] = {1}, S32[2] = {3, 2}, S12[2] = {1, 2};
@@ -47,12 +48,6 @@ static void run_ok(ls_runner *r, ls_value *in, uint32_t nin, ls_value **out, uin
     ck_assert_msg(ls_runner_run(r, in, nin, out, nout, &err) == 0, "%s", err.msg);
 }
 
-static void release(ls_value *v, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) ls_value_release(&v[i]);
-    free(v);
-}
-
 /* y = (x + w) * 2 */
 START_TEST(runs_a_small_program)
 {
@@ -74,7 +69,7 @@ START_TEST(runs_a_small_program)
     const float *o = out[0].t->data;
     const float want[6] = {2, 4, 6, 4, 6, 8};
     for (int i = 0; i < 6; i++) ck_assert_float_eq(o[i], want[i]);
-    release(out, n);
+    pf_values_free(out, n);
     /* wrong input shape and count are named */
     ls_value bad = ls_value_tensor(vals(LS_DT_F32, 1, S3, (double[]){0, 0, 0}));
     ck_assert_int_ne(ls_runner_run(r, &bad, 1, &out, &n, &err), 0);
@@ -133,7 +128,7 @@ static void check_cache_fills(bool inplace)
         double want = 0;
         for (int k = 0; k <= step; k++) want += 11 * (k + 1);
         ck_assert_float_eq(((float *)out[0].t->data)[0], (float)want); /* rows filled so far */
-        release(out, n);
+        pf_values_free(out, n);
         ls_value_release(&in[0]);
         ls_value_release(&in[1]);
     }
@@ -170,11 +165,11 @@ START_TEST(user_input_mutations_write_back)
     ls_value *out;
     uint32_t n;
     run_ok(r, &in, 1, &out, &n);
-    release(out, n);
+    pf_values_free(out, n);
     run_ok(r, &in, 1, &out, &n);
     ck_assert_float_eq(((float *)in.t->data)[0], 3); /* 1 + 1 + 1 */
     ck_assert_float_eq(((float *)out[0].t->data)[2], 5);
-    release(out, n);
+    pf_values_free(out, n);
     ls_value_release(&in);
     ls_runner_free(r);
     ls_program_unref(p);
@@ -201,10 +196,10 @@ START_TEST(an_output_aliasing_a_buffer_keeps_its_value)
     run_ok(r, NULL, 0, &out, &n);
     ck_assert_float_eq(((float *)out[0].t->data)[0], 1); /* the value before the mutation */
     ck_assert_float_eq(((float *)ls_runner_state(r, 0)->data)[0], 11);
-    release(out, n);
+    pf_values_free(out, n);
     run_ok(r, NULL, 0, &out, &n);
     ck_assert_float_eq(((float *)out[0].t->data)[0], 11);
-    release(out, n);
+    pf_values_free(out, n);
     ls_runner_free(r);
     ls_program_unref(p);
 }
@@ -259,7 +254,7 @@ START_TEST(alloc_nodes_make_no_tensor)
     run_ok(r, &in, 1, &res, &n);
     ck_assert_uint_eq(n, 1);
     for (int i = 0; i < 6; i++) ck_assert_float_eq(((float *)res[0].t->data)[i], 3.0f * (float)(i + 1));
-    release(res, n);
+    pf_values_free(res, n);
     ls_value_release(&in);
     ls_runner_free(r);
     ls_program_unref(q);
@@ -320,7 +315,7 @@ START_TEST(unknown_ops_and_kernel_errors_name_the_node)
     /* and runs again after a failure */
     ((int64_t *)in.t->data)[0] = 2;
     run_ok(r, &in, 1, &out, &n);
-    release(out, n);
+    pf_values_free(out, n);
     ls_value_release(&in);
     ls_runner_free(r);
     ls_program_unref(p);
@@ -447,7 +442,7 @@ START_TEST(delegates_run_through_their_backend)
     uint32_t n;
     run_ok(r, &in, 1, &out, &n);
     ck_assert_float_eq(((float *)out[0].t->data)[2], 12); /* 3 · 2 · 2 */
-    release(out, n);
+    pf_values_free(out, n);
     ck_assert_uint_eq(ls_runner_state_count(r), 1);
     ck_assert_str_eq(ls_runner_state_name(r, 0), "lowered_module_0/acc");
     ck_assert_float_eq(((float *)ls_runner_state(r, 0)->data)[0], 3); /* x then 2x went through */
@@ -501,9 +496,9 @@ START_TEST(seeded_inputs)
     ck_assert_int_eq(ls_tensor_get_i64(c[1].t, 0), 3);
     ck_assert_int_eq(ls_tensor_get_i64(a[2].t, 0), 1);
     ck_assert_int_eq(ls_tensor_get_i64(a[2].t, 1), 0);
-    release(a, 3);
-    release(a2, 3);
-    release(c, 3);
+    pf_values_free(a, 3);
+    pf_values_free(a2, 3);
+    pf_values_free(c, 3);
     ls_program_unref(p);
 }
 END_TEST

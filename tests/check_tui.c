@@ -17,7 +17,7 @@
 
 #include "ops.h"
 #include "passes.h"
-#include "reader.h"
+#include "progfixtures.h"
 #include "testutil.h"
 #include "../views/tui.h"
 
@@ -487,13 +487,10 @@ static void run_sample_script(const char *name, bool no_color)
  * Opens on the last step, as lowerscope FILE does. */
 static void run_history_script(const char *sample, const char *name, const char **dir_out)
 {
-    ls_program *p;
     ls_error err = {{0}};
-    ck_assert_msg(ls_load(tu_root(sample), NULL, &p, &err) == 0, "%s", err.msg);
-    ls_pipeline_opts o;
-    ls_pipeline_opts_init(&o);
+    ls_program *p = pf_load(tu_root(sample));
     ls_history h = {0};
-    ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s", err.msg);
+    pf_lower(p, NULL, &h);
     const char *dir = tu_tmpdir();
     char keys[512], cwd[4096];
     snprintf(keys, sizeof keys, "%s", tu_root(""));
@@ -513,7 +510,6 @@ static void run_history_script(const char *sample, const char *name, const char 
     ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
     compare_screens(dir, name);
     ls_history_free(&h);
-    ls_pipeline_opts_free(&o);
     ls_program_unref(p);
     if (dir_out) *dir_out = dir;
 }

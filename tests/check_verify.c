@@ -8,17 +8,10 @@
 
 #include "ops.h"
 #include "program.h"
+#include "progfixtures.h"
 #include "reader.h"
 #include "testutil.h"
 #include "verify.h"
-
-static ls_program *load(const char *rel)
-{
-    ls_program *p;
-    ls_error err;
-    ck_assert_msg(ls_load(tu_root(rel), NULL, &p, &err) == 0, "%s", err.msg);
-    return p;
-}
 
 /* The findings of p, checked to hold `text` in an error (or, with want == 0, no errors). */
 static void expect_error(const ls_program *p, const char *text, const char *program)
@@ -48,7 +41,7 @@ static void expect_clean(const ls_program *p)
 
 START_TEST(valid_programs_have_no_findings)
 {
-    ls_program *p = load("tests/programs/base.pt2");
+    ls_program *p = pf_load(tu_root("tests/programs/base.pt2"));
     ls_verify_result vr;
     ls_verify(p, &vr);
     ck_assert_uint_eq(vr.n, 0);
@@ -66,13 +59,13 @@ END_TEST
 
 START_TEST(target_listed_twice)
 {
-    ls_program *p = load("tests/programs/listed_twice.json");
+    ls_program *p = pf_load(tu_root("tests/programs/listed_twice.json"));
     expect_error(p, "`c` is not a buffer", NULL);
     expect_error(p, "placeholders 'c_c_copy_0' and 'c_c'", NULL);
     ls_program_unref(p);
     /* the same made in C: a second buffer spec on the base program's parameter target is fine,
      * a second constant spec with one target is not */
-    p = load("tests/programs/base.json");
+    p = pf_load(tu_root("tests/programs/base.json"));
     ls_program *q = ls_program_copy(p);
     ls_node *c1 = ls_node_new(q, LS_NODE_PLACEHOLDER, "c_k", "c_k");
     ls_node *c2 = ls_node_new(q, LS_NODE_PLACEHOLDER, "c_k_copy_0", "c_k_copy_0");
@@ -92,11 +85,11 @@ END_TEST
 
 START_TEST(edge_op_in_aten_program)
 {
-    ls_program *p = load("tests/programs/edge_in_aten.json");
+    ls_program *p = pf_load(tu_root("tests/programs/edge_in_aten.json"));
     expect_error(p, "Operator 'executorch.exir.dialects.edge.ops.aten.clone.default' is not an allowed operator type", NULL);
     ls_program_unref(p);
     /* and the other way: an ATen add in an Edge program */
-    p = load("tests/programs/base.json");
+    p = pf_load(tu_root("tests/programs/base.json"));
     p->dialect = LS_DIALECT_EDGE;
     p->verifier = ls_intern("EDGE");
     expect_error(p, "holds an ATen op", NULL);
@@ -106,7 +99,7 @@ END_TEST
 
 START_TEST(mutation_must_point_to_a_buffer)
 {
-    ls_program *p = load("tests/programs/mutation_without_buffer.json");
+    ls_program *p = pf_load(tu_root("tests/programs/mutation_without_buffer.json"));
     expect_error(p,
                  "Buffer output add does not point to a buffer that exists. Dict of buffers that are mutated, in order: "
                  "{'add': 'state_1'}. Buffer nodes available: []",
@@ -117,7 +110,7 @@ END_TEST
 
 START_TEST(graph_checks)
 {
-    ls_program *p = load("tests/programs/base.json");
+    ls_program *p = pf_load(tu_root("tests/programs/base.json"));
     /* an argument naming a later node */
     ls_program *q = ls_program_copy(p);
     int32_t add = ls_program_find(q, "add"), add1 = ls_program_find(q, "add_1");
@@ -159,12 +152,12 @@ END_TEST
 START_TEST(data_checks_only_with_weights)
 {
     /* metadata only: the state entry has no tensor, nothing is said about data */
-    ls_program *p = load("tests/programs/base.json");
+    ls_program *p = pf_load(tu_root("tests/programs/base.json"));
     ck_assert(!p->has_weights);
     expect_clean(p);
     ls_program_unref(p);
     /* with data: a tensor of the wrong shape is an error */
-    p = load("tests/programs/base.pt2");
+    p = pf_load(tu_root("tests/programs/base.pt2"));
     int64_t three = 3;
     ls_tensor *t = ls_tensor_alloc(LS_DT_F32, 1, &three);
     ls_program_put_state(p, "w", t, NULL);
@@ -176,7 +169,7 @@ END_TEST
 
 START_TEST(submodules_are_verified_by_name)
 {
-    ls_program *p = load("tests/programs/lowered.json");
+    ls_program *p = pf_load(tu_root("tests/programs/lowered.json"));
     expect_clean(p);
     /* break the submodule: its findings carry its name */
     ls_submodule *sub = ls_program_sub(p, "lowered_module_0");

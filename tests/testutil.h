@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* $LS_ROOT/rel (the repository), $LS_SHARED/rel (../shared), in a static buffer per call slot. */
 const char *tu_root(const char *rel);
@@ -20,5 +21,8 @@ int tu_run(char **out, const char *const argv[]);
 int tu_runf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 bool tu_contains(const char *haystack, const char *needle);
+
+/* Writes v's low n bytes at p, little-endian (for damaging files and blobs on purpose). */
+void tu_put_le(uint8_t *p, uint64_t v, int n);
 
 #endif
