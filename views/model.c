@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "delegation.h"
 #include "ops.h"
 #include "ui.h"
 
@@ -56,16 +57,11 @@ int ui_tag_index(const ui *u, const char *tag)
     return -1;
 }
 
-/* The tag a lowered submodule came from: the tag its nodes still carry, the tag its program
- * records, or else its own name (so it gets a colour of its own). */
+/* The tag a lowered submodule came from (ls_deleg_sub_tag), so it gets its tag's colour. */
 const char *ui_sub_tag(const ui *u, const ls_program *p, const char *sub)
 {
     const ls_submodule *s = ls_program_sub(p, sub);
-    if (!s || !s->program) return sub;
-    for (uint32_t i = 0; i < s->program->n_nodes; i++)
-        if (s->program->nodes[i]->tag) return s->program->nodes[i]->tag;
-    if (s->program->n_tags) return s->program->tags[0].tag;
-    return s->name;
+    return s ? ls_deleg_sub_tag(s) : sub;
 }
 
 const char *ui_delegate_sub(const ls_program *p, const ls_node *n)

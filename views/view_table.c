@@ -1,92 +1,15 @@
 /* The delegation table screen (`d`): per op type, how many nodes run on the CPU and how many
  * in each tag or lowered delegate at the current step, with the delegated share — what
- * ExecuTorch's print_delegation_info gives, split per backend and with percentages. Nodes of
- * a lowered submodule count for the tag it came from. */
+ * ExecuTorch's print_delegation_info gives, split per backend and with percentages. The table
+ * is the core's (delegation.h), as `lowerscope partitions` prints it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops.h"
+#include "delegation.h"
 #include "ui.h"
 
-#define MAX_COLS 24 /* tags shown as columns; the CPU is the last one */
-
-typedef struct op_row {
-    const char *op;
-    uint32_t n[MAX_COLS + 1]; /* per tag column, [MAX_COLS] = the CPU */
-    uint32_t total;
-} op_row;
-
-typedef struct table {
-    op_row *v;
-    uint32_t n;
-    const char *cols[MAX_COLS];
-    const char *backends[MAX_COLS];
-    int col_tag[MAX_COLS];
-    uint32_t n_cols, tot[MAX_COLS + 1], all;
-} table;
-
-/* As `lowerscope partitions` counts: compute nodes only (no getitem, no delegate call), op
- * labels with their overload unless it is "default". */
-static bool is_compute(const ls_node *n)
-{
-    return n->kind == LS_NODE_CALL && (!n->op || (n->op->id != LS_OP_getitem && n->op->id != LS_OP_call_delegate));
-}
-
-static const char *op_label(const ls_node *n)
-{
-    if (!n->op) return ls_target_short(n->target);
-    if (n->op->overload && strcmp(n->op->overload, "default") != 0) return ls_internf("%s.%s", n->op->name, n->op->overload);
-    return n->op->name;
-}
-
-static uint32_t col_of(ui *u, table *t, const char *tag, const char *backend)
-{
-    if (!tag) return MAX_COLS;
-    for (uint32_t i = 0; i < t->n_cols; i++)
-        if (t->cols[i] == tag) return i;
-    if (t->n_cols == MAX_COLS) return MAX_COLS - 1;
-    t->cols[t->n_cols] = tag;
-    t->backends[t->n_cols] = backend;
-    t->col_tag[t->n_cols] = ui_tag_index(u, tag);
-    return t->n_cols++;
-}
-
-static void count_node(table *t, const char *op, uint32_t col)
-{
-    op_row *r = NULL;
-    for (uint32_t i = 0; i < t->n && !r; i++)
-        if (t->v[i].op == op) r = &t->v[i];
-    if (!r) {
-        t->v = ls_realloc(t->v, sizeof *t->v * (t->n + 1));
-        r = &t->v[t->n++];
-        memset(r, 0, sizeof *r);
-        r->op = op;
-    }
-    r->n[col]++;
-    r->total++;
-    t->tot[col]++;
-    t->all++;
-}
-
-static int cmp_rows(const void *a, const void *b)
-{
-    const op_row *x = a, *y = b;
-    if (x->total != y->total) return x->total > y->total ? -1 : 1;
-    return strcmp(x->op, y->op);
-}
-
-static void count_program(ui *u, table *t, const ls_program *p, const char *sub_label, const char *sub_backend,
-                          const ls_program *top)
-{
-    for (uint32_t i = 0; i < p->n_nodes; i++) {
-        const ls_node *n = p->nodes[i];
-        if (!is_compute(n)) continue;
-        const char *label = n->tag ? n->tag : sub_label;
-        const char *backend = sub_backend ? sub_backend : label ? ls_program_tag_backend(top, label) : NULL;
-        count_node(t, ls_intern(op_label(n)), col_of(u, t, label, backend));
-    }
-}
+#define MAX_COLUMNS 8 /* more tags than this: one column per backend, as `lowerscope partitions` */
 
 static double pct(uint32_t part, uint32_t total) { return total ? 100.0 * part / total : 0.0; }
 
@@ -94,56 +17,61 @@ void ui_table_build(ui *u)
 {
     ui_lines *l = &u->screen_lines;
     ui_lines_clear(l);
-    table t = {0};
     const ls_step *st = &u->h->steps[u->step];
     const ls_program *p = st->program;
-    count_program(u, &t, p, NULL, NULL, p);
-    for (uint32_t s = 0; s < p->n_subs; s++)
-        if (p->subs[s].program)
-            count_program(u, &t, p->subs[s].program, ui_sub_tag(u, p, p->subs[s].name), p->subs[s].backend_id, p);
-    qsort(t.v, t.n, sizeof *t.v, cmp_rows);
-    uint32_t delegated = t.all - t.tot[MAX_COLS];
+    ls_deleg_table full, merged;
+    ls_deleg_table_build(p, &full);
+    bool by_backend = full.n_cols > MAX_COLUMNS;
+    if (by_backend) ls_deleg_by_backend(&full, &merged);
+    const ls_deleg_table *t = by_backend ? &merged : &full;
+    uint32_t delegated = full.total - full.cpu;
     ui_lines_add(l, UI_R_TITLE, -1, "%s, step %u %s%s%s%s: %u compute nodes, %u delegated (%.1f%%) to %u tag%s", u->file,
-                 u->step, st->pass, st->detail ? " (" : "", st->detail ? st->detail : "", st->detail ? ")" : "", t.all,
-                 delegated, pct(delegated, t.all), t.n_cols, t.n_cols == 1 ? "" : "s");
+                 u->step, st->pass, st->detail ? " (" : "", st->detail ? st->detail : "", st->detail ? ")" : "", full.total,
+                 delegated, pct(delegated, full.total), full.n_cols, full.n_cols == 1 ? "" : "s");
     ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
     ls_buf b = {0};
     ls_buf_printf(&b, "%-22s", "op");
-    for (uint32_t c = 0; c < t.n_cols; c++) ls_buf_printf(&b, " %8.8s", t.cols[c]);
+    for (uint32_t c = 0; c < t->n_cols; c++) ls_buf_printf(&b, " %8.8s", t->cols[c].tag);
     ls_buf_printf(&b, " %8s %10s", "CPU", "delegated");
     ui_lines_add(l, UI_R_KEY, -1, "%s", b.s);
     ls_buf_free(&b);
-    for (uint32_t i = 0; i <= t.n; i++) {
-        const op_row *r = i < t.n ? &t.v[i] : NULL;
-        const uint32_t *n = r ? r->n : t.tot;
-        uint32_t total = r ? r->total : t.all;
+    for (uint32_t i = 0; i <= t->n_rows; i++) {
+        const ls_deleg_row *r = i < t->n_rows ? &t->rows[i] : NULL;
+        uint32_t total = r ? r->total : t->total, cpu = r ? r->cpu : t->cpu;
         ls_buf_printf(&b, "%-22.22s", r ? r->op : "total");
-        for (uint32_t c = 0; c < t.n_cols; c++) ls_buf_printf(&b, " %8u", n[c]);
-        ls_buf_printf(&b, " %8u %9.1f%%", n[MAX_COLS], pct(total - n[MAX_COLS], total));
+        for (uint32_t c = 0; c < t->n_cols; c++) ls_buf_printf(&b, " %8u", r ? r->by_col[c] : t->cols[c].nodes);
+        ls_buf_printf(&b, " %8u %9.1f%%", cpu, pct(total - cpu, total));
         ui_lines_add(l, r ? UI_R_NORMAL : UI_R_KEY, -1, "%s", b.s);
         ls_buf_free(&b);
     }
     ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
-    for (uint32_t c = 0; c < t.n_cols; c++)
-        ui_lines_add(l, UI_R_NORMAL, t.col_tag[c], "%c %s: %s · %u nodes (%.1f%%)", ui_tag_letter(t.col_tag[c]), t.cols[c],
-                     t.backends[c] ? t.backends[c] : "?", t.tot[c], pct(t.tot[c], t.all));
+    for (uint32_t c = 0; c < t->n_cols; c++) {
+        const ls_deleg_col *col = &t->cols[c];
+        int tag = by_backend ? -1 : ui_tag_index(u, col->tag);
+        if (by_backend)
+            ui_lines_add(l, UI_R_NORMAL, -1, "%s · %u nodes (%.1f%%)", col->tag, col->nodes, pct(col->nodes, t->total));
+        else
+            ui_lines_add(l, UI_R_NORMAL, tag, "%c %s: %s · %u nodes (%.1f%%)", ui_tag_letter(tag), col->tag,
+                         col->backend ? col->backend : "?", col->nodes, pct(col->nodes, t->total));
+    }
     /* what stays on the CPU and why; Enter selects the node */
     bool header = false;
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
-        if (!is_compute(n) || n->tag) continue;
+        if (!ls_deleg_is_compute(n) || n->tag) continue;
         if (!header) {
             ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
             ui_lines_add(l, UI_R_TITLE, -1, "On the CPU:");
             header = true;
         }
-        const char *why = n->reason ? ls_cpu_reason_text((ls_cpu_reason)n->reason) : !n->op ? "unknown operator" : "";
-        ui_line *ln = ui_lines_add(l, UI_R_NORMAL, -1, "  %-24s %-16s %s%s%s", n->name, ui_node_op(p, n), why,
-                                   n->reason_detail ? " — " : "", n->reason_detail ? n->reason_detail : "");
+        ui_line *ln = ui_lines_add(l, UI_R_NORMAL, -1, "  %-24s %-16s %s%s%s", n->name, ls_deleg_op_label(n),
+                                   ls_deleg_cpu_reason(u->h, u->step, n), n->reason_detail ? " — " : "",
+                                   n->reason_detail ? n->reason_detail : "");
         ln->jump_node = n->name;
         ln->has_jump = true;
     }
-    free(t.v);
+    if (by_backend) ls_deleg_table_free(&merged);
+    ls_deleg_table_free(&full);
 }
 
 static void title(ui *u, ls_buf *b)

@@ -1,0 +1,165 @@
+/* The delegation table (delegation.h). */
+#include "delegation.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "ptrmap.h"
+
+bool ls_deleg_is_compute(const ls_node *n)
+{
+    if (n->kind != LS_NODE_CALL) return false;
+    if (!n->op) return true;
+    return n->op->id != LS_OP_getitem && n->op->id != LS_OP_call_delegate && n->op->id != LS_OP_alloc;
+}
+
+const char *ls_deleg_op_label(const ls_node *n)
+{
+    if (!n->op) return ls_intern(ls_target_short(n->target));
+    if (n->op->overload && strcmp(n->op->overload, "default") != 0) return ls_internf("%s.%s", n->op->name, n->op->overload);
+    return ls_intern(n->op->name);
+}
+
+const char *ls_deleg_sub_tag(const ls_submodule *s)
+{
+    if (!s->program) return s->name;
+    for (uint32_t i = 0; i < s->program->n_nodes; i++)
+        if (s->program->nodes[i]->tag) return s->program->nodes[i]->tag;
+    if (s->program->n_tags) return s->program->tags[0].tag;
+    return s->name;
+}
+
+const char *ls_deleg_cpu_reason(const ls_history *h, uint32_t step, const ls_node *n)
+{
+    if (n->reason) return ls_cpu_reason_text((ls_cpu_reason)n->reason);
+    if (!n->op) return "unknown op";
+    uint32_t first = 1; /* the first partition step */
+    while (first <= step && first < h->n && strcmp(h->steps[first].pass, "partition") != 0) first++;
+    if (first > step || first >= h->n) return "not partitioned yet";
+    for (uint32_t s = step; s > first; s--) /* the step that made it (the to_executorch steps make write-backs) */
+        for (uint32_t c = 0; c < h->steps[s].n_changes; c++) {
+            const ls_change *ch = &h->steps[s].changes[c];
+            if (ch->kind == LS_CHANGE_ADDED && !ch->program && ch->node_id == n->id)
+                return ls_internf("added by %s, after partitioning", h->steps[s].pass);
+        }
+    return "added after partitioning";
+}
+
+/* ---- building */
+
+typedef struct builder {
+    ls_deleg_table *t;
+    ls_ptrmap col_ix, row_ix; /* tag → column, op label → row */
+    uint32_t rows_cap;
+} builder;
+
+static uint32_t column_of(builder *b, const char *tag, const char *backend)
+{
+    uintptr_t c;
+    if (ls_ptrmap_get(&b->col_ix, tag, &c)) return (uint32_t)c;
+    ls_deleg_table *t = b->t;
+    c = t->n_cols++;
+    t->cols = ls_realloc(t->cols, sizeof *t->cols * t->n_cols);
+    t->cols[c] = (ls_deleg_col){tag, backend, 0};
+    ls_ptrmap_put(&b->col_ix, tag, c);
+    for (uint32_t r = 0; r < t->n_rows; r++) {
+        t->rows[r].by_col = ls_realloc(t->rows[r].by_col, sizeof(uint32_t) * t->n_cols);
+        t->rows[r].by_col[c] = 0;
+    }
+    return (uint32_t)c;
+}
+
+static ls_deleg_row *row_of(builder *b, const char *op)
+{
+    uintptr_t r;
+    ls_deleg_table *t = b->t;
+    if (!ls_ptrmap_get(&b->row_ix, op, &r)) {
+        if (t->n_rows == b->rows_cap) {
+            b->rows_cap = b->rows_cap ? 2 * b->rows_cap : 16;
+            t->rows = ls_realloc(t->rows, sizeof *t->rows * b->rows_cap);
+        }
+        r = t->n_rows++;
+        t->rows[r] = (ls_deleg_row){op, 0, 0, ls_calloc(t->n_cols ? t->n_cols : 1, sizeof(uint32_t))};
+        ls_ptrmap_put(&b->row_ix, op, r);
+    }
+    return &t->rows[r];
+}
+
+static void count(builder *b, const char *op, const char *tag, const char *backend, uint32_t nodes)
+{
+    uint32_t c = tag ? column_of(b, tag, backend) : 0;
+    ls_deleg_row *r = row_of(b, op);
+    r->total += nodes;
+    b->t->total += nodes;
+    if (tag) {
+        r->by_col[c] += nodes;
+        b->t->cols[c].nodes += nodes;
+    } else {
+        r->cpu += nodes;
+        b->t->cpu += nodes;
+    }
+}
+
+static void count_program(builder *b, const ls_program *p, const ls_submodule *sub, const ls_program *top)
+{
+    const char *sub_tag = sub ? ls_deleg_sub_tag(sub) : NULL;
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        const ls_node *n = p->nodes[i];
+        if (!ls_deleg_is_compute(n)) continue;
+        const char *tag = n->tag ? n->tag : sub_tag;
+        const char *backend = sub ? sub->backend_id : tag ? ls_program_tag_backend(top, tag) : NULL;
+        count(b, ls_deleg_op_label(n), tag, backend, 1);
+    }
+}
+
+static int by_total(const void *a, const void *b)
+{
+    const ls_deleg_row *x = a, *y = b;
+    if (x->total != y->total) return x->total < y->total ? 1 : -1;
+    return strcmp(x->op, y->op);
+}
+
+static void finish(builder *b)
+{
+    if (b->t->n_rows) qsort(b->t->rows, b->t->n_rows, sizeof *b->t->rows, by_total);
+    ls_ptrmap_free(&b->col_ix);
+    ls_ptrmap_free(&b->row_ix);
+}
+
+void ls_deleg_table_build(const ls_program *p, ls_deleg_table *t)
+{
+    memset(t, 0, sizeof *t);
+    builder b = {.t = t};
+    count_program(&b, p, NULL, p);
+    for (uint32_t s = 0; s < p->n_subs; s++)
+        if (p->subs[s].program) count_program(&b, p->subs[s].program, &p->subs[s], p);
+    finish(&b);
+}
+
+void ls_deleg_by_backend(const ls_deleg_table *t, ls_deleg_table *out)
+{
+    memset(out, 0, sizeof *out);
+    builder b = {.t = out};
+    const char **be = ls_malloc(sizeof *be * (t->n_cols ? t->n_cols : 1));
+    for (uint32_t c = 0; c < t->n_cols; c++) { /* the backends in the order of their first tag */
+        be[c] = ls_intern(t->cols[c].backend ? t->cols[c].backend : t->cols[c].tag);
+        column_of(&b, be[c], be[c]);
+    }
+    for (uint32_t r = 0; r < t->n_rows; r++) {
+        const ls_deleg_row *row = &t->rows[r];
+        if (row->cpu) count(&b, row->op, NULL, NULL, row->cpu);
+        for (uint32_t c = 0; c < t->n_cols; c++)
+            if (row->by_col[c]) count(&b, row->op, be[c], be[c], row->by_col[c]);
+    }
+    free(be);
+    finish(&b);
+}
+
+void ls_deleg_table_free(ls_deleg_table *t)
+{
+    for (uint32_t r = 0; r < t->n_rows; r++) free(t->rows[r].by_col);
+    free(t->rows);
+    free(t->cols);
+    memset(t, 0, sizeof *t);
+}

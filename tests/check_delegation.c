@@ -1,0 +1,113 @@
+/* Tests of the delegation table (include/delegation.h) that `lowerscope partitions` prints and
+ * the UI's `d` screen shows: what counts as a compute node (alloc nodes do not), the columns
+ * per tag or per backend, and the reason given for each node left on the CPU. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "delegation.h"
+#include "progfixtures.h"
+#include "testutil.h"
+
+static const ls_deleg_row *row(const ls_deleg_table *t, const char *op)
+{
+    for (uint32_t i = 0; i < t->n_rows; i++)
+        if (strcmp(t->rows[i].op, op) == 0) return &t->rows[i];
+    return NULL;
+}
+
+static const ls_node *node(const ls_program *p, const char *name)
+{
+    int32_t i = ls_program_find(p, name);
+    ck_assert_msg(i >= 0, "no node %s", name);
+    return p->nodes[i];
+}
+
+/* constant_mask after emit: the to_executorch steps added an alloc node per out argument and
+ * a copy_ write-back of the mutated buffer; only the write-back is work. */
+START_TEST(alloc_nodes_are_not_compute_nodes)
+{
+    ls_program *p = pf_sample("constant_mask");
+    ls_history h = {0};
+    pf_lower(p, NULL, &h);
+    uint32_t last = h.n - 1;
+    ck_assert_str_eq(h.steps[last].pass, "emit");
+    const ls_program *q = h.steps[last].program;
+    ls_deleg_table t;
+    ls_deleg_table_build(q, &t);
+    ck_assert_ptr_null(row(&t, "alloc"));
+    uint32_t allocs = 0, calls = 0;
+    for (uint32_t i = 0; i < q->n_nodes; i++) {
+        allocs += q->nodes[i]->op && q->nodes[i]->op->id == LS_OP_alloc;
+        calls += ls_deleg_is_compute(q->nodes[i]);
+    }
+    ck_assert_uint_gt(allocs, 0);
+    ck_assert_uint_eq(t.cpu, 8); /* seven refused masks and the write-back */
+    ck_assert_uint_eq(t.total - t.cpu, 7);
+    ck_assert_uint_eq(calls, t.cpu); /* the delegated nodes are inside the lowered module */
+    ck_assert_uint_eq(row(&t, "index.Tensor")->cpu, 7);
+    ck_assert_uint_eq(row(&t, "index.Tensor")->by_col[0], 5);
+    ck_assert_str_eq(t.cols[0].backend, "BundledBackend");
+    /* why each stays on the CPU */
+    ck_assert_str_eq(ls_deleg_cpu_reason(&h, last, node(q, "aten_index_tensor_6")), "mask refused: a user input");
+    ck_assert_str_eq(ls_deleg_cpu_reason(&h, last, node(q, "aten_copy__default")),
+                     "added by to_out_variant, after partitioning");
+    ck_assert_str_eq(ls_deleg_cpu_reason(&h, 2, node(h.steps[2].program, "aten_index_tensor_6")), "not partitioned yet");
+    ls_deleg_table_free(&t);
+    ls_history_free(&h);
+    ls_program_unref(p);
+}
+END_TEST
+
+/* policy's two tags go to one backend: per backend, one column holding both. */
+START_TEST(columns_per_backend_add_up_their_tags)
+{
+    ls_program *p = pf_sample("policy");
+    ls_history h = {0};
+    pf_lower(p, NULL, &h);
+    ls_deleg_table t, b;
+    ls_deleg_table_build(h.steps[h.n - 1].program, &t);
+    ck_assert_uint_eq(t.n_cols, 2);
+    ls_deleg_by_backend(&t, &b);
+    ck_assert_uint_eq(b.n_cols, 1);
+    ck_assert_str_eq(b.cols[0].tag, "BundledBackend");
+    ck_assert_uint_eq(b.cols[0].nodes, t.cols[0].nodes + t.cols[1].nodes);
+    ck_assert_uint_eq(b.total, t.total);
+    ck_assert_uint_eq(b.cpu, t.cpu);
+    ck_assert_uint_eq(b.n_rows, t.n_rows);
+    for (uint32_t i = 0; i < t.n_rows; i++) {
+        ck_assert_ptr_eq(b.rows[i].op, t.rows[i].op); /* same order */
+        ck_assert_uint_eq(b.rows[i].by_col[0], t.rows[i].by_col[0] + t.rows[i].by_col[1]);
+    }
+    ls_deleg_table_free(&b);
+    ls_deleg_table_free(&t);
+    ls_history_free(&h);
+    ls_program_unref(p);
+}
+END_TEST
+
+START_TEST(partitions_command_leaves_alloc_out)
+{
+    char *out = NULL;
+    ck_assert_int_eq(tu_runf(&out, "partitions %s", tu_root("samples/shared_constant.pt2")), 0);
+    ck_assert_msg(tu_contains(out, "step 9 emit: 3 compute nodes, 2 delegated (66.7%) to 1 tag"), "%s", out);
+    ck_assert_msg(!tu_contains(out, "alloc"), "%s", out);
+    ck_assert_msg(tu_contains(out, "aten_atan2_default       atan2            op not supported"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "partitions %s", tu_root("samples/constant_mask.pt2")), 0);
+    ck_assert_msg(tu_contains(out, "copy_            added by to_out_variant, after partitioning"), "%s", out);
+    free(out);
+}
+END_TEST
+
+Suite *delegation_suite(void)
+{
+    Suite *s = suite_create("delegation");
+    TCase *tc = tcase_create("table");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, alloc_nodes_are_not_compute_nodes);
+    tcase_add_test(tc, columns_per_backend_add_up_their_tags);
+    tcase_add_test(tc, partitions_command_leaves_alloc_out);
+    suite_add_tcase(s, tc);
+    return s;
+}
