@@ -16,8 +16,8 @@ static const char HELP[] =
     "usage: lowerscope " USAGE "\n"
     "\n"
     "Runs the lowering pipeline (docs/pipeline.md) and prints every step: its pass and backend, node\n"
-    "counts, what it added, removed and changed, its time, the verifier's result, then one line per\n"
-    "sentence of its report and per verifier finding.\n"
+    "counts, how many nodes it added, removed and changed, its time (from 0.1 ms up), the verifier's\n"
+    "result, then one line per sentence of its report and per verifier finding.\n"
     "\n"
     "options:\n" CLI_PIPELINE_OPTIONS_HELP
     "  --json                one JSON document instead of the text (format_version 1, docs/cli.md)\n"
@@ -50,7 +50,11 @@ static void print_text(const cli_run *r)
         count_changes(s, &add, &rem, &chg);
         printf("\n%s: %u nodes", title, s->program ? s->program->n_nodes : 0);
         if (s->program && s->program->n_subs) printf(" + %u lowered module%s", s->program->n_subs, s->program->n_subs == 1 ? "" : "s");
-        if (i) printf(", +%u -%u ~%u, %.1f ms", add, rem, chg, s->seconds * 1e3);
+        if (i && add + rem + chg) printf(", +%u -%u ~%u", add, rem, chg);
+        else if (i) printf(", no node changed");
+        /* under 0.1 ms a time says nothing: left out */
+        if (s->seconds >= 10e-3) printf(", %.0f ms", s->seconds * 1e3);
+        else if (s->seconds >= 0.1e-3) printf(", %.1f ms", s->seconds * 1e3);
         if (s->error) printf(", FAILED\n");
         else if (s->verify.n_errors) printf(", verifier: %u error%s\n", s->verify.n_errors, s->verify.n_errors == 1 ? "" : "s");
         else printf(", verifier: ok\n");

@@ -1,0 +1,47 @@
+/* Tests of the commands' human output where it is not a pass's report: what the passes command
+ * says of each step (changes, time), and the top-level help at 80 columns. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+START_TEST(passes_lines_leave_out_noise)
+{
+    char *out = NULL;
+    ck_assert_int_eq(tu_runf(&out, "passes %s", tu_root("samples/shared_constant.pt2")), 0);
+    ck_assert_msg(tu_contains(out, "step 4 fold_masks (bundled): 6 nodes, no node changed"), "%s", out);
+    ck_assert_msg(tu_contains(out, "step 5 duplicate_constants (bundled): 7 nodes, +1 -0 ~3,"), "%s", out);
+    ck_assert_msg(!tu_contains(out, "0.0 ms"), "%s", out);
+    ck_assert_msg(!tu_contains(out, "+0 -0 ~0"), "%s", out);
+    free(out);
+}
+END_TEST
+
+START_TEST(help_fits_80_columns)
+{
+    char *out = NULL;
+    ck_assert_int_eq(tu_runf(&out, "--help"), 0);
+    for (const char *line = out; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        size_t cols = 0; /* characters, not bytes: the title has an em dash */
+        for (size_t i = 0; i < len; i++) cols += ((unsigned char)line[i] & 0xC0) != 0x80;
+        ck_assert_msg(cols <= 80, "%zu columns: %.*s", cols, (int)len, line);
+        line = end ? end + 1 : line + len;
+    }
+    ck_assert(tu_contains(out, "partitions"));
+    free(out);
+}
+END_TEST
+
+Suite *cli_text_suite(void)
+{
+    Suite *s = suite_create("cli_text");
+    TCase *tc = tcase_create("text");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, passes_lines_leave_out_noise);
+    tcase_add_test(tc, help_fits_80_columns);
+    suite_add_tcase(s, tc);
+    return s;
+}
