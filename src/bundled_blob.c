@@ -12,19 +12,34 @@
 #include <xxhash.h>
 
 #include "ops.h"
+#include "ptrmap.h"
 
 /* ================================================================ writer */
 
-static void put_u8(ls_buf *b, uint8_t v)
+/* The writer appends to an ls_buf directly: a module's graph is a few thousand small fields,
+ * and the to_backend step encodes one module per partition. */
+static inline uint8_t *room(ls_buf *b, size_t n)
 {
-    ls_buf_putc(b, (char)v);
+    if (b->len + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 1024;
+        while (nc < b->len + n + 1) nc *= 2;
+        b->s = ls_realloc(b->s, nc);
+        b->cap = nc;
+    }
+    uint8_t *at = (uint8_t *)b->s + b->len;
+    b->len += n;
+    return at;
 }
 
-static void put_le(ls_buf *b, uint64_t v, int nbytes)
+static inline void put_u8(ls_buf *b, uint8_t v)
 {
-    char tmp[8];
-    for (int i = 0; i < nbytes; i++) tmp[i] = (char)(uint8_t)(v >> (8 * i));
-    ls_buf_putn(b, tmp, (size_t)nbytes);
+    *room(b, 1) = v;
+}
+
+static inline void put_le(ls_buf *b, uint64_t v, int nbytes)
+{
+    uint8_t *at = room(b, (size_t)nbytes);
+    for (int i = 0; i < nbytes; i++) at[i] = (uint8_t)(v >> (8 * i));
 }
 
 static void put_u16(ls_buf *b, uint16_t v) { put_le(b, v, 2); }
@@ -42,8 +57,9 @@ static void put_f64(ls_buf *b, double v)
 static void put_str(ls_buf *b, const char *s)
 {
     size_t n = s ? strlen(s) : 0;
-    put_u32(b, (uint32_t)n);
-    if (n) ls_buf_putn(b, s, n);
+    uint8_t *at = room(b, 4 + n);
+    for (int i = 0; i < 4; i++) at[i] = (uint8_t)((uint32_t)n >> (8 * i));
+    if (n) memcpy(at + 4, s, n);
 }
 
 static uint8_t dtype_code(ls_dtype t)
@@ -67,13 +83,15 @@ typedef struct enc {
     const ls_program *p;
     ls_buf g;
     ls_error *err;
+    ls_ptrmap pos_of_id; /* (void *)id → position: a module keeps its nodes' sparse ids */
 } enc;
 
 /* Node references are written as positions in the submodule (= blob node indices), and must
  * point to a node placed before `pos`. */
 static int put_ref(enc *e, uint32_t id, uint32_t pos, const ls_node *user)
 {
-    int32_t at = ls_program_pos(e->p, id);
+    uintptr_t v;
+    int32_t at = ls_ptrmap_get(&e->pos_of_id, (const void *)(uintptr_t)id, &v) ? (int32_t)v : -1;
     if (at < 0 || (uint32_t)at >= pos || e->p->nodes[at]->kind == LS_NODE_OUTPUT)
         return ls_fail(e->err, "node %s uses node id %" PRIu32 ", which is not defined before it", user->name, id);
     put_u32(&e->g, (uint32_t)at);
@@ -155,14 +173,52 @@ static uint64_t align_up(uint64_t v)
     return (v + LS_BB_ALIGN - 1) & ~(uint64_t)(LS_BB_ALIGN - 1);
 }
 
+/* Lookups by interned pointer with a cursor: to_backend lists a module's placeholders, specs
+ * and data in the same order, so the next entry is almost always the one wanted. */
+static int32_t spec_of(const ls_program *p, const char *name, uint32_t *next)
+{
+    if (*next < p->n_inputs && p->inputs[*next].name == name) return (int32_t)(*next)++;
+    for (uint32_t i = 0; i < p->n_inputs; i++)
+        if (p->inputs[i].name == name) {
+            *next = i + 1;
+            return (int32_t)i;
+        }
+    return -1;
+}
+
+static ls_named_tensor *named_of(ls_named_tensor *v, uint32_t n, const char *target, uint32_t *next)
+{
+    if (*next < n && v[*next].name == target) return &v[(*next)++];
+    for (uint32_t i = 0; i < n; i++)
+        if (v[i].name == target) {
+            *next = i + 1;
+            return &v[i];
+        }
+    return NULL;
+}
+
+/* Where a spec's data lives (as ls_program_spec_data). */
+static ls_named_tensor *spec_data(const ls_program *p, const ls_input_spec *s, uint32_t *next_state,
+                                  uint32_t *next_const)
+{
+    bool in_state = s->kind == LS_IN_PARAMETER || (s->kind == LS_IN_BUFFER && s->persistent);
+    bool in_const = s->kind == LS_IN_CONSTANT_TENSOR || (s->kind == LS_IN_BUFFER && !s->persistent);
+    if (in_state) return named_of(p->state_dict, p->n_state, s->target, next_state);
+    if (in_const) return named_of(p->constants, p->n_constants, s->target, next_const);
+    return NULL;
+}
+
 static int classify(enc *e, slot_vec *consts, slot_vec *states, uint8_t *role, uint32_t *index)
 {
     const ls_program *p = e->p;
-    uint32_t n_user = 0;
+    uint32_t n_user = 0, next_spec = 0, next_state = 0, next_const = 0;
+    ls_ptrmap_reserve(&e->pos_of_id, p->n_nodes);
+    for (uint32_t pos = 0; pos < p->n_nodes; pos++)
+        if (p->nodes[pos]->id) ls_ptrmap_put(&e->pos_of_id, (const void *)(uintptr_t)p->nodes[pos]->id, pos);
     for (uint32_t pos = 0; pos < p->n_nodes; pos++) {
         const ls_node *n = p->nodes[pos];
         if (n->kind != LS_NODE_PLACEHOLDER) continue;
-        int32_t si = ls_program_input_spec(p, n->name);
+        int32_t si = spec_of(p, n->name, &next_spec);
         if (si < 0) return ls_fail(e->err, "placeholder %s has no input spec", n->name);
         const ls_input_spec *s = &p->inputs[si];
         if (s->kind == LS_IN_USER_INPUT) {
@@ -185,7 +241,7 @@ static int classify(enc *e, slot_vec *consts, slot_vec *states, uint8_t *role, u
                                    "a delegate takes each constant once",
                                    n->name, ls_input_kind_name((ls_input_kind)s->kind), s->target, v->v[i].placeholder);
         }
-        ls_named_tensor *nt = ls_program_spec_data(p, s);
+        ls_named_tensor *nt = spec_data(p, s, &next_state, &next_const);
         if (!nt) return ls_fail(e->err, "placeholder %s: %s '%s' is not in the submodule's %s", n->name,
                                 ls_input_kind_name((ls_input_kind)s->kind), s->target,
                                 ls_program_state(p, s->target) || ls_program_constant(p, s->target)
@@ -366,7 +422,9 @@ int ls_bb_encode(const ls_program *sub, ls_blob **out, ls_error *err)
         uint64_t graph_off = LS_BB_HEADER_SIZE, graph_size = e.g.len;
         uint64_t data_off = align_up(graph_off + graph_size);
         uint64_t total = data_off + data_size;
-        ls_blob *b = ls_blob_new((size_t)total);
+        /* every byte is written below: the header and the sections, and zeros in the gaps */
+        uint8_t *bytes = ls_alloc_aligned((size_t)total);
+        ls_blob *b = bytes ? ls_blob_wrap(bytes, (size_t)total) : NULL;
         if (!b) {
             rc = ls_fail(err, "cannot allocate a blob of %" PRIu64 " bytes", total);
         } else {
@@ -380,15 +438,23 @@ int ls_bb_encode(const ls_program *sub, ls_blob **out, ls_error *err)
             put_header_u64(b->data + 40, data_off);
             put_header_u64(b->data + 48, data_size);
             if (graph_size) memcpy(b->data + graph_off, e.g.s, graph_size);
-            for (uint32_t i = 0; i < consts.n; i++)
-                memcpy(b->data + data_off + consts.v[i].rel, consts.v[i].t->data, consts.v[i].t->nbytes);
-            for (uint32_t i = 0; i < states.n; i++)
-                memcpy(b->data + data_off + states.v[i].rel, states.v[i].t->data, states.v[i].t->nbytes);
+            uint64_t at = graph_off + graph_size; /* the first byte not written yet */
+            for (int which = 0; which < 2; which++) {
+                const slot_vec *v = which ? &states : &consts;
+                for (uint32_t i = 0; i < v->n; i++) {
+                    uint64_t off = data_off + v->v[i].rel;
+                    memset(b->data + at, 0, (size_t)(off - at));
+                    memcpy(b->data + off, v->v[i].t->data, v->v[i].t->nbytes);
+                    at = off + v->v[i].t->nbytes;
+                }
+            }
+            memset(b->data + at, 0, (size_t)(total - at));
             ls_bb_seal(b);
             *out = b;
         }
     }
     ls_buf_free(&e.g);
+    ls_ptrmap_free(&e.pos_of_id);
     free(consts.v);
     free(states.v);
     return rc;

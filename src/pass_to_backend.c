@@ -54,6 +54,7 @@ typedef struct lower {
     pu_map spec_first;    /* node name → first output spec index */
     int64_t debug_handle;
     uint32_t module_index;
+    const char *getitem, *call_delegate; /* interned once */
     LS_VEC(ls_submodule) subs;
 } lower;
 
@@ -126,11 +127,21 @@ static uint32_t specs_naming(const lower *L, const char *name, uint32_t *out, ui
     return n;
 }
 
+/* lowered_module_<i> for the first i that names neither a node nor a submodule (both were
+ * put in L->names when the pass started). */
 static const char *fresh_module_name(lower *L)
 {
+    char buf[32] = "lowered_module_";
+    const size_t prefix = 15;
     for (;; L->module_index++) {
-        const char *nm = ls_internf("lowered_module_%u", L->module_index);
-        if (ls_program_find(L->q, nm) >= 0 || ls_program_sub(L->q, nm)) continue;
+        char digits[12];
+        size_t nd = 0;
+        uint32_t v = L->module_index;
+        do digits[nd++] = (char)('0' + v % 10), v /= 10;
+        while (v);
+        for (size_t k = 0; k < nd; k++) buf[prefix + k] = digits[nd - 1 - k];
+        const char *nm = ls_intern_n(buf, prefix + nd);
+        if (pu_map_has(&L->names.taken, nm)) continue;
         L->module_index++;
         pu_namer_reserve(&L->names, nm);
         return nm;
@@ -304,7 +315,7 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
     /* the call: get_attr lowered_module_<i>, executorch_call_delegate, one getitem per value */
     bk->get_attr = ls_node_new(q, LS_NODE_GET_ATTR, mod_name, mod_name);
     const ls_op *cd = ls_op_get(LS_OP_call_delegate);
-    bk->call = ls_node_new(q, LS_NODE_CALL, pu_namer_take(&L->names, ls_intern("executorch_call_delegate")), ls_op_target(cd, LS_DIALECT_NONE));
+    bk->call = ls_node_new(q, LS_NODE_CALL, pu_namer_take(&L->names, L->call_delegate), ls_op_target(cd, LS_DIALECT_NONE));
     bk->call->op = cd;
     bk->call->debug_handle = ++L->debug_handle;
     ls_tmeta *vals = ls_calloc(n_user ? n_user : 1, sizeof *vals);
@@ -319,7 +330,7 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
         ga[0].name = gi->schema.params[0].name;
         ga[1] = ls_arg_int(u);
         ga[1].name = gi->schema.params[1].name;
-        ls_node *g = ls_node_new(q, LS_NODE_CALL, pu_namer_take(&L->names, ls_intern("getitem")), ls_op_target(gi, LS_DIALECT_NONE));
+        ls_node *g = ls_node_new(q, LS_NODE_CALL, pu_namer_take(&L->names, L->getitem), ls_op_target(gi, LS_DIALECT_NONE));
         g->op = gi;
         ls_node_set_args(g, ga, 2);
         ls_node_set_vals(g, (ls_val_kind)v->val_kind, v->vals, v->nvals);
@@ -351,7 +362,7 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
     /* preprocess, when the backend is there */
     ls_submodule sub = {.name = mod_name, .backend_id = tr->backend_id, .program = d};
     const ls_backend *be = ls_backend_find(tr->backend_id);
-    const char *prep = "";
+    ls_buf prep = {0};
     if (be && be->preprocess) {
         ls_error perr;
         if (be->preprocess(d, &sub.processed, &sub.specs, &sub.nspecs, &perr) != 0) {
@@ -359,9 +370,9 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
             ls_program_unref(d);
             goto done;
         }
-        prep = ls_internf(", preprocessed to %zu bytes", sub.processed ? sub.processed->size : (size_t)0);
+        ls_buf_printf(&prep, ", preprocessed to %zu bytes", sub.processed ? sub.processed->size : (size_t)0);
     } else if (!be) {
-        prep = ls_internf(" (no backend %s here: not preprocessed)", tr->backend_id);
+        ls_buf_printf(&prep, " (no backend %s here: not preprocessed)", tr->backend_id);
     }
     ls_vec_push(&L->subs, sub);
 
@@ -385,7 +396,8 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
         pu_names(&b, nm, tagged_ph.n, 4);
         free(nm);
     }
-    ls_buf_puts(&b, prep);
+    if (prep.len) ls_buf_putn(&b, prep.s, prep.len);
+    ls_buf_free(&prep);
     char *text = ls_buf_take(&b);
     ls_report_add(L->ctx->report, NULL, bk->call->name, "%s", text);
     free(text);
@@ -520,6 +532,18 @@ static void rebuild(lower *L, tagrun *tr, uint32_t nt, block *bks)
     free(fill);
 }
 
+/* The position in `in` of the node output spec s names: the output node's argument s when it
+ * has that name (specs and output values correspond), else found by name. */
+static int32_t named_output(const lower *L, const ls_program *in, int32_t out_pos, uint32_t s, const char *name)
+{
+    const ls_node *o = out_pos >= 0 ? in->nodes[out_pos] : NULL;
+    if (o && s < o->nargs && o->args[s].kind == LS_ARG_NODE) {
+        int32_t p = pos_of(L, o->args[s].v.node);
+        if (p >= 0 && in->nodes[p]->name == name) return p;
+    }
+    return ls_program_find(in, name);
+}
+
 int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
 {
     lower L = {.ctx = ctx};
@@ -532,9 +556,13 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     /* the names this pass makes start with these: only names that could clash are reserved */
     for (uint32_t i = 0; i < n; i++) {
         const char *nm = q->nodes[i]->name;
-        if ((nm[0] == 'g' && strncmp(nm, "getitem", 7) == 0) || (nm[0] == 'e' && strncmp(nm, "executorch_call_delegate", 24) == 0))
+        if ((nm[0] == 'g' && strncmp(nm, "getitem", 7) == 0) || (nm[0] == 'e' && strncmp(nm, "executorch_call_delegate", 24) == 0) ||
+            (nm[0] == 'l' && strncmp(nm, "lowered_module_", 15) == 0))
             pu_namer_reserve(&L.names, nm);
     }
+    for (uint32_t i = 0; i < q->n_subs; i++) pu_namer_reserve(&L.names, q->subs[i].name);
+    L.getitem = ls_intern("getitem");
+    L.call_delegate = ls_intern("executorch_call_delegate");
     L.tix = ls_malloc(sizeof *L.tix * (n ? n : 1));
     L.stamp = ls_calloc(n ? n : 1, sizeof *L.stamp);
     L.repl_id = ls_calloc(n ? n : 1, sizeof *L.repl_id);
@@ -644,7 +672,7 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         for (uint32_t s = 0; s < q->n_outputs; s++) {
             if (L.drop_output[s]) continue;
             ls_output_spec sp = q->outputs[s];
-            int32_t p = sp.name ? ls_program_find(in, sp.name) : -1;
+            int32_t p = sp.name ? named_output(&L, in, op, s, sp.name) : -1;
             if (p >= 0 && L.repl_id[p]) sp.name = L.repl_name[p];
             ls_vec_push(&os, sp);
         }

@@ -201,57 +201,92 @@ uint32_t pu_inputs(const ls_node *n, uint32_t **ids, uint32_t *cap)
         }                                                                                      \
     }
 
-void pu_pos_take(pu_users *u, const ls_program *p)
+/* Positions by id: a dense table sized by next_id (ids below it), else a map. Returns false
+ * when a node's id is not below next_id (a program built by hand): the caller falls back to
+ * the map. */
+static bool dense_positions(pu_users *u, const ls_program *p)
 {
     uint32_t n = p->n_nodes;
-    memset(u, 0, sizeof *u);
-    u->p = p;
-    uint32_t max_id = p->next_id;
+    if (p->next_id > 4u * n + 1024u) return false;
+    u->id_cap = p->next_id + 1;
+    u->at = ls_malloc(sizeof *u->at * u->id_cap);
+    memset(u->at, 0xff, sizeof *u->at * u->id_cap);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t id = p->nodes[i]->id;
+        if (id >= u->id_cap) {
+            free(u->at);
+            u->at = NULL;
+            u->id_cap = 0;
+            return false;
+        }
+        u->at[id] = (int32_t)i;
+    }
+    return true;
+}
+
+static void sparse_positions(pu_users *u, const ls_program *p)
+{
+    uint32_t n = p->n_nodes;
+    uint32_t max_id = 0;
     for (uint32_t i = 0; i < n; i++)
-        if (p->nodes[i]->id >= max_id) max_id = p->nodes[i]->id + 1;
+        if (p->nodes[i]->id > max_id) max_id = p->nodes[i]->id;
     if (max_id <= 4u * n + 1024u) {
         u->id_cap = max_id + 1;
         u->at = ls_malloc(sizeof *u->at * u->id_cap);
         memset(u->at, 0xff, sizeof *u->at * u->id_cap);
         for (uint32_t i = 0; i < n; i++) u->at[p->nodes[i]->id] = (int32_t)i;
+        return;
     }
+    for (uint32_t i = 0; i < n; i++)
+        if (p->nodes[i]->id) pu_map_put(&u->sparse, (const void *)(uintptr_t)p->nodes[i]->id, i);
+}
+
+void pu_pos_take(pu_users *u, const ls_program *p)
+{
+    memset(u, 0, sizeof *u);
+    u->p = p;
+    if (!dense_positions(u, p)) sparse_positions(u, p);
 }
 
 void pu_users_take(pu_users *u, const ls_program *p)
 {
     uint32_t n = p->n_nodes;
     pu_pos_take(u, p);
-    /* two sweeps over the arguments: count, then fill; a node reading a value twice counts once */
+    /* the ids each node reads, in one sweep over the arguments; then users by counting sort
+     * (a node reading a value twice counts once) */
+    LS_VEC(uint32_t) ref_id = {0}, ref_user = {0};
+    ls_vec_reserve(&ref_id, 3 * n + 16);
+    ls_vec_reserve(&ref_user, 3 * n + 16);
+    for (uint32_t i = 0; i < n; i++) {
+        const ls_node *nd = p->nodes[i];
+        EACH_INPUT(nd, id, {
+            ls_vec_push(&ref_id, id);
+            ls_vec_push(&ref_user, i);
+        })
+    }
     uint32_t *last = ls_malloc(sizeof *last * (n ? n : 1));
     memset(last, 0xff, sizeof *last * (n ? n : 1));
     u->off = ls_calloc(n + 1, sizeof *u->off);
-    for (uint32_t i = 0; i < n; i++) {
-        const ls_node *nd = p->nodes[i];
-        EACH_INPUT(nd, id, {
-            int32_t s = pu_pos(u, id);
-            if (s >= 0 && last[s] != i) {
-                last[s] = i;
-                u->off[s + 1]++;
-            }
-        })
+    for (uint32_t r = 0; r < ref_id.n; r++) {
+        int32_t s = pu_pos(u, ref_id.v[r]);
+        uint32_t user = ref_user.v[r];
+        if (s < 0 || last[s] == user) {
+            ref_id.v[r] = UINT32_MAX; /* not counted */
+            continue;
+        }
+        last[s] = user;
+        ref_id.v[r] = (uint32_t)s;
+        u->off[s + 1]++;
     }
     for (uint32_t i = 0; i < n; i++) u->off[i + 1] += u->off[i];
     u->pos = ls_malloc(sizeof *u->pos * (u->off[n] ? u->off[n] : 1));
-    uint32_t *fill = ls_malloc(sizeof *fill * (n ? n : 1));
+    uint32_t *fill = last; /* reused: where the next user of each node goes */
     memcpy(fill, u->off, sizeof *fill * n);
-    memset(last, 0xff, sizeof *last * (n ? n : 1));
-    for (uint32_t i = 0; i < n; i++) {
-        const ls_node *nd = p->nodes[i];
-        EACH_INPUT(nd, id, {
-            int32_t s = pu_pos(u, id);
-            if (s >= 0 && last[s] != i) {
-                last[s] = i;
-                u->pos[fill[s]++] = i;
-            }
-        })
-    }
-    free(fill);
+    for (uint32_t r = 0; r < ref_id.n; r++)
+        if (ref_id.v[r] != UINT32_MAX) u->pos[fill[ref_id.v[r]]++] = ref_user.v[r];
     free(last);
+    free(ref_id.v);
+    free(ref_user.v);
 }
 
 void pu_users_free(pu_users *u)
@@ -259,6 +294,7 @@ void pu_users_free(pu_users *u)
     free(u->off);
     free(u->pos);
     free(u->at);
+    pu_map_free(&u->sparse);
     memset(u, 0, sizeof *u);
 }
 

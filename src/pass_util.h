@@ -63,8 +63,9 @@ uint32_t pu_inputs(const ls_node *n, uint32_t **ids, uint32_t *cap);
 typedef struct pu_users {
     uint32_t *off; /* n + 1 */
     uint32_t *pos;
-    int32_t *at;   /* id → position when ids are dense, else NULL (the program's index answers) */
+    int32_t *at;   /* id → position when ids are dense, else NULL */
     uint32_t id_cap;
+    pu_map sparse; /* (void *)id → position when ids are sparse (a lowered module's) */
     const ls_program *p;
 } pu_users;
 void pu_users_take(pu_users *u, const ls_program *p);
@@ -79,7 +80,8 @@ static inline uint32_t pu_nusers(const pu_users *u, uint32_t pos)
 static inline int32_t pu_pos(const pu_users *u, uint32_t id)
 {
     if (u->at) return id < u->id_cap ? u->at[id] : -1;
-    return ls_program_pos(u->p, id);
+    uint32_t v;
+    return pu_map_get(&u->sparse, (const void *)(uintptr_t)id, &v) ? (int32_t)v : -1;
 }
 
 /* Fresh names by torch.fx's rule, exactly as ls_namer makes them ("add", "add_1", ...; a base
