@@ -28,7 +28,7 @@ def shared_constant():
 
 
 def _delegate_region(p, h, scale, offset, weight):
-    """Six backend ops reading each constant twice."""
+    """Six backend ops reading each constant twice: additions and products."""
     with p.code("h = ((h + self.scale) * self.offset + self.weight) * self.scale"):
         h = p.op("add.Tensor", h, scale)
         h = p.op("mul.Tensor", h, offset)
@@ -37,6 +37,20 @@ def _delegate_region(p, h, scale, offset, weight):
     with p.code("h = (h + self.offset) * self.weight"):
         h = p.op("add.Tensor", h, offset)
         h = p.op("mul.Tensor", h, weight)
+    return h
+
+
+def _second_region(p, h, scale, offset, weight):
+    """Six backend ops reading each constant twice: differences and quotients, so that a
+    backend taking only additions and products leaves this region to a second backend."""
+    with p.code("h = ((h - self.scale) / self.offset - self.weight) / self.scale"):
+        h = p.op("sub.Tensor", h, scale)
+        h = p.op("div.Tensor", h, offset)
+        h = p.op("sub.Tensor", h, weight)
+        h = p.op("div.Tensor", h, scale)
+    with p.code("h = (h - self.offset) / self.weight"):
+        h = p.op("sub.Tensor", h, offset)
+        h = p.op("div.Tensor", h, weight)
     return h
 
 
@@ -52,7 +66,7 @@ def two_delegates():
     h = _delegate_region(p, x, scale, offset, weight)
     with p.code("h = torch.cos(h)"):
         h = p.op("cos", h)  # not supported by the backend: splits the two regions
-    h = _delegate_region(p, h, scale, offset, weight)
+    h = _second_region(p, h, scale, offset, weight)
     p.output(h, *readers)
     return p
 

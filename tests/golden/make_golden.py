@@ -99,8 +99,11 @@ def two_delegates(ar, dt, inputs):
     def region(h):
         return (((((h + s) * o + w) * s) + o) * w)
 
+    def second_region(h):
+        return (((((h - s) / o - w) / s) - o) / w)
+
     x = inputs["x"].astype(dt)
-    h = region(np.cos(region(x)))
+    h = second_region(np.cos(region(x)))
     return [h, np.arctan2(s, x), np.arctan2(o, x), np.arctan2(w, x)]
 
 
