@@ -144,8 +144,16 @@ typedef struct ls_node {
     const char *torch_fn;
     const char *custom;       /* custom metadata JSON without delegation_tag, kept for writing */
     bool no_copy;             /* meta["no_copy"]: this constant must not be duplicated */
+    uint8_t storage;          /* LS_NODE_ARGS_INLINE | LS_NODE_VALS_SHARED: how args and vals are held */
     int64_t debug_handle;     /* 0 when none */
 } ls_node;
+
+/* Passes clone up to every node of a program, so a clone is cheap: ls_node_clone allocates the
+ * node and its args array in one block (LS_NODE_ARGS_INLINE) and shares the vals of the node it
+ * copies (ls_node_set_vals makes them reference-counted: LS_NODE_VALS_SHARED). Set args and vals
+ * through ls_node_set_args / ls_node_set_vals (never by assigning the pointers of a node made
+ * by them), and change a node's vals in place only through ls_node_vals_mut. */
+enum { LS_NODE_ARGS_INLINE = 1, LS_NODE_VALS_SHARED = 2 };
 
 typedef enum ls_input_kind {
     LS_IN_USER_INPUT,
@@ -312,6 +320,8 @@ const ls_arg *ls_node_arg(const ls_node *n, const char *name);
 /* Sets the node's value to one tensor. */
 void ls_node_set_val(ls_node *n, const ls_tmeta *m);
 void ls_node_set_vals(ls_node *n, ls_val_kind kind, const ls_tmeta *ms, uint16_t count);
+/* The node's vals made its own (copied if another node shares them), to be changed in place. */
+ls_tmeta *ls_node_vals_mut(ls_node *n);
 
 /* ---- signature and data */
 int32_t ls_program_input_spec(const ls_program *p, const char *placeholder); /* index or -1 */

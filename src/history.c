@@ -85,15 +85,32 @@ static void push(change_vec *v, ls_change_kind k, const char *program, const ls_
     ls_vec_push(v, c);
 }
 
-static uint32_t max_id(const ls_program *p)
+/* Position by id in a table that grows when an id is not below its size (ids are below
+ * next_id in programs the passes make; a hand-built one may hold others). */
+typedef struct id_table {
+    int32_t *at;
+    uint32_t cap;
+} id_table;
+
+static void id_table_set(id_table *t, uint32_t id, int32_t pos)
 {
-    uint32_t m = p->next_id;
-    for (uint32_t i = 0; i < p->n_nodes; i++)
-        if (p->nodes[i]->id >= m) m = p->nodes[i]->id + 1;
-    return m;
+    if (id >= t->cap) {
+        uint64_t nc = t->cap ? t->cap : 1024;
+        while (nc <= id) nc *= 2;
+        t->at = ls_realloc(t->at, sizeof *t->at * (size_t)nc);
+        memset(t->at + t->cap, 0xff, sizeof *t->at * (size_t)(nc - t->cap));
+        t->cap = (uint32_t)(nc > UINT32_MAX ? UINT32_MAX : nc);
+    }
+    t->at[id] = pos;
 }
 
-/* Node ids are stable across steps, so a position table per id pairs the nodes: O(n). */
+static int32_t id_table_get(const id_table *t, uint32_t id)
+{
+    return id < t->cap ? t->at[id] : -1;
+}
+
+/* Node ids are stable across steps, so a position table per id pairs the nodes: O(n), each
+ * node read once per program; nodes shared between the steps compare by pointer. */
 static void diff_one(const ls_program *a, const ls_program *b, const char *program, change_vec *v)
 {
     if (a == b) return;
@@ -105,28 +122,34 @@ static void diff_one(const ls_program *a, const ls_program *b, const char *progr
         for (uint32_t i = 0; i < a->n_nodes; i++) push(v, LS_CHANGE_REMOVED, program, a->nodes[i]);
         return;
     }
-    uint32_t cap = max_id(a);
-    uint32_t cb = max_id(b);
-    if (cb > cap) cap = cb;
-    int32_t *in_a = ls_malloc(sizeof *in_a * cap);
-    memset(in_a, 0xff, sizeof *in_a * cap);
-    for (uint32_t i = 0; i < a->n_nodes; i++) in_a[a->nodes[i]->id] = (int32_t)i;
+    if (a->n_nodes == b->n_nodes && memcmp(a->nodes, b->nodes, sizeof *a->nodes * a->n_nodes) == 0) return;
+    id_table in_a = {0};
+    uint32_t cap = (a->next_id > b->next_id ? a->next_id : b->next_id) + 1;
+    in_a.at = ls_malloc(sizeof *in_a.at * cap);
+    memset(in_a.at, 0xff, sizeof *in_a.at * cap);
+    in_a.cap = cap;
+    for (uint32_t i = 0; i < a->n_nodes; i++) id_table_set(&in_a, a->nodes[i]->id, (int32_t)i);
+    /* the node of a each node of b pairs with (-1: none), marking the nodes of a that stay */
+    int32_t *match = ls_malloc(sizeof *match * (b->n_nodes ? b->n_nodes : 1));
     bool *seen = ls_calloc(a->n_nodes ? a->n_nodes : 1, sizeof *seen);
-    /* removed first (in a's order), then added and changed in b's order */
     for (uint32_t i = 0; i < b->n_nodes; i++) {
-        int32_t j = in_a[b->nodes[i]->id];
+        const ls_node *n = b->nodes[i];
+        int32_t j = i < a->n_nodes && a->nodes[i] == n ? (int32_t)i : id_table_get(&in_a, n->id);
+        match[i] = j;
         if (j >= 0) seen[j] = true;
     }
+    /* removed first (in a's order), then added and changed in b's order */
     for (uint32_t i = 0; i < a->n_nodes; i++)
         if (!seen[i]) push(v, LS_CHANGE_REMOVED, program, a->nodes[i]);
     for (uint32_t i = 0; i < b->n_nodes; i++) {
         const ls_node *n = b->nodes[i];
-        int32_t j = in_a[n->id];
+        int32_t j = match[i];
         if (j < 0) push(v, LS_CHANGE_ADDED, program, n);
         else if (!nodes_equal(a->nodes[j], n)) push(v, LS_CHANGE_CHANGED, program, n);
     }
+    free(match);
     free(seen);
-    free(in_a);
+    free(in_a.at);
 }
 
 void ls_diff_programs(const ls_program *a, const ls_program *b, ls_change **changes, uint32_t *n)

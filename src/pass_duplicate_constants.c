@@ -205,6 +205,34 @@ static int duplicate(dup *d, ls_pass_ctx *ctx, uint32_t pos, uint32_t spec_ix)
     return rc;
 }
 
+/* A name the copies' names could equal: "..._copy_<digits>". */
+static bool copy_like(const char *name)
+{
+    if (!name) return false;
+    size_t len = strlen(name), k = len;
+    while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9') k--;
+    return k < len && k >= 6 && memcmp(name + k - 6, "_copy_", 6) == 0;
+}
+
+/* Room for every copy the pass could make (each reader of a shared constant but the first),
+ * so the new data entries are not moved while they are added. */
+static void reserve_copies(dup *d)
+{
+    const ls_program *q = d->q;
+    uint32_t in_state = 0, in_const = 0;
+    for (uint32_t i = 0; i < q->n_nodes; i++) {
+        const ls_node *ph = q->nodes[i];
+        uint32_t nu = pu_nusers(&d->users, i), spec_ix;
+        if (ph->kind != LS_NODE_PLACEHOLDER || !ph->tag || nu < 2 || !pu_map_get(&d->sig.spec_of, ph->name, &spec_ix))
+            continue;
+        const ls_input_spec *s = &q->inputs[spec_ix];
+        if (s->kind == LS_IN_PARAMETER || (s->kind == LS_IN_BUFFER && s->persistent)) in_state += nu - 1;
+        else in_const += nu - 1;
+    }
+    ls_vec_reserve(&d->new_state, in_state);
+    ls_vec_reserve(&d->new_constants, in_const);
+}
+
 int ls_pass_duplicate_constants(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
 {
     dup d = {0};
@@ -213,15 +241,16 @@ int ls_pass_duplicate_constants(const ls_program *in, ls_program **out, ls_pass_
     uint32_t n = q->n_nodes;
     pu_sig_build(&d.sig, q);
     pu_users_take(&d.users, q);
-    /* only names with "_copy_" in them can clash with the copies' names */
+    /* only names ending in "_copy_<digits>" can clash with the copies' names */
     for (uint32_t i = 0; i < n; i++)
-        if (strstr(q->nodes[i]->name, "_copy_")) pu_map_put(&d.names, q->nodes[i]->name, 1);
+        if (copy_like(q->nodes[i]->name)) pu_map_put(&d.names, q->nodes[i]->name, 1);
     for (uint32_t i = 0; i < q->n_state; i++)
-        if (strstr(q->state_dict[i].name, "_copy_")) pu_map_put(&d.targets, q->state_dict[i].name, 1);
+        if (copy_like(q->state_dict[i].name)) pu_map_put(&d.targets, q->state_dict[i].name, 1);
     for (uint32_t i = 0; i < q->n_constants; i++)
-        if (strstr(q->constants[i].name, "_copy_")) pu_map_put(&d.targets, q->constants[i].name, 1);
+        if (copy_like(q->constants[i].name)) pu_map_put(&d.targets, q->constants[i].name, 1);
     for (uint32_t i = 0; i < q->n_inputs; i++)
-        if (q->inputs[i].target && strstr(q->inputs[i].target, "_copy_")) pu_map_put(&d.targets, q->inputs[i].target, 1);
+        if (copy_like(q->inputs[i].target)) pu_map_put(&d.targets, q->inputs[i].target, 1);
+    reserve_copies(&d);
     d.copies_before = ls_calloc(n ? n : 1, sizeof *d.copies_before);
     d.n_copies = ls_calloc(n ? n : 1, sizeof *d.n_copies);
     d.specs_before = ls_calloc(q->n_inputs ? q->n_inputs : 1, sizeof *d.specs_before);

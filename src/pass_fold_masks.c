@@ -166,7 +166,7 @@ int ls_pass_fold_masks(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         ix->n = nn;
         /* x.shape[:p] + [n] + x.shape[p+k:]: the data-dependent length is now known */
         if (e->val_kind == LS_VAL_TENSOR && e->nvals) {
-            ls_tmeta *v = &e->vals[0];
+            ls_tmeta *v = &ls_node_vals_mut(e)[0];
             if (slot < v->ndim) {
                 v->sizes[slot] = f->trues;
                 v->sym[slot] = NULL;

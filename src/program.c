@@ -1,6 +1,7 @@
 /* The program model: nodes shared between versions, lazy index, signature and data tables. */
 #include "program.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,22 +220,57 @@ ls_node *ls_node_new(ls_program *p, ls_node_kind kind, const char *name, const c
     return n;
 }
 
+/* Reference-counted vals: the count sits before the array (a clone shares its source's). */
+typedef struct vals_block {
+    uint64_t refs; /* 8 bytes: the vals that follow stay 8-byte aligned */
+    ls_tmeta v[];
+} vals_block;
+
+static vals_block *block_of(ls_tmeta *vals)
+{
+    return (vals_block *)((char *)vals - offsetof(vals_block, v));
+}
+
+static ls_tmeta *vals_new(const ls_tmeta *ms, uint16_t count)
+{
+    vals_block *b = ls_malloc(sizeof *b + sizeof(ls_tmeta) * count);
+    b->refs = 1;
+    memcpy(b->v, ms, sizeof(ls_tmeta) * count);
+    return b->v;
+}
+
+static void vals_release(ls_node *n)
+{
+    if (!n->vals) return;
+    if (!(n->storage & LS_NODE_VALS_SHARED)) free(n->vals);
+    else if (--block_of(n->vals)->refs == 0) free(block_of(n->vals));
+    n->vals = NULL;
+    n->storage &= (uint8_t)~LS_NODE_VALS_SHARED;
+}
+
 ls_node *ls_node_clone(const ls_node *src)
 {
-    ls_node *n = ls_malloc(sizeof *n);
+    /* one block: the node, then its args (an 8-byte aligned type) */
+    size_t args_bytes = sizeof(ls_arg) * src->nargs;
+    ls_node *n = ls_malloc(sizeof *n + args_bytes);
     *n = *src;
     n->refs = 1;
+    n->storage = 0;
+    n->args = NULL;
+    n->vals = NULL;
     if (src->nargs) {
-        n->args = ls_malloc(sizeof *n->args * src->nargs);
+        n->args = (ls_arg *)(n + 1);
+        n->storage |= LS_NODE_ARGS_INLINE;
         for (uint16_t i = 0; i < src->nargs; i++) ls_arg_copy(&n->args[i], &src->args[i]);
-    } else {
-        n->args = NULL;
     }
     if (src->nvals) {
-        n->vals = ls_malloc(sizeof *n->vals * src->nvals);
-        memcpy(n->vals, src->vals, sizeof *n->vals * src->nvals);
-    } else {
-        n->vals = NULL;
+        if (src->storage & LS_NODE_VALS_SHARED) {
+            block_of(src->vals)->refs++;
+            n->vals = src->vals;
+        } else {
+            n->vals = vals_new(src->vals, src->nvals);
+        }
+        n->storage |= LS_NODE_VALS_SHARED;
     }
     return n;
 }
@@ -249,15 +285,16 @@ void ls_node_unref(ls_node *n)
 {
     if (!n || --n->refs) return;
     for (uint16_t i = 0; i < n->nargs; i++) ls_arg_free(&n->args[i]);
-    free(n->args);
-    free(n->vals);
+    if (!(n->storage & LS_NODE_ARGS_INLINE)) free(n->args);
+    vals_release(n);
     free(n);
 }
 
 void ls_node_set_args(ls_node *n, ls_arg *args, uint16_t nargs)
 {
     for (uint16_t i = 0; i < n->nargs; i++) ls_arg_free(&n->args[i]);
-    free(n->args);
+    if (!(n->storage & LS_NODE_ARGS_INLINE)) free(n->args);
+    n->storage &= (uint8_t)~LS_NODE_ARGS_INLINE;
     n->args = args;
     n->nargs = nargs;
 }
@@ -277,14 +314,22 @@ void ls_node_set_val(ls_node *n, const ls_tmeta *m)
 
 void ls_node_set_vals(ls_node *n, ls_val_kind kind, const ls_tmeta *ms, uint16_t count)
 {
-    free(n->vals);
-    n->vals = NULL;
+    ls_tmeta *nv = count ? vals_new(ms, count) : NULL; /* before the release: ms may be n's own */
+    vals_release(n);
     n->val_kind = (uint8_t)kind;
     n->nvals = count;
-    if (count) {
-        n->vals = ls_malloc(sizeof *n->vals * count);
-        memcpy(n->vals, ms, sizeof *n->vals * count);
+    n->vals = nv;
+    if (nv) n->storage |= LS_NODE_VALS_SHARED;
+}
+
+ls_tmeta *ls_node_vals_mut(ls_node *n)
+{
+    if (n->vals && (n->storage & LS_NODE_VALS_SHARED) && block_of(n->vals)->refs > 1) {
+        ls_tmeta *own = vals_new(n->vals, n->nvals);
+        block_of(n->vals)->refs--;
+        n->vals = own;
     }
+    return n->vals;
 }
 
 bool ls_node_replace_input(ls_node *n, uint32_t old_id, uint32_t new_id)

@@ -74,22 +74,33 @@ struct id_pos {
     ls_ptrmap sparse; /* (void *)id → position */
 };
 
-static void id_pos_take(id_pos *t, const ls_program *p)
+/* Empty: dense when the program's ids are (below next_id), else a map. */
+static void id_pos_init(id_pos *t, const ls_program *p)
 {
     memset(t, 0, sizeof *t);
-    uint32_t max_id = 0;
-    for (uint32_t i = 0; i < p->n_nodes; i++)
-        if (p->nodes[i]->id > max_id) max_id = p->nodes[i]->id;
-    if (max_id <= 4u * p->n_nodes + 1024u) {
-        t->cap = max_id + 1;
+    if (p->next_id <= 4u * p->n_nodes + 1024u) {
+        t->cap = p->next_id + 1;
         t->dense = ls_malloc(sizeof *t->dense * t->cap);
         memset(t->dense, 0xff, sizeof *t->dense * t->cap);
-        for (uint32_t i = 0; i < p->n_nodes; i++) t->dense[p->nodes[i]->id] = (int32_t)i;
     } else {
         ls_ptrmap_reserve(&t->sparse, p->n_nodes);
-        for (uint32_t i = 0; i < p->n_nodes; i++)
-            if (p->nodes[i]->id) ls_ptrmap_put(&t->sparse, (const void *)(uintptr_t)p->nodes[i]->id, i);
     }
+}
+
+static void id_pos_set(id_pos *t, uint32_t id, int32_t pos)
+{
+    if (!t->dense) {
+        if (id) ls_ptrmap_put(&t->sparse, (const void *)(uintptr_t)id, (uintptr_t)pos);
+        return;
+    }
+    if (id >= t->cap) { /* an id at or above next_id (a program built by hand) */
+        uint64_t nc = (uint64_t)t->cap * 2;
+        while (nc <= id) nc *= 2;
+        t->dense = ls_realloc(t->dense, sizeof *t->dense * (size_t)nc);
+        memset(t->dense + t->cap, 0xff, sizeof *t->dense * (size_t)(nc - t->cap));
+        t->cap = (uint32_t)(nc > UINT32_MAX ? UINT32_MAX : nc);
+    }
+    t->dense[id] = pos;
 }
 
 static int32_t id_pos_get(const id_pos *t, uint32_t id)
@@ -164,21 +175,74 @@ static bool is_sym_op(const ls_op *op)
     return op && op->id == LS_OP_sym_size_int;
 }
 
-static void check_graph(vctx *c)
+/* A set of interned names (pointers), sized once for a program. */
+typedef struct name_set {
+    const char **slots;
+    uint32_t cap;
+} name_set;
+
+static void name_set_init(name_set *s, uint32_t n)
+{
+    s->cap = 16;
+    while (s->cap < 2 * n + 2) s->cap *= 2;
+    s->slots = ls_calloc(s->cap, sizeof *s->slots);
+}
+
+/* false when the name is there already */
+static bool name_set_add(name_set *s, const char *name)
+{
+    uint32_t j = ls_ptrmap_hash(name) & (s->cap - 1);
+    for (; s->slots[j]; j = (j + 1) & (s->cap - 1))
+        if (s->slots[j] == name) return false;
+    s->slots[j] = name;
+    return true;
+}
+
+typedef LS_VEC(const ls_node *) node_vec;
+
+/* The graph in one sweep. With `sweep` set, ids are recorded as the nodes come: it returns false
+ * (having checked nothing reliable) at the first reference to a node not seen yet or the first
+ * id seen twice, and the caller checks again with every id known (then `sweep` is false and ids
+ * is complete). The placeholders are collected for the signature checks. */
+static bool check_graph(vctx *c, id_pos *ids, bool sweep, node_vec *ph)
 {
     const ls_program *p = c->p;
-    ls_ptrmap names = {0}, subs = {0};
-    ls_ptrmap_reserve(&names, p->n_nodes);
+    name_set names;
+    name_set_init(&names, p->n_nodes);
+    ls_ptrmap subs = {0}, first_of = {0}; /* first_of: name → first position, made at the first clash */
     for (uint32_t i = 0; i < p->n_subs; i++) ls_ptrmap_add(&subs, p->subs[i].name, 1, NULL);
     uint32_t n_outputs = 0;
-    for (uint32_t i = 0; i < p->n_nodes; i++) {
+    bool ok = true;
+    for (uint32_t i = 0; i < p->n_nodes && ok; i++) {
         const ls_node *n = p->nodes[i];
-        uintptr_t first;
-        if (!n->name) add(c, LS_SEV_ERROR, NULL, "node at position %u has no name", i);
-        else if (!ls_ptrmap_add(&names, n->name, i, &first))
+        if (sweep) {
+            for (uint16_t k = 0; k < n->nargs && ok; k++) {
+                const ls_arg *a = &n->args[k];
+                if (a->kind == LS_ARG_NODE) ok = id_pos_get(ids, a->v.node) >= 0;
+                else if (a->kind == LS_ARG_NODES || a->kind == LS_ARG_OPT_NODES)
+                    for (uint32_t j = 0; j < a->n && ok; j++) ok = !a->v.nodes[j] || id_pos_get(ids, a->v.nodes[j]) >= 0;
+                else if (a->kind == LS_ARG_SYMINTS)
+                    for (uint32_t j = 0; j < a->n && ok; j++)
+                        ok = !a->v.symints[j].is_node || id_pos_get(ids, a->v.symints[j].node) >= 0;
+            }
+            if (!ok || !n->id || id_pos_get(ids, n->id) >= 0) {
+                ok = false;
+                break;
+            }
+            id_pos_set(ids, n->id, (int32_t)i);
+        }
+        if (n->kind == LS_NODE_PLACEHOLDER) ls_vec_push(ph, n);
+        if (!n->name) {
+            add(c, LS_SEV_ERROR, NULL, "node at position %u has no name", i);
+        } else if (!name_set_add(&names, n->name)) {
+            if (!first_of.cap)
+                for (uint32_t k = 0; k < p->n_nodes; k++) ls_ptrmap_add(&first_of, p->nodes[k]->name, k, NULL);
+            uintptr_t first = 0;
+            ls_ptrmap_get(&first_of, n->name, &first);
             add(c, LS_SEV_ERROR, n->name, "node name '%s' is used twice (positions %u and %u)", n->name,
                 (unsigned)first, i);
-        check_refs(c, n, (int32_t)i);
+        }
+        if (!sweep) check_refs(c, n, (int32_t)i);
         if (n->kind == LS_NODE_OUTPUT) n_outputs++;
         if (n->kind == LS_NODE_GET_ATTR && !ls_ptrmap_get(&subs, n->target, NULL))
             add(c, LS_SEV_WARNING, n->name,
@@ -209,13 +273,16 @@ static void check_graph(vctx *c)
                 "(to_edge turns it into executorch.exir.dialects.edge.ops.%s)",
                 n->target, n->name, n->op->qualname);
     }
-    ls_ptrmap_free(&names);
+    free(names.slots);
     ls_ptrmap_free(&subs);
+    ls_ptrmap_free(&first_of);
+    if (!ok) return false;
     if (!p->n_nodes) add(c, LS_SEV_ERROR, NULL, "the graph has no nodes (not even an output node)");
     else if (p->nodes[p->n_nodes - 1]->kind != LS_NODE_OUTPUT)
         add(c, LS_SEV_ERROR, p->nodes[p->n_nodes - 1]->name, "last node must be output, got %s",
             ls_node_kind_name((ls_node_kind)p->nodes[p->n_nodes - 1]->kind));
     if (n_outputs > 1) add(c, LS_SEV_ERROR, NULL, "the graph has %u output nodes", n_outputs);
+    return true;
 }
 
 /* ---- the signature */
@@ -255,12 +322,9 @@ static void check_data(vctx *c, const ls_input_spec *s, const ls_named_tensor *e
             ls_tmeta_str(&have, a, sizeof a), s->name, ls_tmeta_str(want, b, sizeof b));
 }
 
-static void check_inputs(vctx *c)
+static void check_inputs(vctx *c, node_vec ph)
 {
     const ls_program *p = c->p;
-    LS_VEC(const ls_node *) ph = {0};
-    for (uint32_t i = 0; i < p->n_nodes; i++)
-        if (p->nodes[i]->kind == LS_NODE_PLACEHOLDER) ls_vec_push(&ph, p->nodes[i]);
     if (ph.n != p->n_inputs) {
         /* names on one side only, as torch lists them */
         ls_ptrmap spec_names = {0}, ph_names = {0};
@@ -336,7 +400,6 @@ static void check_inputs(vctx *c)
     ls_ptrmap_free(&targets);
     ls_ptrmap_free(&state);
     ls_ptrmap_free(&consts);
-    free(ph.v);
 }
 
 static void check_outputs(vctx *c)
@@ -455,16 +518,35 @@ static void verify_subs(const ls_program *p, const char *prog, ls_verify_result 
     }
 }
 
-static void verify_one(const ls_program *p, const char *prog, ls_verify_result *out, uint32_t *cap, int depth)
+/* One program without its submodules. */
+static void verify_program(const ls_program *p, const char *prog, ls_verify_result *out, uint32_t *cap)
 {
     id_pos ids;
-    id_pos_take(&ids, p);
+    id_pos_init(&ids, p);
     vctx c = {p, prog, out, *cap, &ids};
-    check_graph(&c);
-    check_inputs(&c);
+    node_vec ph = {0};
+    uint32_t first = out->n, errors = out->n_errors;
+    if (!check_graph(&c, &ids, true, &ph)) {
+        /* a reference to a later or missing node, or an id twice: again, every id known */
+        for (uint32_t k = first; k < out->n; k++) free(out->v[k].msg);
+        out->n = first;
+        out->n_errors = errors;
+        ph.n = 0;
+        id_pos_free(&ids);
+        id_pos_init(&ids, p);
+        for (uint32_t i = 0; i < p->n_nodes; i++) id_pos_set(&ids, p->nodes[i]->id, (int32_t)i);
+        check_graph(&c, &ids, false, &ph);
+    }
+    check_inputs(&c, ph);
     check_outputs(&c);
+    free(ph.v);
     id_pos_free(&ids);
     *cap = c.cap;
+}
+
+static void verify_one(const ls_program *p, const char *prog, ls_verify_result *out, uint32_t *cap, int depth)
+{
+    verify_program(p, prog, out, cap);
     verify_subs(p, prog, out, cap, depth);
 }
 
@@ -508,14 +590,7 @@ void ls_verify_next(const ls_program *p, const ls_program *prev, const ls_verify
     }
     memset(out, 0, sizeof *out);
     uint32_t cap = 0;
-    id_pos ids;
-    id_pos_take(&ids, p);
-    vctx c = {p, NULL, out, 0, &ids};
-    check_graph(&c);
-    check_inputs(&c);
-    check_outputs(&c);
-    id_pos_free(&ids);
-    cap = c.cap;
+    verify_program(p, NULL, out, &cap);
     /* prev's submodules by name (a name given twice: never reused), and their findings */
     ls_ptrmap prev_sub = {0}, spans = {0};
     ls_ptrmap_reserve(&prev_sub, prev->n_subs);
