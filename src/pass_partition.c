@@ -119,8 +119,12 @@ typedef struct round {
     uint8_t *reason;          /* per position: LS_WHY_NONE when supported */
     const char **detail;      /* per position */
     int32_t *grp;             /* per position: partition number or -1 */
+    uint8_t *cls;             /* per position: CLS_* (read once, so later sweeps skip the nodes) */
+    uint16_t *op;             /* per position: the op id of a call with a known op, else LS_OP_COUNT */
     uint32_t *ids, ids_cap;   /* scratch */
 } round;
+
+enum { CLS_CALL = 1, CLS_COMPUTE = 2, CLS_GETITEM = 4, CLS_PLACEHOLDER = 8 };
 
 static const ls_node *producer(const round *r, uint32_t id)
 {
@@ -241,7 +245,7 @@ static void join(parts *ps, uint32_t g, uint32_t new_id)
 
 static bool is_call(const round *r, uint32_t pos)
 {
-    return r->q->nodes[pos]->kind == LS_NODE_CALL;
+    return r->cls[pos] & CLS_CALL;
 }
 
 /* Greedy grouping; fills r->grp. Returns the partitions. */
@@ -378,7 +382,7 @@ static void getitems_follow(round *r, parts *ps)
             if (!nu) continue;
             bool all = true;
             for (uint32_t u = r->users.off[i]; u < r->users.off[i + 1] && all; u++)
-                all = pu_is_op(r->q->nodes[r->users.pos[u]], LS_OP_getitem);
+                all = r->cls[r->users.pos[u]] & CLS_GETITEM;
             if (!all) continue;
             for (uint32_t u = r->users.off[i]; u < r->users.off[i + 1]; u++) {
                 uint32_t up = r->users.pos[u];
@@ -511,8 +515,8 @@ static void tag_data(round *r, const char **tags, ls_pass_ctx *ctx)
 {
     LS_VEC(sole) alone = {0}; /* constants one tag alone reads: one sentence per tag */
     for (uint32_t i = 0; i < r->n; i++) {
+        if (!(r->cls[i] & CLS_PLACEHOLDER)) continue;
         const ls_node *ph = r->q->nodes[i];
-        if (ph->kind != LS_NODE_PLACEHOLDER) continue;
         const ls_input_spec *s = pu_spec(&r->sig, r->q, ph);
         if (!s || !pu_is_data_kind(s->kind) || !pu_nusers(&r->users, i)) continue;
         bool all_same, any_cpu;
@@ -580,17 +584,14 @@ static void report_parts(const round *r, const parts *ps, const char **tag_of_pa
         if (r->grp[i] < 0) continue;
         uint32_t g = (uint32_t)r->grp[i];
         if (first[g] == UINT32_MAX) first[g] = i;
-        if (pu_is_compute(r->q->nodes[i])) start[g + 1]++;
+        if (r->cls[i] & CLS_COMPUTE) start[g + 1]++;
     }
     for (uint32_t g = 0; g < ps->n; g++) start[g + 1] += start[g];
     uint32_t *ops = ls_malloc(sizeof *ops * (start[ps->n] ? start[ps->n] : 1));
     uint32_t *fill = ls_malloc(sizeof *fill * np);
     memcpy(fill, start, sizeof *fill * np);
-    for (uint32_t i = 0; i < r->n; i++) {
-        const ls_node *n = r->q->nodes[i];
-        if (r->grp[i] < 0 || !pu_is_compute(n)) continue;
-        ops[fill[r->grp[i]]++] = n->op ? (uint32_t)n->op->id : LS_OP_COUNT;
-    }
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->grp[i] >= 0 && (r->cls[i] & CLS_COMPUTE)) ops[fill[r->grp[i]]++] = r->op[i];
     /* one sentence per partition, in tag order (ascending ids, as partition_tags is built) */
     uint32_t *order = ls_malloc(sizeof *order * np);
     for (uint32_t g = 0; g < ps->n; g++) order[g] = g;
@@ -638,6 +639,29 @@ static const char *tag_name(const round *r, uint32_t id)
     return t;
 }
 
+/* ls_program_add_tag for each tag_of_part[order[k]], with the program's tags in a map (a round
+ * registers one tag per partition). */
+static void add_tags(ls_program *q, const char **tag_of_part, const uint32_t *order, uint32_t n, const char *backend_id)
+{
+    pu_map known = {0};
+    for (uint32_t i = 0; i < q->n_tags; i++)
+        if (!pu_map_has(&known, q->tags[i].tag)) pu_map_put(&known, q->tags[i].tag, i);
+    q->tags = ls_realloc(q->tags, sizeof *q->tags * (q->n_tags + n + 1));
+    for (uint32_t k = 0; k < n; k++) {
+        const char *t = tag_of_part[order[k]];
+        uint32_t at;
+        if (pu_map_get(&known, t, &at)) {
+            q->tags[at].backend_id = backend_id;
+            continue;
+        }
+        pu_map_put(&known, t, q->n_tags);
+        q->tags[q->n_tags].tag = t;
+        q->tags[q->n_tags].backend_id = backend_id;
+        q->n_tags++;
+    }
+    pu_map_free(&known);
+}
+
 int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
 {
     if (!ctx->profile) return ls_fail(ctx->err, "partition: no backend profile given");
@@ -649,10 +673,16 @@ int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     r.reason = ls_calloc(r.n ? r.n : 1, sizeof *r.reason);
     r.detail = ls_calloc(r.n ? r.n : 1, sizeof *r.detail);
     r.grp = ls_malloc(sizeof *r.grp * (r.n ? r.n : 1));
+    r.cls = ls_calloc(r.n ? r.n : 1, sizeof *r.cls);
+    r.op = ls_malloc(sizeof *r.op * (r.n ? r.n : 1));
 
     /* what the backend supports; a getitem follows its producer */
     for (uint32_t i = 0; i < r.n; i++) {
         const ls_node *n = r.q->nodes[i];
+        r.op[i] = n->kind == LS_NODE_CALL && n->op ? (uint16_t)n->op->id : (uint16_t)LS_OP_COUNT;
+        r.cls[i] = (uint8_t)((n->kind == LS_NODE_CALL ? CLS_CALL : 0) | (pu_is_compute(n) ? CLS_COMPUTE : 0) |
+                             (pu_is_op(n, LS_OP_getitem) ? CLS_GETITEM : 0) |
+                             (n->kind == LS_NODE_PLACEHOLDER ? CLS_PLACEHOLDER : 0));
         if (n->kind != LS_NODE_CALL) continue;
         if (pu_is_op(n, LS_OP_getitem)) {
             const ls_node *src = n->nargs ? producer(&r, n->args[0].v.node) : NULL;
@@ -682,8 +712,8 @@ int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         if (r.grp[i] >= 0) tags[i] = tag_of_part[r.grp[i]];
     report_parts(&r, &ps, tag_of_part, ctx);
     for (uint32_t i = 0; i < r.n; i++) {
+        if (!(r.cls[i] & CLS_COMPUTE) || r.grp[i] >= 0) continue;
         const ls_node *n = r.q->nodes[i];
-        if (!pu_is_compute(n) || r.grp[i] >= 0) continue;
         const char *d = r.detail[i];
         ls_report_add(ctx->report, NULL, n->name, "`%s` (%s) stays on the CPU: %s%s%s%s", n->name,
                       n->op ? n->op->qualname : ls_target_short(n->target), ls_cpu_reason_text((ls_cpu_reason)r.reason[i]),
@@ -696,7 +726,7 @@ int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         const ls_node *n = r.q->nodes[i];
         uint8_t why = LS_WHY_NONE;
         const char *detail = NULL;
-        if (pu_is_compute(n) && !tags[i]) {
+        if ((r.cls[i] & CLS_COMPUTE) && !tags[i]) {
             why = r.reason[i];
             detail = r.detail[i];
         } else if (n->kind == LS_NODE_CALL && !tags[i]) {
@@ -719,7 +749,7 @@ int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         while (b > 0 && ps.v[order[b - 1]].torch_id > ps.v[x].torch_id) order[b] = order[b - 1], b--;
         order[b] = x;
     }
-    for (uint32_t k = 0; k < live_parts; k++) ls_program_add_tag(r.q, tag_of_part[order[k]], r.prof->backend_id);
+    add_tags(r.q, tag_of_part, order, live_parts, r.prof->backend_id);
     if (!live_parts)
         ls_report_add(ctx->report, NULL, NULL, "%s takes nothing: no node is supported", r.prof->backend_id);
 
@@ -730,6 +760,8 @@ int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     free(r.reason);
     free(r.detail);
     free(r.grp);
+    free(r.cls);
+    free(r.op);
     free(r.ids);
     pu_users_free(&r.users);
     pu_sig_free(&r.sig);
