@@ -414,6 +414,9 @@ int ls_bb_encode(const ls_program *sub, ls_blob **out, ls_error *err)
 {
     *out = NULL;
     enc e = {.p = sub, .err = err};
+    /* a node takes about 150 bytes (names, op, arguments, value metadata): grow once at most */
+    e.g.cap = 192 * (size_t)sub->n_nodes + 64 * (size_t)sub->n_inputs + 256;
+    e.g.s = ls_malloc(e.g.cap);
     slot_vec consts = {0};
     slot_vec states = {0};
     uint64_t data_size = 0;

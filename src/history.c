@@ -61,6 +61,7 @@ typedef LS_VEC(ls_change) change_vec;
 static bool vals_equal(const ls_node *a, const ls_node *b)
 {
     if (a->val_kind != b->val_kind || a->nvals != b->nvals) return false;
+    if (a->vals == b->vals) return true; /* a clone shares the vals of its source */
     for (uint16_t i = 0; i < a->nvals; i++)
         if (!ls_tmeta_equal(&a->vals[i], &b->vals[i])) return false;
     return true;
@@ -138,6 +139,11 @@ static void diff_one(const ls_program *a, const ls_program *b, const char *progr
         match[i] = j;
         if (j >= 0) seen[j] = true;
     }
+    /* room for every change this can find (removed, and what is not shared with a) */
+    uint32_t most = v->n;
+    for (uint32_t i = 0; i < a->n_nodes; i++) most += !seen[i];
+    for (uint32_t i = 0; i < b->n_nodes; i++) most += match[i] < 0 || a->nodes[match[i]] != b->nodes[i];
+    ls_vec_reserve(v, most);
     /* removed first (in a's order), then added and changed in b's order */
     for (uint32_t i = 0; i < a->n_nodes; i++)
         if (!seen[i]) push(v, LS_CHANGE_REMOVED, program, a->nodes[i]);

@@ -45,6 +45,7 @@ typedef struct lower {
     pu_namer names;
     int32_t *tix;         /* per position: tag index or -1 */
     uint32_t *stamp;      /* per position scratch */
+    int32_t *spec_ix;     /* per position: input spec of a placeholder, -1 none, -2 not looked up */
     uint32_t *ids, ids_cap;
     uint32_t *repl_id;    /* per position: the getitem standing for it now, 0 if none */
     const char **repl_name;
@@ -63,6 +64,17 @@ static int32_t pos_of(const lower *L, uint32_t id)
     return pu_pos(&L->users, id);
 }
 
+/* The input spec of the placeholder at pos (looked up once per placeholder: the checks, the
+ * delegate's inputs and its data all ask). */
+static const ls_input_spec *spec_at(lower *L, uint32_t pos)
+{
+    if (L->spec_ix[pos] == -2) {
+        const ls_input_spec *s = pu_spec(&L->sig, L->q, L->q->nodes[pos]);
+        L->spec_ix[pos] = s ? (int32_t)(s - L->q->inputs) : -1;
+    }
+    return L->spec_ix[pos] >= 0 ? &L->q->inputs[L->spec_ix[pos]] : NULL;
+}
+
 /* exir's _get_node_list_with_same_tag checks (§3.3). */
 static int check_members(lower *L, const tagrun *t)
 {
@@ -73,7 +85,7 @@ static int check_members(lower *L, const tagrun *t)
         if (n->kind == LS_NODE_GET_ATTR)
             return ls_fail(L->ctx->err, "%s: a get_attr node cannot be delegated (tag %s)", n->name, t->tag);
         if (n->kind != LS_NODE_PLACEHOLDER) continue;
-        const ls_input_spec *s = pu_spec(&L->sig, L->q, n);
+        const ls_input_spec *s = spec_at(L, pos);
         if (!s || !pu_is_data_kind(s->kind))
             return ls_fail(L->ctx->err,
                            "placeholder node for non-params, non-buffer, and non-tensor constants should not be tagged: %s ",
@@ -169,7 +181,7 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
         const ls_node *n = q->nodes[pos];
         if (n->kind == LS_NODE_PLACEHOLDER) {
             ls_vec_push(&tagged_ph, pos);
-            const ls_input_spec *s = pu_spec(&L->sig, q, n);
+            const ls_input_spec *s = spec_at(L, pos);
             pu_map_put(&consumed, s->target, 1);
             continue;
         }
@@ -245,8 +257,7 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
     /* arrange_graph_placeholders: tagged parameters, tagged buffers, then the rest in order */
     for (int pass = 0; pass < 3; pass++)
         for (uint32_t k = 0; k < tagged_ph.n; k++) {
-            const ls_node *ph = q->nodes[tagged_ph.v[k]];
-            const ls_input_spec *s = pu_spec(&L->sig, q, ph);
+            const ls_input_spec *s = spec_at(L, tagged_ph.v[k]);
             int want = s->kind == LS_IN_PARAMETER ? 0 : s->kind == LS_IN_BUFFER ? 1 : 2;
             if (want != pass) continue;
             ls_vec_push(&dn, ls_node_ref(q->nodes[tagged_ph.v[k]]));
@@ -348,8 +359,8 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
 
     /* the top level's signature: consumed inputs and mutations leave it */
     for (uint32_t k = 0; k < tagged_ph.n; k++) {
-        uint32_t si;
-        if (pu_map_get(&L->sig.spec_of, q->nodes[tagged_ph.v[k]]->name, &si)) L->drop_input[si] = true;
+        const ls_input_spec *s = spec_at(L, tagged_ph.v[k]);
+        if (s) L->drop_input[s - q->inputs] = true;
     }
     for (uint32_t k = 0; k < outs.n; k++) {
         if (!outs.v[k].mutation) continue;
@@ -565,6 +576,8 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     L.call_delegate = ls_intern("executorch_call_delegate");
     L.tix = ls_malloc(sizeof *L.tix * (n ? n : 1));
     L.stamp = ls_calloc(n ? n : 1, sizeof *L.stamp);
+    L.spec_ix = ls_malloc(sizeof *L.spec_ix * (n ? n : 1));
+    for (uint32_t i = 0; i < n; i++) L.spec_ix[i] = -2;
     L.repl_id = ls_calloc(n ? n : 1, sizeof *L.repl_id);
     L.repl_name = ls_calloc(n ? n : 1, sizeof *L.repl_name);
     L.drop_input = ls_calloc(q->n_inputs ? q->n_inputs : 1, sizeof *L.drop_input);
@@ -746,6 +759,7 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     free(L.repl_id);
     free(L.repl_name);
     free(L.stamp);
+    free(L.spec_ix);
     free(L.tix);
     free(L.ids);
     pu_namer_free(&L.names);

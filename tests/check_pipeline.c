@@ -244,6 +244,17 @@ START_TEST(verify_next_reuses_shared_submodules)
     ls_verify(b, &rb_fresh);
     same_findings(&rb, &rb_fresh);
     same_findings(&rb, &ra);
+    /* d changes the top level only: both submodules keep their findings */
+    ls_program *d = ls_program_copy(a);
+    ls_program_edit(d, 0)->name = ls_intern("renamed_first_node");
+    ls_verify_result rd, rd_fresh;
+    ls_verify_next(d, a, &ra, &rd);
+    ls_verify(d, &rd_fresh);
+    same_findings(&rd, &rd_fresh);
+    ck_assert_uint_gt(rd.n, ra.n); /* the renamed placeholder no longer matches its spec */
+    ls_verify_result_free(&rd);
+    ls_verify_result_free(&rd_fresh);
+    ls_program_unref(d);
     /* c repairs lowered_module_1 and breaks lowered_module_0 */
     ls_program *c = ls_program_copy(a);
     set_sub_program(c, 1, ls_program_ref(lowered->subs[1].program));
