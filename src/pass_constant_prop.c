@@ -92,10 +92,22 @@ static long prop_suffix(const char *k)
     return *end ? -1 : v;
 }
 
+/* `_prop_tensor_constant<k>`, interned (formatted without printf: one per folded value) */
+static const char *prop_fqn(long k)
+{
+    char buf[48] = "_prop_tensor_constant", digits[24];
+    size_t n = 0, len = 21;
+    unsigned long v = k < 0 ? 0 : (unsigned long)k;
+    do digits[n++] = (char)('0' + v % 10), v /= 10;
+    while (v);
+    while (n) buf[len++] = digits[--n];
+    return ls_intern_n(buf, len);
+}
+
 static const char *prop_name(prop_names *pn)
 {
-    const char *name = ls_internf("_prop_tensor_constant%u", pn->size);
-    if (pu_map_has(&pn->taken, name)) name = ls_internf("_prop_tensor_constant%ld", pn->max_suffix + 1);
+    const char *name = prop_fqn(pn->size);
+    if (pu_map_has(&pn->taken, name)) name = prop_fqn(pn->max_suffix + 1);
     long k = prop_suffix(name);
     if (k > pn->max_suffix) pn->max_suffix = k;
     pu_map_put(&pn->taken, name, 1);
@@ -175,8 +187,9 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
     pu_map dropped = {0}; /* placeholder names whose specs go */
     for (int stage = 0; stage < 2; stage++)
         for (uint32_t i = n; i-- > 0;) {
+            if (!c.is_const[i]) continue;
             const ls_node *nd = q->nodes[i];
-            if (!c.is_const[i] || (stage == 0) != (nd->kind == LS_NODE_CALL)) continue;
+            if ((stage == 0) != (nd->kind == LS_NODE_CALL)) continue;
             bool other_reader = false;
             for (uint32_t u = c.users.off[i]; u < c.users.off[i + 1] && !other_reader; u++)
                 other_reader = !c.is_const[c.users.pos[u]];
@@ -312,6 +325,8 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
     /* §2.4 an output that is a constant gets a clone of the program's dialect */
     pu_sig sig2;
     pu_sig_build(&sig2, q);
+    pu_users u2; /* positions in the new array (the users themselves are not needed) */
+    pu_pos_take(&u2, q);
     int32_t op = -1;
     for (uint32_t i = q->n_nodes; i-- > 0;)
         if (q->nodes[i]->kind == LS_NODE_OUTPUT) {
@@ -325,7 +340,8 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
         ls_node *o = q->nodes[op];
         for (uint16_t a = 0; a < o->nargs; a++) {
             if (o->args[a].kind != LS_ARG_NODE) continue;
-            const ls_node *v = ls_program_node(q, o->args[a].v.node);
+            int32_t vp = pu_pos(&u2, o->args[a].v.node);
+            const ls_node *v = vp >= 0 ? q->nodes[vp] : NULL;
             const ls_input_spec *s = v && v->kind == LS_NODE_PLACEHOLDER ? pu_spec(&sig2, q, v) : NULL;
             if (!s || !pu_is_data_kind(s->kind) || pu_is_mutated(&sig2, s)) continue;
             ls_arg *args = ls_calloc(1, sizeof *args);
@@ -346,8 +362,6 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
 
     /* eliminate_dead_code: calls nobody reads (in-place ops and delegate calls stay) */
     uint32_t nn = q->n_nodes;
-    pu_users u2; /* positions in the new array (the users themselves are not needed) */
-    pu_pos_take(&u2, q);
     uint32_t *readers = ls_calloc(nn ? nn : 1, sizeof *readers);
     bool *dead = ls_calloc(nn ? nn : 1, sizeof *dead);
     uint32_t *ids = NULL, cap = 0, n_dead = 0;
@@ -365,8 +379,9 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
         if (p >= 0) readers[p]++;
     }
     for (uint32_t i = nn; i-- > 0;) {
+        if (readers[i]) continue;
         const ls_node *nd = q->nodes[i];
-        if (nd->kind != LS_NODE_CALL || readers[i] || !nd->op || (nd->op->flags & LS_OPF_INPLACE) ||
+        if (nd->kind != LS_NODE_CALL || !nd->op || (nd->op->flags & LS_OPF_INPLACE) ||
             nd->op->id == LS_OP_call_delegate)
             continue;
         dead[i] = true;

@@ -231,6 +231,9 @@ static void reserve_copies(dup *d)
     }
     ls_vec_reserve(&d->new_state, in_state);
     ls_vec_reserve(&d->new_constants, in_const);
+    uint32_t copies = in_state + in_const < q->n_nodes ? in_state + in_const : q->n_nodes;
+    pu_map_reserve(&d->names, d->names.used + copies);
+    pu_map_reserve(&d->targets, d->targets.used + copies);
 }
 
 int ls_pass_duplicate_constants(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)

@@ -233,6 +233,8 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     }
     edge E = {.q = q, .ctx = ctx};
     uint32_t n = q->n_nodes;
+    pu_map_reserve(&E.names.taken, n + n / 4); /* every call is renamed; decompositions add a few */
+    ls_vec_reserve(&E.out, n + n / 4);
     for (uint32_t i = 0; i < n; i++) {
         const ls_node *nd = q->nodes[i];
         /* placeholders, getitems, delegate calls and unknown ops keep their names */

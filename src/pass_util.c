@@ -35,6 +35,11 @@ static void map_grow(pu_map *m)
     m->cap = nc;
 }
 
+void pu_map_reserve(pu_map *m, uint32_t n)
+{
+    while ((uint64_t)(n + 1) * 2 > m->cap) map_grow(m);
+}
+
 void pu_map_put(pu_map *m, const void *key, uint32_t val)
 {
     if (!key) return;

@@ -20,6 +20,8 @@ typedef struct pu_map {
     uint32_t cap, used;
 } pu_map;
 
+/* Room for n keys without growing (a map grows by rehashing everything). */
+void pu_map_reserve(pu_map *m, uint32_t n);
 void pu_map_put(pu_map *m, const void *key, uint32_t val);
 bool pu_map_get(const pu_map *m, const void *key, uint32_t *val);
 bool pu_map_has(const pu_map *m, const void *key);
