@@ -100,17 +100,28 @@ void ls_free_aligned(void *p)
 }
 
 /* ---- interned strings: open addressing, power-of-two table, XXH3 hashes (loading a big
- * program interns every name and stack trace: the hash has to be fast on long strings) */
+ * program interns every name and stack trace: the hash has to be fast on long strings). A load
+ * interns hundreds of thousands of strings, so the table's entries are 16 bytes and the strings
+ * are packed into large blocks rather than given a malloc each. */
 
 typedef struct intern_entry {
     const char *s;
-    size_t len;
-    uint64_t hash;
+    uint32_t len;
+    uint32_t hash; /* the low half of the XXH3 hash, which also picks the slot */
 } intern_entry;
+
+typedef struct intern_block {
+    struct intern_block *next;
+    size_t used, cap;
+    char data[];
+} intern_block;
+
+#define INTERN_BLOCK ((size_t)256 << 10)
 
 static struct {
     intern_entry *slots;
     size_t cap, used;
+    intern_block *blocks; /* the first is being filled */
 } pool;
 
 static void pool_grow(void)
@@ -128,20 +139,49 @@ static void pool_grow(void)
     pool.cap = ncap;
 }
 
+/* A NUL-terminated copy of s in the blocks; a long string gets a block of its own, behind the
+ * one being filled. */
+static const char *pool_store(const char *s, size_t n)
+{
+    intern_block *b = pool.blocks;
+    if (!b || b->cap - b->used <= n) {
+        bool own = n >= INTERN_BLOCK / 4;
+        b = ls_malloc(sizeof *b + (own ? n + 1 : INTERN_BLOCK));
+        b->used = 0;
+        b->cap = own ? n + 1 : INTERN_BLOCK;
+        if (own && pool.blocks) {
+            b->next = pool.blocks->next;
+            pool.blocks->next = b;
+        } else {
+            b->next = pool.blocks;
+            pool.blocks = b;
+        }
+    }
+    char *d = b->data + b->used;
+    memcpy(d, s, n);
+    d[n] = 0;
+    b->used += n + 1;
+    return d;
+}
+
 const char *ls_intern_n(const char *s, size_t n)
 {
     if (!s) return NULL;
+    if (n >= UINT32_MAX) {
+        fprintf(stderr, "lowerscope: a name of %zu bytes is more than lowerscope keeps\n", n);
+        exit(3);
+    }
     if ((pool.used + 1) * 2 > pool.cap) pool_grow();
     uint64_t h = XXH3_64bits(s, n);
     size_t j = h & (pool.cap - 1);
     while (pool.slots[j].s) {
         intern_entry *e = &pool.slots[j];
-        if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0) return e->s;
+        if (e->hash == (uint32_t)h && e->len == n && memcmp(e->s, s, n) == 0) return e->s;
         j = (j + 1) & (pool.cap - 1);
     }
-    pool.slots[j].s = ls_strndup(s, n);
-    pool.slots[j].len = n;
-    pool.slots[j].hash = h;
+    pool.slots[j].s = pool_store(s, n);
+    pool.slots[j].len = (uint32_t)n;
+    pool.slots[j].hash = (uint32_t)h;
     pool.used++;
     return pool.slots[j].s;
 }
@@ -171,7 +211,11 @@ const char *ls_internf(const char *fmt, ...)
 
 void ls_intern_release_all(void)
 {
-    for (size_t i = 0; i < pool.cap; i++) free((char *)pool.slots[i].s);
+    while (pool.blocks) {
+        intern_block *next = pool.blocks->next;
+        free(pool.blocks);
+        pool.blocks = next;
+    }
     free(pool.slots);
     pool.slots = NULL;
     pool.cap = pool.used = 0;

@@ -183,7 +183,7 @@ int ls_read_tmeta(const cJSON *tm, ls_tmeta *m, int64_t *strides, int64_t *offse
 
 typedef struct arena_chunk {
     struct arena_chunk *next;
-    size_t used, cap, mapped; /* mapped: bytes mmap'd (0: malloc'd) */
+    size_t cap, mapped; /* mapped: bytes mmap'd (0: malloc'd) */
     max_align_t data[];
 } arena_chunk;
 
@@ -207,7 +207,6 @@ static arena_chunk *chunk_new(size_t cap)
             arena_chunk *c = *pc;
             *pc = c->next;
             arena_spare_bytes -= c->mapped;
-            c->used = 0;
             return c;
         }
     arena_chunk *c = NULL;
@@ -224,7 +223,6 @@ static arena_chunk *chunk_new(size_t cap)
         c = ls_malloc(bytes);
         c->mapped = 0;
     }
-    c->used = 0;
     c->cap = cap;
     return c;
 }
@@ -249,20 +247,30 @@ static void chunk_release(arena_chunk *c)
     arena_spare_bytes += c->mapped;
 }
 
+/* cJSON asks for millions of items (64 bytes) and short strings: 8-byte granules are enough for
+ * both (no cJSON field needs more), and the common case is a pointer bump. */
+static char *arena_next, *arena_end; /* free space of arena_head */
+
+/* A new chunk for n bytes and more; kept out of arena_malloc so its fast path stays a bump. */
+static __attribute__((noinline)) void *arena_grow(size_t n)
+{
+    size_t cap = arena_head ? arena_head->cap * 2 : (size_t)1 << 20;
+    if (cap > ARENA_CHUNK_MAX) cap = ARENA_CHUNK_MAX;
+    if (cap < n) cap = n;
+    arena_chunk *c = chunk_new(cap);
+    c->next = arena_head;
+    arena_head = c;
+    arena_next = (char *)c->data + n;
+    arena_end = (char *)c->data + c->cap;
+    return c->data;
+}
+
 static void *arena_malloc(size_t n)
 {
-    n = (n + 15) & ~(size_t)15;
-    arena_chunk *c = arena_head;
-    if (!c || c->cap - c->used < n) {
-        size_t cap = c ? c->cap * 2 : (size_t)1 << 20;
-        if (cap > ARENA_CHUNK_MAX) cap = ARENA_CHUNK_MAX;
-        if (cap < n) cap = n;
-        c = chunk_new(cap);
-        c->next = arena_head;
-        arena_head = c;
-    }
-    void *p = (char *)c->data + c->used;
-    c->used += n;
+    n = (n + 7) & ~(size_t)7;
+    if ((size_t)(arena_end - arena_next) < n) return arena_grow(n);
+    void *p = arena_next;
+    arena_next += n;
     return p;
 }
 
@@ -283,6 +291,7 @@ void ls_json_arena_end(void)
 {
     if (--arena_depth) return;
     cJSON_InitHooks(NULL);
+    arena_next = arena_end = NULL;
     while (arena_head) {
         arena_chunk *next = arena_head->next;
         chunk_release(arena_head);

@@ -1,5 +1,5 @@
 /* Loading a generated 100k-node program, next to what cJSON alone takes to parse its JSON.
- * Goal: load ≤ 1.3 × parse. Prints figures (median of 5 runs), never fails on timing.
+ * Goal: load ≤ 1.3 × parse. Prints figures (medians of 5 rounds), never fails on timing.
  *
  * Every run is made in a fresh child process, as `lowerscope FILE` loads a file once: nothing
  * is warm (heap, interned strings, the arena's pages), and neither side inherits the other's
@@ -14,8 +14,9 @@
 #include "reader.h"
 
 #define RUNS 5
+#define MAX_RUNS 25
 
-enum { PARSE, PARSE_FREE, PARSE_ARENA, LOAD, LOAD_DATA };
+enum { PARSE, PARSE_FREE, PARSE_ARENA, LOAD, LOAD_DATA, KINDS };
 
 typedef struct job {
     int what;
@@ -68,59 +69,59 @@ static int measure(const void *arg, void *out)
     return 0;
 }
 
-/* The medians of RUNS runs, each in a fresh process. */
-static int isolated(int what, const ls_gen_opts *o, const char *json, size_t len, double *wall, double *cpu,
-                    uint32_t *nodes)
+/* bench_load [RUNS]: RUNS rounds (default 5, at most MAX_RUNS), each measuring every kind once in
+ * a fresh process; the kinds alternate so that a busy moment of the machine falls on all of
+ * them alike, and the ratio load / parse is taken within each round, then its median. */
+int main(int argc, char **argv)
 {
-    job j = {what, o, json, len};
-    double tw[RUNS], tc[RUNS];
-    for (int k = 0; k < RUNS; k++) {
-        result r = {0};
-        if (bench_in_child(measure, &j, &r, sizeof r) != 0) return -1;
-        tw[k] = r.wall;
-        tc[k] = r.cpu;
-        if (r.nodes) *nodes = r.nodes;
-    }
-    *wall = bench_median(tw, RUNS);
-    *cpu = bench_median(tc, RUNS);
-    return 0;
-}
-
-int main(void)
-{
+    int runs = argc > 1 && atoi(argv[1]) > 0 ? atoi(argv[1]) : RUNS;
+    if (runs > MAX_RUNS) runs = MAX_RUNS;
     ls_gen_opts o = ls_gen_defaults(100000);
     o.partitions = 100;
     o.split_every = 100;
     o.constants = 1000;
     o.shared_fraction = 0.1;
     o.share_partitions = 50;
-    size_t len;
-    char *json = ls_gen_json(&o, &len);
-    double w[5], c[5];
-    uint32_t nodes = 0;
-    static const char *const what[] = {"cJSON parse", "cJSON parse + free", "cJSON parse (arena)", "ls_load_json",
-                                       "ls_gen_program"};
-    for (int m = PARSE; m <= LOAD; m++) {
-        if (isolated(m, &o, json, len, &w[m], &c[m], &nodes) != 0) {
-            fprintf(stderr, "bench_load: %s failed\n", what[m]);
-            return 1;
-        }
-    }
     ls_gen_opts od = o;
     od.with_data = true;
-    if (isolated(LOAD_DATA, &od, NULL, 0, &w[LOAD_DATA], &c[LOAD_DATA], &nodes) != 0) return 1;
+    size_t len;
+    char *json = ls_gen_json(&o, &len);
+    static const char *const what[KINDS] = {"cJSON parse", "cJSON parse + free", "cJSON parse (arena)", "ls_load_json",
+                                            "ls_gen_program"};
+    double w[KINDS][MAX_RUNS], c[KINDS][MAX_RUNS], ratio_w[MAX_RUNS], ratio_c[MAX_RUNS];
+    uint32_t nodes = 0;
+    for (int k = 0; k < runs; k++) {
+        for (int m = 0; m < KINDS; m++) {
+            job j = {m, m == LOAD_DATA ? &od : &o, m == LOAD_DATA ? NULL : json, m == LOAD_DATA ? 0 : len};
+            result r = {0};
+            if (bench_in_child(measure, &j, &r, sizeof r) != 0) {
+                fprintf(stderr, "bench_load: %s failed\n", what[m]);
+                return 1;
+            }
+            w[m][k] = r.wall;
+            c[m][k] = r.cpu;
+            if (m == LOAD) nodes = r.nodes;
+        }
+        ratio_w[k] = w[LOAD][k] / w[PARSE][k];
+        ratio_c[k] = c[LOAD][k] / c[PARSE][k];
+    }
+    double mw[KINDS], mc[KINDS];
+    for (int m = 0; m < KINDS; m++) {
+        mw[m] = bench_median(w[m], runs) * 1e3;
+        mc[m] = bench_median(c[m], runs) * 1e3;
+    }
     printf("load: a generated program of %u call nodes (%u nodes loaded, %u partitions), %.1f MB of JSON\n", o.nodes,
            nodes, o.partitions, (double)len / 1e6);
-    printf("  median of %d runs, each in a fresh process     wall ms    CPU ms\n", RUNS);
-    printf("  cJSON parse alone                             %8.1f  %8.1f\n", w[PARSE] * 1e3, c[PARSE] * 1e3);
-    printf("  cJSON parse + cJSON_Delete                    %8.1f  %8.1f\n", w[PARSE_FREE] * 1e3, c[PARSE_FREE] * 1e3);
+    printf("  median of %d runs, each in a fresh process     wall ms    CPU ms\n", runs);
+    printf("  cJSON parse alone                             %8.1f  %8.1f\n", mw[PARSE], mc[PARSE]);
+    printf("  cJSON parse + cJSON_Delete                    %8.1f  %8.1f\n", mw[PARSE_FREE], mc[PARSE_FREE]);
     printf("  lowerscope load (ls_load_json, metadata only) %8.1f  %8.1f   %.2fx / %.2fx parse (goal <= 1.3x)\n",
-           w[LOAD] * 1e3, c[LOAD] * 1e3, w[LOAD] / w[PARSE], c[LOAD] / c[PARSE]);
-    printf("    of which: cJSON parse into the load's arena %8.1f  %8.1f\n", w[PARSE_ARENA] * 1e3, c[PARSE_ARENA] * 1e3);
-    printf("              the walk (load - arena parse)     %8.1f  %8.1f\n", (w[LOAD] - w[PARSE_ARENA]) * 1e3,
-           (c[LOAD] - c[PARSE_ARENA]) * 1e3);
+           mw[LOAD], mc[LOAD], bench_median(ratio_w, runs), bench_median(ratio_c, runs));
+    printf("    of which: cJSON parse into the load's arena %8.1f  %8.1f\n", mw[PARSE_ARENA], mc[PARSE_ARENA]);
+    printf("              the walk (load - arena parse)     %8.1f  %8.1f\n", mw[LOAD] - mw[PARSE_ARENA],
+           mc[LOAD] - mc[PARSE_ARENA]);
     printf("  generate + load with weight data              %8.1f  %8.1f   (%u parameters, %u constants)\n",
-           w[LOAD_DATA] * 1e3, c[LOAD_DATA] * 1e3, o.params * 2, o.constants);
+           mw[LOAD_DATA], mc[LOAD_DATA], o.params * 2, o.constants);
     free(json);
     ls_intern_release_all();
     return 0;
