@@ -6,36 +6,27 @@
 
 ls_value ls_value_tensor(ls_tensor *t)
 {
-    ls_value v = {.kind = t ? LS_V_TENSOR : LS_V_NONE};
-    v.t = t;
-    return v;
+    return (ls_value){.kind = t ? LS_V_TENSOR : LS_V_NONE, .t = t};
 }
 
 ls_value ls_value_int(int64_t x)
 {
-    ls_value v = {.kind = LS_V_INT};
-    v.i = x;
-    return v;
+    return (ls_value){.kind = LS_V_INT, .i = x};
 }
 
 ls_value ls_value_float(double x)
 {
-    ls_value v = {.kind = LS_V_FLOAT};
-    v.f = x;
-    return v;
+    return (ls_value){.kind = LS_V_FLOAT, .f = x};
 }
 
 ls_value ls_value_bool(bool x)
 {
-    ls_value v = {.kind = LS_V_BOOL};
-    v.b = x;
-    return v;
+    return (ls_value){.kind = LS_V_BOOL, .b = x};
 }
 
 ls_value ls_value_none(void)
 {
-    ls_value v = {.kind = LS_V_NONE};
-    return v;
+    return (ls_value){.kind = LS_V_NONE};
 }
 
 ls_value ls_value_list(uint32_t n)

@@ -47,14 +47,10 @@ static void same_results(const char *what, const ls_program *got, const ls_progr
             ck_assert_msg(d.pass, "%s step %d output %u: %s", what, s, k, d.why);
             (*compared)++;
         }
-        for (uint32_t k = 0; k < nin; k++) ls_value_release(&in[k]);
-        for (uint32_t k = 0; k < nin2; k++) ls_value_release(&in2[k]);
-        for (uint32_t k = 0; k < ng; k++) ls_value_release(&og[k]);
-        for (uint32_t k = 0; k < nw; k++) ls_value_release(&ow[k]);
-        free(in);
-        free(in2);
-        free(og);
-        free(ow);
+        pf_values_free(in, nin);
+        pf_values_free(in2, nin2);
+        pf_values_free(og, ng);
+        pf_values_free(ow, nw);
     }
     ls_runner_free(rg);
     ls_runner_free(rw);
@@ -129,14 +125,10 @@ START_TEST(kv_cache_state_from_the_pte)
         ck_assert(ls_make_inputs(back, 5, s, &in2, &n2, &err) == 0);
         ck_assert_msg(ls_runner_run(rg, in2, n2, &o1, &k1, &err) == 0, "%s", err.msg);
         ck_assert(ls_runner_run(rw, in, n, &o2, &k2, &err) == 0);
-        for (uint32_t i = 0; i < n; i++) ls_value_release(&in[i]);
-        for (uint32_t i = 0; i < n2; i++) ls_value_release(&in2[i]);
-        for (uint32_t i = 0; i < k1; i++) ls_value_release(&o1[i]);
-        for (uint32_t i = 0; i < k2; i++) ls_value_release(&o2[i]);
-        free(in);
-        free(in2);
-        free(o1);
-        free(o2);
+        pf_values_free(in, n);
+        pf_values_free(in2, n2);
+        pf_values_free(o1, k1);
+        pf_values_free(o2, k2);
         ck_assert_uint_eq(ls_runner_state_count(rg), 1);
         ck_assert_str_eq(ls_runner_state_name(rg, 0), "lowered_module_0/cache");
         ck_assert_str_eq(ls_runner_state_name(rw, 0), "cache");

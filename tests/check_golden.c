@@ -101,10 +101,8 @@ static void check_program(const ls_program *p, const char *dir, const char *labe
             char *m = compare(ls_runner_state(r, s), path);
             ck_assert_msg(m == NULL, "%s step %d state %s: %s", label, k, ls_runner_state_name(r, s), m);
         }
-        for (uint32_t o = 0; o < nout; o++) ls_value_release(&outs[o]);
-        free(outs);
-        for (uint32_t i = 0; i < nin; i++) ls_value_release(&vals[i]);
-        free(vals);
+        pf_values_free(outs, nout);
+        pf_values_free(vals, nin);
     }
     free(ins);
     ls_runner_free(r);

@@ -66,6 +66,19 @@ static void install_signals(void)
 
 /* ---- drawing helpers */
 
+/* The character at s (len bytes left) into *wc; returns its length in bytes, 0 at a NUL. A
+ * byte that does not start a valid character reads as '?'. */
+static size_t next_char(const char *s, size_t len, mbstate_t *st, wchar_t *wc)
+{
+    size_t n = mbrtowc(wc, s, len, st);
+    if (n == (size_t)-1 || n == (size_t)-2) {
+        memset(st, 0, sizeof *st);
+        *wc = '?';
+        return 1;
+    }
+    return n;
+}
+
 int ui_text_width(const char *s)
 {
     mbstate_t st = {0};
@@ -73,12 +86,7 @@ int ui_text_width(const char *s)
     size_t len = strlen(s);
     while (len) {
         wchar_t wc;
-        size_t n = mbrtowc(&wc, s, len, &st);
-        if (n == (size_t)-1 || n == (size_t)-2) {
-            memset(&st, 0, sizeof st);
-            n = 1;
-            wc = '?';
-        }
+        size_t n = next_char(s, len, &st, &wc);
         if (n == 0) break;
         int cw = wcwidth(wc);
         w += cw > 0 ? cw : 0;
@@ -98,12 +106,7 @@ int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s)
     size_t len = strlen(s);
     while (len && nb < 511) {
         wchar_t wc;
-        size_t n = mbrtowc(&wc, s, len, &st);
-        if (n == (size_t)-1 || n == (size_t)-2) {
-            memset(&st, 0, sizeof st);
-            n = 1;
-            wc = '?';
-        }
+        size_t n = next_char(s, len, &st, &wc);
         if (n == 0) break;
         if (wc == '\n' || wc == '\t') wc = ' ';
         int cw = wcwidth(wc);
