@@ -41,13 +41,34 @@ typedef struct dup {
     bool output_edited;
 } dup;
 
+/* What a node is, as the sentences name it: its op ("add"), or "output". */
+static const char *user_kind(const ls_node *n)
+{
+    if (n->kind == LS_NODE_OUTPUT) return "output";
+    return n->op ? ls_op_short(n->op) : ls_target_short(n->target);
+}
+
+/* "tag1 (add, mul)": the group's tag and the ops of its readers, each op once (×k when it reads
+ * the constant k times), at most 3 ops named. */
 static void describe_group(ls_buf *b, const dup *d, const group *g, const uint32_t *users)
 {
-    if (g->tag) ls_buf_printf(b, "%s (", g->tag);
-    else ls_buf_puts(b, "the CPU (");
-    for (uint32_t k = 0; k < g->n && k < 3; k++)
-        ls_buf_printf(b, "%s%s", k ? ", " : "", d->q->nodes[users[g->first + k]]->name);
-    if (g->n > 3) ls_buf_printf(b, ", +%u", g->n - 3);
+    enum { SHOWN = 3 };
+    const char *ops[SHOWN];
+    uint32_t counts[SHOWN], n_ops = 0, others = 0;
+    for (uint32_t k = 0; k < g->n; k++) {
+        const char *op = user_kind(d->q->nodes[users[g->first + k]]);
+        uint32_t j = 0;
+        while (j < n_ops && strcmp(ops[j], op) != 0) j++;
+        if (j < n_ops) counts[j]++;
+        else if (n_ops < SHOWN) ops[n_ops] = op, counts[n_ops++] = 1;
+        else others++;
+    }
+    ls_buf_printf(b, "%s (", g->tag ? g->tag : "the CPU");
+    for (uint32_t j = 0; j < n_ops; j++) {
+        ls_buf_printf(b, "%s%s", j ? ", " : "", ops[j]);
+        if (counts[j] > 1) ls_buf_printf(b, " ×%u", counts[j]);
+    }
+    if (others) ls_buf_printf(b, ", %u more", others);
     ls_buf_putc(b, ')');
 }
 
