@@ -25,5 +25,9 @@ typedef struct ls_backend {
 
 const ls_backend *ls_backend_find(const char *id);
 void ls_backend_register(const ls_backend *b); /* the bundled backend registers itself on first lookup */
+/* The backend that handles a module of backend `id`: the registered one, else the bundled
+ * delegate standing in for it (*simulated set) — at lowering (processed NULL) always, at load
+ * only when `processed` is a bundled blob. NULL when nothing can run it. */
+const ls_backend *ls_backend_resolve(const char *id, const ls_blob *processed, bool *simulated);
 
 #endif

@@ -94,6 +94,7 @@ typedef struct ls_run_stats {
     const char **delegate_names; /* submodule names */
     const char **delegate_backends;
     double *delegate_seconds;
+    bool *delegate_simulated; /* run by the bundled delegate standing in for its backend (ls_backend_resolve) */
 } ls_run_stats;
 
 /* Prepares a program for running: checks every op has a kernel (or is a delegate call whose

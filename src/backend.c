@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bundled_blob.h"
+#include "tensor.h"
 
 #define MAX_BACKENDS 16
 
@@ -40,4 +41,18 @@ const ls_backend *ls_backend_find(const char *id)
         if (strcmp(registry[i]->id, id) == 0) found = registry[i];
     pthread_mutex_unlock(&lock);
     return found;
+}
+
+/* A backend lowerscope does not have (a profile's XnnpackBackend, CoreMLBackend) is stood in for
+ * by the bundled delegate, so a program lowered for it still runs: at lowering the bundled
+ * delegate preprocesses the module, and at load a blob in the bundled format (LS_BB_MAGIC) is
+ * handed to it whatever id the module carries. */
+const ls_backend *ls_backend_resolve(const char *id, const ls_blob *processed, bool *simulated)
+{
+    const ls_backend *be = ls_backend_find(id);
+    if (simulated) *simulated = false;
+    if (be) return be;
+    if (processed && (processed->size < 4 || memcmp(processed->data, LS_BB_MAGIC, 4) != 0)) return NULL;
+    if (simulated) *simulated = true;
+    return &ls_bundled_backend;
 }

@@ -334,7 +334,7 @@ static int delegate_index(emitter *E, const ls_node *n, const ls_submodule *sub,
     uint32_t nspecs = sub->nspecs;
     bool own_specs = false;
     if (!blob) { /* not preprocessed yet: the backend does it now */
-        const ls_backend *be = ls_backend_find(sub->backend_id);
+        const ls_backend *be = ls_backend_resolve(sub->backend_id, NULL, NULL);
         ls_error e2;
         if (!be || !be->preprocess || !sub->program)
             return efail(E, n, "%s (%s) has no processed blob and no backend %s is here to make one", sub->name,

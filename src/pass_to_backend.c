@@ -370,20 +370,25 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
                       q->nodes[outs.v[k].pos]->name, mod_name);
     }
 
-    /* preprocess, when the backend is there */
+    /* preprocess; a backend lowerscope does not have is stood in for by the bundled delegate
+     * (ls_backend_resolve), which may refuse the module: then it stays unprocessed, not an error */
     ls_submodule sub = {.name = mod_name, .backend_id = tr->backend_id, .program = d};
-    const ls_backend *be = ls_backend_find(tr->backend_id);
+    bool simulated = false;
+    const ls_backend *be = ls_backend_resolve(tr->backend_id, NULL, &simulated);
     ls_buf prep = {0};
     if (be && be->preprocess) {
         ls_error perr;
-        if (be->preprocess(d, &sub.processed, &sub.specs, &sub.nspecs, &perr) != 0) {
+        if (be->preprocess(d, &sub.processed, &sub.specs, &sub.nspecs, &perr) == 0) {
+            ls_buf_printf(&prep, ", preprocessed%s to %zu bytes", simulated ? " by the bundled delegate standing in" : "",
+                          sub.processed ? sub.processed->size : (size_t)0);
+        } else if (simulated) {
+            ls_buf_printf(&prep, " (no backend %s here and the bundled delegate cannot stand in: %s; not preprocessed)",
+                          tr->backend_id, perr.msg);
+        } else {
             rc = ls_fail(L->ctx->err, "%s: %s preprocess: %s", mod_name, tr->backend_id, perr.msg);
             ls_program_unref(d);
             goto done;
         }
-        ls_buf_printf(&prep, ", preprocessed to %zu bytes", sub.processed ? sub.processed->size : (size_t)0);
-    } else if (!be) {
-        ls_buf_printf(&prep, " (no backend %s here: not preprocessed)", tr->backend_id);
     }
     ls_vec_push(&L->subs, sub);
 

@@ -24,6 +24,7 @@ typedef struct rdelegate {
     const ls_backend *be;
     void *handle;
     double seconds;
+    bool simulated;
 } rdelegate;
 
 typedef struct rph {            /* what a placeholder is bound to */
@@ -162,10 +163,13 @@ static int prepare_delegate(ls_runner *r, uint32_t pos, const ls_node *n, ls_err
             r->del_of_pos[pos] = (int32_t)i;
             return 0;
         }
-    const ls_backend *be = ls_backend_find(sub->backend_id);
+    bool simulated;
+    const ls_backend *be = ls_backend_resolve(sub->backend_id, sub->processed, &simulated);
     if (!be)
-        return ls_fail(err, "%s: delegate %s: backend '%s' is not available here (lowerscope runs BundledBackend)", where(p),
-                       sub->name, sub->backend_id ? sub->backend_id : "(none)");
+        return ls_fail(err,
+                       "%s: delegate %s: backend '%s' is not available here and its blob is not one the bundled "
+                       "delegate runs",
+                       where(p), sub->name, sub->backend_id ? sub->backend_id : "(none)");
     if (!sub->processed)
         return ls_fail(err, "%s: delegate %s (%s) has no processed blob: the program was not preprocessed for its backend",
                        where(p), sub->name, sub->backend_id);
@@ -173,7 +177,7 @@ static int prepare_delegate(ls_runner *r, uint32_t pos, const ls_node *n, ls_err
     if (be->init && be->init(sub->processed, sub->specs, sub->nspecs, &handle, err) != 0)
         return ls_fail_prefix(err, "%s: delegate %s (%s)", where(p), sub->name, sub->backend_id);
     r->del = ls_realloc(r->del, sizeof *r->del * (r->n_del + 1));
-    r->del[r->n_del] = (rdelegate){sub, be, handle, 0};
+    r->del[r->n_del] = (rdelegate){sub, be, handle, 0, simulated};
     r->del_of_pos[pos] = (int32_t)r->n_del++;
     return 0;
 }
@@ -255,8 +259,10 @@ ls_runner *ls_runner_new(const ls_program *cp, ls_error *err)
     r->stats.delegate_names = ls_calloc(r->n_del + 1, sizeof(char *));
     r->stats.delegate_backends = ls_calloc(r->n_del + 1, sizeof(char *));
     r->stats.delegate_seconds = ls_calloc(r->n_del + 1, sizeof(double));
+    r->stats.delegate_simulated = ls_calloc(r->n_del + 1, sizeof(bool));
     for (uint32_t i = 0; i < r->n_del; i++) {
         r->stats.delegate_names[i] = r->del[i].sub->name;
+        r->stats.delegate_simulated[i] = r->del[i].simulated;
         r->stats.delegate_backends[i] = r->del[i].sub->backend_id;
     }
     return r;
@@ -288,6 +294,7 @@ void ls_runner_free(ls_runner *r)
     free(r->stats.delegate_names);
     free(r->stats.delegate_backends);
     free(r->stats.delegate_seconds);
+    free(r->stats.delegate_simulated);
     ls_program_unref(r->p);
     free(r);
 }

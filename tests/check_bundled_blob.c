@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "bundled_blob.h"
 #include "progfixtures.h"
 #include "testutil.h"
@@ -321,12 +322,38 @@ START_TEST(altered_blobs_never_crash_the_decoder)
 }
 END_TEST
 
+/* A backend lowerscope does not have is stood in for by the bundled delegate: always when
+ * preprocessing, at load only for a blob in the bundled format. */
+START_TEST(unknown_backends_are_stood_in_for_only_with_a_bundled_blob)
+{
+    bool sim = false;
+    ck_assert_ptr_eq(ls_backend_resolve("BundledBackend", NULL, &sim), &ls_bundled_backend);
+    ck_assert(!sim);
+    ck_assert_ptr_eq(ls_backend_resolve("XnnpackBackend", NULL, &sim), &ls_bundled_backend);
+    ck_assert(sim);
+    ls_program *p = pf_chain_program();
+    ls_blob *ours = pf_encode(p);
+    ck_assert_ptr_eq(ls_backend_resolve("XnnpackBackend", ours, &sim), &ls_bundled_backend);
+    ck_assert(sim);
+    ls_blob *theirs = ls_blob_new(64);
+    memcpy(theirs->data, "XN00", 4);
+    ck_assert_ptr_null(ls_backend_resolve("XnnpackBackend", theirs, &sim));
+    ls_blob *tiny = ls_blob_new(2);
+    ck_assert_ptr_null(ls_backend_resolve("XnnpackBackend", tiny, &sim));
+    ls_blob_unref(tiny);
+    ls_blob_unref(theirs);
+    ls_blob_unref(ours);
+    ls_program_unref(p);
+}
+END_TEST
+
 Suite *bundled_blob_suite(void)
 {
     Suite *s = suite_create("bundled_blob");
     TCase *tc = tcase_create("blob");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, blob_round_trip_keeps_graph_and_data);
+    tcase_add_test(tc, unknown_backends_are_stood_in_for_only_with_a_bundled_blob);
     tcase_add_test(tc, builder_guard_refuses_second_placeholder_for_a_target);
     tcase_add_test(tc, writer_refuses_what_it_cannot_carry);
     tcase_add_test(tc, corrupted_blobs_are_refused_with_a_message);

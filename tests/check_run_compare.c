@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "export.h"
+#include "ops.h"
+#include "passes.h"
 #include "progfixtures.h"
 #include "testutil.h"
 
@@ -261,6 +263,61 @@ START_TEST(a_program_failing_where_the_reference_runs_is_a_finding)
 }
 END_TEST
 
+/* Two backends in one program: two_delegates' additions and products go to the example
+ * `arith` profile (a backend lowerscope does not have: the bundled delegate stands in for it),
+ * its subtractions and divisions to the bundled backend; both delegates run and match. */
+START_TEST(two_backends_run_together)
+{
+    const char *path = sample_path("two_delegates");
+    if (!path) return;
+    char profile[1024];
+    snprintf(profile, sizeof profile, "%ssamples/backends/arith.json", tu_root(""));
+    int rc;
+    cJSON *j = run_json(&rc, "run %s --backend %s --backend bundled --compare --json --steps %d", path, profile, 2);
+    const cJSON *c = item(j, "compare");
+    ck_assert_msg(rc == 0 && cJSON_IsTrue(item(c, "pass")), "exit %d", rc);
+    const cJSON *dels = item(item(j, "time"), "delegates");
+    ck_assert_int_eq(cJSON_GetArraySize(dels), 2);
+    const cJSON *d0 = cJSON_GetArrayItem(dels, 0), *d1 = cJSON_GetArrayItem(dels, 1);
+    ck_assert_str_eq(item(d0, "backend")->valuestring, "ArithBackend");
+    ck_assert(cJSON_IsTrue(item(d0, "simulated")));
+    ck_assert_str_eq(item(d1, "backend")->valuestring, "BundledBackend");
+    ck_assert(cJSON_IsFalse(item(d1, "simulated")));
+    cJSON_Delete(j);
+
+    /* each round took its own ops */
+    ls_program *p = pf_sample("two_delegates");
+    ls_pipeline_opts po;
+    ls_pipeline_opts_init(&po);
+    ls_error err;
+    ck_assert_int_eq(ls_pipeline_opt(&po, "--backend", profile, &err), 1);
+    ck_assert_int_eq(ls_pipeline_opt(&po, "--backend", "bundled", &err), 1);
+    ls_history h;
+    ck_assert_msg(ls_pipeline_run(p, &po, &h, &err) == 0, "%s", err.msg);
+    const ls_program *last = h.steps[h.n - 1].program;
+    ck_assert_int_eq(last->n_subs, 2);
+    const char *want_ops[2][2] = {{"add", "mul"}, {"sub", "div"}};
+    for (uint32_t k = 0; k < 2; k++) {
+        const ls_submodule *sub = &last->subs[k];
+        ck_assert_str_eq(sub->backend_id, k == 0 ? "ArithBackend" : "BundledBackend");
+        ck_assert_ptr_nonnull(sub->processed);
+        uint32_t calls = 0;
+        for (uint32_t i = 0; i < sub->program->n_nodes; i++) {
+            const ls_node *n = sub->program->nodes[i];
+            if (n->kind != LS_NODE_CALL || !n->op) continue;
+            const char *op = ls_op_short(n->op);
+            ck_assert_msg(strncmp(op, want_ops[k][0], 3) == 0 || strncmp(op, want_ops[k][1], 3) == 0,
+                          "%s holds %s", sub->name, op);
+            calls++;
+        }
+        ck_assert_uint_eq(calls, 6);
+    }
+    ls_history_free(&h);
+    ls_pipeline_opts_free(&po);
+    ls_program_unref(p);
+}
+END_TEST
+
 START_TEST(bad_usage_exits_2)
 {
     const char *path = sample_path("shared_constant");
@@ -334,6 +391,7 @@ Suite *run_compare_suite(void)
     tcase_add_test(tc, a_changed_constant_fails_the_comparison);
     tcase_add_test(tc, a_changed_initial_cache_fails_the_state);
     tcase_add_test(tc, a_program_failing_where_the_reference_runs_is_a_finding);
+    tcase_add_test(tc, two_backends_run_together);
     tcase_add_test(tc, bad_usage_exits_2);
     tcase_add_test(tc, every_command_has_its_help);
     suite_add_tcase(s, tc);

@@ -158,8 +158,9 @@ static void show_time(ui *u, const ls_program *p, ui_lines *out)
     ui_lines_add(out, UI_R_NORMAL, -1, "  CPU kernels: %s", t);
     for (uint32_t i = 0; i < st->n_delegates; i++) {
         time_text(u, st->delegate_seconds[i], t, sizeof t);
-        ui_lines_add(out, UI_R_NORMAL, ui_tag_index(u, ui_sub_tag(u, p, st->delegate_names[i])), "  %s on %s: %s",
-                     st->delegate_names[i], st->delegate_backends[i], t);
+        ui_lines_add(out, UI_R_NORMAL, ui_tag_index(u, ui_sub_tag(u, p, st->delegate_names[i])), "  %s on %s%s: %s",
+                     st->delegate_names[i], st->delegate_backends[i],
+                     st->delegate_simulated[i] ? " (simulated by BundledBackend)" : "", t);
     }
     if (s->cmp) {
         time_text(u, ls_runner_stats(ls_compare_run_reference(s->cmp))->cpu_seconds, t, sizeof t);

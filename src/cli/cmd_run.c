@@ -444,12 +444,15 @@ static int finish(run_state *s)
         printf("time  median step %.3f ms (%" PRId64 " step%s); CPU kernels %.3f ms in all", median * 1e3, s->done,
                s->done == 1 ? "" : "s", st->cpu_seconds * 1e3);
     for (uint32_t d = 0; d < st->n_delegates; d++) {
-        if (!o->json) printf("; %s (%s) %.3f ms", st->delegate_names[d], st->delegate_backends[d], st->delegate_seconds[d] * 1e3);
+        if (!o->json)
+            printf("; %s (%s%s) %.3f ms", st->delegate_names[d], st->delegate_backends[d],
+                   st->delegate_simulated[d] ? ", simulated by BundledBackend" : "", st->delegate_seconds[d] * 1e3);
         ls_buf_puts(js, d ? ", {\"name\": " : "{\"name\": ");
         ls_buf_json_str(js, st->delegate_names[d]);
         ls_buf_puts(js, ", \"backend\": ");
         ls_buf_json_str(js, st->delegate_backends[d]);
-        ls_buf_printf(js, ", \"seconds\": %.9f}", st->delegate_seconds[d]);
+        ls_buf_printf(js, ", \"simulated\": %s, \"seconds\": %.9f}", st->delegate_simulated[d] ? "true" : "false",
+                      st->delegate_seconds[d]);
     }
     if (!o->json) printf("\n");
     ls_buf_printf(js, "]},\n  \"saved\": [%s]", s->saved.s ? s->saved.s : "");
