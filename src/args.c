@@ -1,0 +1,137 @@
+/* Node arguments: copies, equality, constructors and a walk over the node ids an argument
+ * names. Lists own their element arrays; everything else is held by value. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "program.h"
+
+static size_t list_elem_size(ls_arg_kind k)
+{
+    switch (k) {
+    case LS_ARG_NODES:
+    case LS_ARG_OPT_NODES: return sizeof(uint32_t);
+    case LS_ARG_INTS: return sizeof(int64_t);
+    case LS_ARG_FLOATS: return sizeof(double);
+    case LS_ARG_BOOLS: return sizeof(bool);
+    case LS_ARG_STRINGS: return sizeof(const char *);
+    case LS_ARG_SYMINTS: return sizeof(ls_symint);
+    default: return 0;
+    }
+}
+
+void ls_arg_copy(ls_arg *dst, const ls_arg *src)
+{
+    *dst = *src;
+    size_t es = list_elem_size((ls_arg_kind)src->kind);
+    if (es) {
+        void *p = ls_malloc(es * (src->n ? src->n : 1));
+        if (src->n) memcpy(p, src->v.ints, es * src->n);
+        dst->v.ints = p;
+    }
+}
+
+void ls_arg_free(ls_arg *a)
+{
+    if (list_elem_size((ls_arg_kind)a->kind)) free(a->v.ints);
+    memset(a, 0, sizeof *a);
+}
+
+bool ls_arg_equal(const ls_arg *a, const ls_arg *b)
+{
+    if (a->kind != b->kind || a->n != b->n) return false;
+    size_t es = list_elem_size((ls_arg_kind)a->kind);
+    if (es) {
+        if (a->kind == LS_ARG_SYMINTS) {
+            for (uint32_t i = 0; i < a->n; i++) {
+                if (a->v.symints[i].is_node != b->v.symints[i].is_node) return false;
+                if (a->v.symints[i].is_node ? a->v.symints[i].node != b->v.symints[i].node
+                                            : a->v.symints[i].i != b->v.symints[i].i)
+                    return false;
+            }
+            return true;
+        }
+        if (a->kind == LS_ARG_BOOLS) {
+            for (uint32_t i = 0; i < a->n; i++)
+                if (a->v.bools[i] != b->v.bools[i]) return false;
+            return true;
+        }
+        return a->n == 0 || memcmp(a->v.ints, b->v.ints, es * a->n) == 0;
+    }
+    switch (a->kind) {
+    case LS_ARG_NONE: return true;
+    case LS_ARG_NODE: return a->v.node == b->v.node;
+    case LS_ARG_FLOAT: return a->v.f == b->v.f || (a->v.f != a->v.f && b->v.f != b->v.f);
+    case LS_ARG_BOOL: return a->v.b == b->v.b;
+    case LS_ARG_STRING:
+    case LS_ARG_DEVICE:
+    case LS_ARG_RAW: return a->v.s == b->v.s;
+    default: return a->v.i == b->v.i;
+    }
+}
+
+ls_arg ls_arg_node(uint32_t id)
+{
+    ls_arg a = {.kind = LS_ARG_NODE};
+    a.v.node = id;
+    return a;
+}
+
+ls_arg ls_arg_int(int64_t v)
+{
+    ls_arg a = {.kind = LS_ARG_INT};
+    a.v.i = v;
+    return a;
+}
+
+ls_arg ls_arg_float(double v)
+{
+    ls_arg a = {.kind = LS_ARG_FLOAT};
+    a.v.f = v;
+    return a;
+}
+
+ls_arg ls_arg_bool(bool v)
+{
+    ls_arg a = {.kind = LS_ARG_BOOL};
+    a.v.b = v;
+    return a;
+}
+
+ls_arg ls_arg_none(void)
+{
+    ls_arg a = {.kind = LS_ARG_NONE};
+    return a;
+}
+
+ls_arg ls_arg_ints(const int64_t *v, uint32_t n)
+{
+    ls_arg a = {.kind = LS_ARG_INTS, .n = n};
+    a.v.ints = ls_malloc(sizeof(int64_t) * (n ? n : 1));
+    if (n) memcpy(a.v.ints, v, sizeof(int64_t) * n);
+    return a;
+}
+
+ls_arg ls_arg_nodes(const uint32_t *ids, uint32_t n, bool optional)
+{
+    ls_arg a = {.kind = optional ? LS_ARG_OPT_NODES : LS_ARG_NODES, .n = n};
+    a.v.nodes = ls_malloc(sizeof(uint32_t) * (n ? n : 1));
+    if (n) memcpy(a.v.nodes, ids, sizeof(uint32_t) * n);
+    return a;
+}
+
+void ls_arg_each_node(const ls_arg *a, void (*fn)(uint32_t id, void *ctx), void *ctx)
+{
+    switch (a->kind) {
+    case LS_ARG_NODE: fn(a->v.node, ctx); break;
+    case LS_ARG_NODES:
+    case LS_ARG_OPT_NODES:
+        for (uint32_t i = 0; i < a->n; i++)
+            if (a->v.nodes[i]) fn(a->v.nodes[i], ctx);
+        break;
+    case LS_ARG_SYMINTS:
+        for (uint32_t i = 0; i < a->n; i++)
+            if (a->v.symints[i].is_node) fn(a->v.symints[i].node, ctx);
+        break;
+    default: break;
+    }
+}
