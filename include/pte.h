@@ -206,7 +206,16 @@ typedef struct ls_pte_named_data { char *key; uint32_t segment_index; } ls_pte_n
 LS_PTE_VEC_OF(ls_pte_named_data, ls_pte_named_data_list);
 
 /* The bytes of one segment, and the alignment it asks for when written (0: the default 128). */
-typedef struct ls_pte_blob { uint8_t *v; uint64_t n; uint32_t alignment; } ls_pte_blob;
+/* Segment bytes: owned (freed with free) or, with owner set, borrowed from a reference-counted
+ * blob (the emitter hands a delegate's processed blob over without copying it). */
+typedef struct ls_pte_blob {
+    uint8_t *v;
+    uint64_t n;
+    uint32_t alignment;
+    struct ls_blob *owner;
+} ls_pte_blob;
+/* Releases a segment's bytes, whichever way they are held. */
+void ls_pte_blob_release(ls_pte_blob *b);
 
 typedef struct ls_pte {
     char *name; /* the file name given to the reader, for messages (may be NULL) */
@@ -249,6 +258,8 @@ int ls_pte_check(const ls_pte *pte, const char *name, ls_error *err);
  * eh00 extended header inserted after the identifier and the segments, each aligned to 128
  * bytes (or lcm with the blob's alignment), as ExecuTorch's own writer lays them out. */
 int ls_pte_write(const ls_pte *pte, uint8_t **bytes, size_t *size, ls_error *err);
+/* The size ls_pte_write would give, after the same checks, without building the file. */
+int ls_pte_file_size(const ls_pte *pte, size_t *size, ls_error *err);
 int ls_pte_write_file(const ls_pte *pte, const char *path, ls_error *err);
 
 /* flatc-style JSON (--strict-json --defaults-json): enums by name, unions as <field>_type +

@@ -10,6 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 int ls_vfail(ls_error *err, const char *fmt, va_list ap)
 {
@@ -384,6 +387,14 @@ int ls_write_file_atomic(const char *path, const void *data, size_t size, ls_err
     }
     free(tmp);
     return 0;
+}
+
+void ls_memory_keep_freed(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's largest: tables below it come from the heap */
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);  /* the heap's free top is kept, up to 1 GiB */
+#endif
 }
 
 double ls_now(void)

@@ -346,7 +346,7 @@ static int delegate_index(emitter *E, const ls_node *n, const ls_submodule *sub,
     ls_pte_delegate d = {.id = ls_strdup(sub->backend_id), .has_processed = true};
     d.processed.location = LS_PTE_SEGMENT;
     d.processed.index = E->segs.n;
-    ls_pte_blob seg = {dup_bytes(blob->data, blob->size), blob->size, 0};
+    ls_pte_blob seg = {blob->data, blob->size, 0, ls_blob_ref(blob)}; /* shared, not copied */
     ls_vec_push(&E->segs, seg);
     d.compile_specs.present = true;
     d.compile_specs.n = nspecs;
@@ -556,14 +556,14 @@ static void build_pte(emitter *E, ls_pte *pte)
 
     pte->constant_buffer.present = pte->backend_delegate_data.present = true;
     /* segment 0: the constants (ExecuTorch writes it even when empty) */
-    E->segs.v[0] = (ls_pte_blob){(uint8_t *)E->consts.s, E->consts.len, 0};
+    E->segs.v[0] = (ls_pte_blob){(uint8_t *)E->consts.s, E->consts.len, 0, NULL};
     E->consts.s = NULL;
     pte->has_constant_segment = true;
     pte->constant_segment.segment_index = 0;
     pte->constant_segment.offsets = (ls_pte_u64s){E->const_off.v, E->const_off.n, true};
     memset(&E->const_off, 0, sizeof E->const_off);
     if (E->mut_seg >= 0) {
-        E->segs.v[E->mut_seg] = (ls_pte_blob){(uint8_t *)E->muts.s, E->muts.len, 0};
+        E->segs.v[E->mut_seg] = (ls_pte_blob){(uint8_t *)E->muts.s, E->muts.len, 0, NULL};
         E->muts.s = NULL;
         pte->mutable_data_segments.v = ls_calloc(1, sizeof *pte->mutable_data_segments.v);
         pte->mutable_data_segments.n = 1;
@@ -650,15 +650,13 @@ static int emit_program(const ls_program *p, const ls_mem_plan *plan, ls_pte *pt
         sum->planned_tensors = plan->n_slots;
         build_pte(&E, pte);
         for (uint32_t i = 0; i < pte->n_segment_data; i++) sum->segments += pte->segment_data[i].n > 0;
-        uint8_t *bytes;
         size_t size;
-        if (ls_pte_write(pte, &bytes, &size, err) != 0) {
+        if (ls_pte_file_size(pte, &size, err) != 0) {
             ls_fail_prefix(err, "emit: the program does not check");
             ls_pte_free(pte);
             rc = -1;
         } else {
             sum->file_bytes = size;
-            free(bytes);
         }
     }
     free_emitter(&E);

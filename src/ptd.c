@@ -89,7 +89,7 @@ void ls_ptd_free(ls_ptd *d)
     if (!d) return;
     free(d->name);
     free_entries(d);
-    for (uint32_t i = 0; i < d->n_segment_data; i++) free(d->segment_data[i].v);
+    for (uint32_t i = 0; i < d->n_segment_data; i++) ls_pte_blob_release(&d->segment_data[i]);
     free(d->segment_data);
     memset(d, 0, sizeof *d);
 }

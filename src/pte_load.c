@@ -710,7 +710,8 @@ int lsx_program_from_pte(ls_pte *pte, const ls_ptd *ptd, const char *method, con
     L.sub_attr = ls_calloc(L.plan->delegates.n ? L.plan->delegates.n : 1, sizeof *L.sub_attr);
     L.segs = ls_calloc(pte->n_segment_data ? pte->n_segment_data : 1, sizeof *L.segs);
     for (uint32_t s = 0; s < pte->n_segment_data; s++)
-        if (pte->segment_data[s].v) L.segs[s] = ls_blob_wrap(pte->segment_data[s].v, (size_t)pte->segment_data[s].n);
+        if (pte->segment_data[s].owner) L.segs[s] = pte->segment_data[s].owner; /* the pte's reference */
+        else if (pte->segment_data[s].v) L.segs[s] = ls_blob_wrap(pte->segment_data[s].v, (size_t)pte->segment_data[s].n);
     L.p = ls_program_new(L.plan->name ? L.plan->name : "forward", LS_DIALECT_EXECUTORCH);
     L.p->verifier = ls_intern("EXECUTORCH");
     L.names = ls_namer_new(NULL);
@@ -721,6 +722,7 @@ int lsx_program_from_pte(ls_pte *pte, const ls_ptd *ptd, const char *method, con
         if (!L.segs[s]) continue;
         pte->segment_data[s].v = NULL;
         pte->segment_data[s].n = 0;
+        pte->segment_data[s].owner = NULL;
         ls_blob_unref(L.segs[s]);
     }
     for (uint32_t k = 0; k < L.ph.n; k++) ls_node_unref(L.ph.v[k]);

@@ -8,6 +8,7 @@
 
 #include "flatbuf.h"
 #include "pte_internal.h"
+#include "tensor.h"
 
 #define PTE_READ_LIMIT ((size_t)1 << 34) /* 16 GiB: a .pte larger than this is not for us */
 
@@ -522,6 +523,15 @@ static void free_buffers(ls_pte_buffers *b)
     free(b->v);
 }
 
+void ls_pte_blob_release(ls_pte_blob *b)
+{
+    if (b->owner) ls_blob_unref(b->owner);
+    else free(b->v);
+    b->v = NULL;
+    b->owner = NULL;
+    b->n = 0;
+}
+
 void ls_pte_free(ls_pte *pte)
 {
     if (!pte) return;
@@ -536,7 +546,7 @@ void ls_pte_free(ls_pte *pte)
     free(pte->mutable_data_segments.v);
     for (uint32_t i = 0; i < pte->named_data.n; i++) free(pte->named_data.v[i].key);
     free(pte->named_data.v);
-    for (uint32_t i = 0; i < pte->n_segment_data; i++) free(pte->segment_data[i].v);
+    for (uint32_t i = 0; i < pte->n_segment_data; i++) ls_pte_blob_release(&pte->segment_data[i]);
     free(pte->segment_data);
     memset(pte, 0, sizeof *pte);
 }

@@ -345,7 +345,7 @@ static void put_le(uint8_t *p, uint64_t v, int n)
 
 static int write_pte(const ls_pte *pte, bool check, uint8_t **bytes, size_t *size, ls_error *err)
 {
-    *bytes = NULL;
+    if (bytes) *bytes = NULL;
     *size = 0;
     const char *name = pte->name ? pte->name : "program";
     uint32_t nseg = pte->segments.n;
@@ -379,7 +379,8 @@ static int write_pte(const ls_pte *pte, bool check, uint8_t **bytes, size_t *siz
     }
     if (seg_bytes == 0) { /* no segment data: a plain flatbuffer, as ExecuTorch writes it */
         free(segs.v);
-        *bytes = fb;
+        if (bytes) *bytes = fb;
+        else free(fb);
         *size = fb_size;
         return 0;
     }
@@ -393,6 +394,12 @@ static int write_pte(const ls_pte *pte, bool check, uint8_t **bytes, size_t *siz
         free(segs.v);
         free(fb);
         return ls_fail(err, "%s: %llu bytes is too large to write", name, (unsigned long long)total);
+    }
+    if (!bytes) { /* the size only: the segments are not copied */
+        free(segs.v);
+        free(fb);
+        *size = (size_t)total;
+        return 0;
     }
     uint8_t *out = ls_calloc(1, (size_t)total);
     put_le(out, ls_fb_le32(fb) + header, 4); /* the root table moved by the header's size */
@@ -410,6 +417,11 @@ static int write_pte(const ls_pte *pte, bool check, uint8_t **bytes, size_t *siz
     *bytes = out;
     *size = (size_t)total;
     return 0;
+}
+
+int ls_pte_file_size(const ls_pte *pte, size_t *size, ls_error *err)
+{
+    return write_pte(pte, true, NULL, size, err);
 }
 
 int ls_pte_write(const ls_pte *pte, uint8_t **bytes, size_t *size, ls_error *err)
