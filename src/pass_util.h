@@ -12,20 +12,35 @@
 #include "history.h"
 #include "ops.h"
 #include "program.h"
+#include "ptrmap.h"
 
-/* ---- a map from pointers (interned strings, nodes) to uint32 */
-typedef struct pu_map {
-    const void **keys;
-    uint32_t *vals;
-    uint32_t cap, used;
-} pu_map;
+/* ---- a map from pointers (interned strings, nodes) to uint32: the core's pointer map */
+typedef ls_ptrmap pu_map;
 
 /* Room for n keys without growing (a map grows by rehashing everything). */
-void pu_map_reserve(pu_map *m, uint32_t n);
-void pu_map_put(pu_map *m, const void *key, uint32_t val);
-bool pu_map_get(const pu_map *m, const void *key, uint32_t *val);
-bool pu_map_has(const pu_map *m, const void *key);
-void pu_map_free(pu_map *m);
+static inline void pu_map_reserve(pu_map *m, uint32_t n)
+{
+    ls_ptrmap_reserve(m, n);
+}
+static inline void pu_map_put(pu_map *m, const void *key, uint32_t val)
+{
+    ls_ptrmap_put(m, key, val);
+}
+static inline bool pu_map_get(const pu_map *m, const void *key, uint32_t *val)
+{
+    uintptr_t v;
+    if (!ls_ptrmap_get(m, key, &v)) return false;
+    if (val) *val = (uint32_t)v;
+    return true;
+}
+static inline bool pu_map_has(const pu_map *m, const void *key)
+{
+    return ls_ptrmap_get(m, key, NULL);
+}
+static inline void pu_map_free(pu_map *m)
+{
+    ls_ptrmap_free(m);
+}
 
 /* ---- signature facts */
 typedef struct pu_sig {
