@@ -12,11 +12,11 @@
 
 typedef enum ls_change_kind { LS_CHANGE_ADDED, LS_CHANGE_REMOVED, LS_CHANGE_CHANGED } ls_change_kind;
 
-typedef struct ls_change {
-    uint8_t kind;        /* ls_change_kind */
+typedef struct ls_change { /* 24 bytes: a step of a large program records hundreds of thousands */
     const char *program; /* NULL: top level; else the submodule name ("lowered_module_0") */
-    uint32_t node_id;    /* id in that program (in the step before for REMOVED) */
     const char *node;    /* node name (interned) */
+    uint32_t node_id;    /* id in that program (in the step before for REMOVED) */
+    uint8_t kind;        /* ls_change_kind */
 } ls_change;
 
 /* One sentence of a step's report, e.g. "`c` is read by tag0 (add, mul) and by the CPU (sin):

@@ -79,12 +79,12 @@ static void diff_into(const ls_program *a, const ls_program *b, const char *prog
 {
     for (uint32_t i = 0; i < b->n_nodes; i++) {
         const ls_node *old = a ? ls_program_node(a, b->nodes[i]->id) : NULL;
-        if (!old) ls_vec_push(v, ((ls_change){LS_CHANGE_ADDED, prog, b->nodes[i]->id, b->nodes[i]->name}));
-        else if (old != b->nodes[i]) ls_vec_push(v, ((ls_change){LS_CHANGE_CHANGED, prog, b->nodes[i]->id, b->nodes[i]->name}));
+        if (!old) ls_vec_push(v, ((ls_change){prog, b->nodes[i]->name, b->nodes[i]->id, LS_CHANGE_ADDED}));
+        else if (old != b->nodes[i]) ls_vec_push(v, ((ls_change){prog, b->nodes[i]->name, b->nodes[i]->id, LS_CHANGE_CHANGED}));
     }
     for (uint32_t i = 0; a && i < a->n_nodes; i++)
         if (!ls_program_node(b, a->nodes[i]->id))
-            ls_vec_push(v, ((ls_change){LS_CHANGE_REMOVED, prog, a->nodes[i]->id, a->nodes[i]->name}));
+            ls_vec_push(v, ((ls_change){prog, a->nodes[i]->name, a->nodes[i]->id, LS_CHANGE_REMOVED}));
 }
 
 static void add_step(ls_history *h, const char *pass, ls_program *p, const char *sentence, const char *node,
