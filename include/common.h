@@ -46,6 +46,9 @@ void ls_free_aligned(void *p);
 const char *ls_intern(const char *s);
 const char *ls_intern_n(const char *s, size_t n);
 const char *ls_internf(const char *fmt, ...) LS_PRINTF(1, 2);
+/* Metadata texts (stack traces, module stacks): interned apart from names. The same text
+ * interned both ways gives two pointers, so compare a text only with texts. */
+const char *ls_intern_text_n(const char *s, size_t n);
 void ls_intern_release_all(void);
 
 /* A growable array of T: LS_VEC(int) v = {0}; ls_vec_push(&v, 3); free(v.v); */
@@ -79,6 +82,7 @@ void ls_buf_putc(ls_buf *b, char c);
 void ls_buf_puts(ls_buf *b, const char *s);
 void ls_buf_putn(ls_buf *b, const char *s, size_t n);
 void ls_buf_printf(ls_buf *b, const char *fmt, ...) LS_PRINTF(2, 3);
+void ls_buf_vprintf(ls_buf *b, const char *fmt, va_list ap);
 void ls_buf_json_str(ls_buf *b, const char *s); /* quoted, escaped JSON string; NULL → null */
 char *ls_buf_take(ls_buf *b);                   /* returns the string (never NULL), resets b */
 void ls_buf_free(ls_buf *b);

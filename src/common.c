@@ -121,43 +121,49 @@ typedef struct intern_block {
 
 #define INTERN_BLOCK ((size_t)256 << 10)
 
-static struct {
+typedef struct intern_table {
     intern_entry *slots;
     size_t cap, used;
-    intern_block *blocks; /* the first is being filled */
-} pool;
+} intern_table;
 
-static void pool_grow(void)
+/* Two tables over one set of blocks: names (node names, targets, tags: what the passes look up
+ * and make) and texts (stack traces, module stacks: read, shown and written, never looked up).
+ * A program has several texts per node; in a table of their own they leave the table the passes
+ * probe a third of the size, so it stays in cache longer and grows less in the middle of a pass. */
+static intern_table names_table, texts_table;
+static intern_block *blocks; /* the first is being filled */
+
+static void table_grow(intern_table *t)
 {
-    size_t ncap = pool.cap ? pool.cap * 2 : 4096;
+    size_t ncap = t->cap ? t->cap * 2 : 4096;
     intern_entry *ns = ls_calloc(ncap, sizeof *ns);
-    for (size_t i = 0; i < pool.cap; i++) {
-        if (!pool.slots[i].s) continue;
-        size_t j = pool.slots[i].hash & (ncap - 1);
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->slots[i].s) continue;
+        size_t j = t->slots[i].hash & (ncap - 1);
         while (ns[j].s) j = (j + 1) & (ncap - 1);
-        ns[j] = pool.slots[i];
+        ns[j] = t->slots[i];
     }
-    free(pool.slots);
-    pool.slots = ns;
-    pool.cap = ncap;
+    free(t->slots);
+    t->slots = ns;
+    t->cap = ncap;
 }
 
 /* A NUL-terminated copy of s in the blocks; a long string gets a block of its own, behind the
  * one being filled. */
 static const char *pool_store(const char *s, size_t n)
 {
-    intern_block *b = pool.blocks;
+    intern_block *b = blocks;
     if (!b || b->cap - b->used <= n) {
         bool own = n >= INTERN_BLOCK / 4;
         b = ls_malloc(sizeof *b + (own ? n + 1 : INTERN_BLOCK));
         b->used = 0;
         b->cap = own ? n + 1 : INTERN_BLOCK;
-        if (own && pool.blocks) {
-            b->next = pool.blocks->next;
-            pool.blocks->next = b;
+        if (own && blocks) {
+            b->next = blocks->next;
+            blocks->next = b;
         } else {
-            b->next = pool.blocks;
-            pool.blocks = b;
+            b->next = blocks;
+            blocks = b;
         }
     }
     char *d = b->data + b->used;
@@ -167,26 +173,36 @@ static const char *pool_store(const char *s, size_t n)
     return d;
 }
 
-const char *ls_intern_n(const char *s, size_t n)
+static const char *intern_in(intern_table *t, const char *s, size_t n)
 {
     if (!s) return NULL;
     if (n >= UINT32_MAX) {
         fprintf(stderr, "lowerscope: a name of %zu bytes is more than lowerscope keeps\n", n);
         exit(3);
     }
-    if ((pool.used + 1) * 2 > pool.cap) pool_grow();
+    if ((t->used + 1) * 2 > t->cap) table_grow(t);
     uint64_t h = XXH3_64bits(s, n);
-    size_t j = h & (pool.cap - 1);
-    while (pool.slots[j].s) {
-        intern_entry *e = &pool.slots[j];
+    size_t j = h & (t->cap - 1);
+    while (t->slots[j].s) {
+        intern_entry *e = &t->slots[j];
         if (e->hash == (uint32_t)h && e->len == n && memcmp(e->s, s, n) == 0) return e->s;
-        j = (j + 1) & (pool.cap - 1);
+        j = (j + 1) & (t->cap - 1);
     }
-    pool.slots[j].s = pool_store(s, n);
-    pool.slots[j].len = (uint32_t)n;
-    pool.slots[j].hash = (uint32_t)h;
-    pool.used++;
-    return pool.slots[j].s;
+    t->slots[j].s = pool_store(s, n);
+    t->slots[j].len = (uint32_t)n;
+    t->slots[j].hash = (uint32_t)h;
+    t->used++;
+    return t->slots[j].s;
+}
+
+const char *ls_intern_n(const char *s, size_t n)
+{
+    return intern_in(&names_table, s, n);
+}
+
+const char *ls_intern_text_n(const char *s, size_t n)
+{
+    return intern_in(&texts_table, s, n);
 }
 
 const char *ls_intern(const char *s)
@@ -214,14 +230,16 @@ const char *ls_internf(const char *fmt, ...)
 
 void ls_intern_release_all(void)
 {
-    while (pool.blocks) {
-        intern_block *next = pool.blocks->next;
-        free(pool.blocks);
-        pool.blocks = next;
+    while (blocks) {
+        intern_block *next = blocks->next;
+        free(blocks);
+        blocks = next;
     }
-    free(pool.slots);
-    pool.slots = NULL;
-    pool.cap = pool.used = 0;
+    intern_table *tables[] = {&names_table, &texts_table};
+    for (size_t i = 0; i < 2; i++) {
+        free(tables[i]->slots);
+        *tables[i] = (intern_table){0};
+    }
 }
 
 /* ---- string buffers */
@@ -253,18 +271,102 @@ void ls_buf_puts(ls_buf *b, const char *s)
     ls_buf_putn(b, s, strlen(s));
 }
 
+/* The conversions the messages and report sentences use (%s %c %d %i %u, with l, ll or z, and
+ * %%) are written here: vsnprintf costs about a thousand instructions a call, and a pipeline
+ * run writes tens of thousands of sentences. Widths, precisions and floats go to vsnprintf. */
+static bool fmt_is_simple(const char *fmt)
+{
+    for (const char *p = strchr(fmt, '%'); p; p = strchr(p, '%')) {
+        p++;
+        if (*p == '%') {
+            p++;
+            continue;
+        }
+        if (*p == 'l') p += p[1] == 'l' ? 2 : 1;
+        else if (*p == 'z') p++;
+        if (!*p || !strchr("sdiuc", *p)) return false;
+        p++;
+    }
+    return true;
+}
+
+static void put_u64(ls_buf *b, uint64_t v, bool negative)
+{
+    char digits[24];
+    size_t n = 0;
+    do digits[sizeof digits - 1 - n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    if (negative) digits[sizeof digits - 1 - n++] = '-';
+    ls_buf_putn(b, digits + sizeof digits - n, n);
+}
+
+static void format_simple(ls_buf *b, const char *fmt, va_list ap)
+{
+    for (const char *p = fmt;;) {
+        const char *pct = strchr(p, '%');
+        if (!pct) {
+            ls_buf_puts(b, p);
+            return;
+        }
+        ls_buf_putn(b, p, (size_t)(pct - p));
+        p = pct + 1;
+        int len = 0; /* 0 int, 1 long, 2 long long, 3 size_t */
+        if (*p == 'l') len = p[1] == 'l' ? (p++, 2) : 1, p++;
+        else if (*p == 'z') len = 3, p++;
+        char conv = *p++;
+        switch (conv) {
+        case '%': ls_buf_putc(b, '%'); break;
+        case 'c': ls_buf_putc(b, (char)va_arg(ap, int)); break;
+        case 's': {
+            const char *str = va_arg(ap, const char *);
+            ls_buf_puts(b, str ? str : "(null)");
+            break;
+        }
+        case 'u': {
+            uint64_t v = len == 0   ? va_arg(ap, unsigned)
+                         : len == 1 ? va_arg(ap, unsigned long)
+                         : len == 2 ? va_arg(ap, unsigned long long)
+                                    : va_arg(ap, size_t);
+            put_u64(b, v, false);
+            break;
+        }
+        default: { /* d, i */
+            int64_t v = len == 0   ? va_arg(ap, int)
+                        : len == 1 ? va_arg(ap, long)
+                        : len == 2 ? va_arg(ap, long long)
+                                   : (int64_t)va_arg(ap, ptrdiff_t);
+            put_u64(b, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, v < 0);
+            break;
+        }
+        }
+    }
+}
+
+void ls_buf_vprintf(ls_buf *b, const char *fmt, va_list ap)
+{
+    if (fmt_is_simple(fmt)) {
+        format_simple(b, fmt, ap);
+        return;
+    }
+    va_list again;
+    va_copy(again, ap);
+    size_t room = b->cap > b->len ? b->cap - b->len : 0;
+    int n = vsnprintf(room ? b->s + b->len : NULL, room, fmt, ap);
+    if (n > 0 && (size_t)n >= room) { /* did not fit: grow and write again */
+        buf_reserve(b, (size_t)n);
+        vsnprintf(b->s + b->len, (size_t)n + 1, fmt, again);
+    }
+    va_end(again);
+    if (n > 0) b->len += (size_t)n;
+    else if (b->s) b->s[b->len] = 0;
+}
+
 void ls_buf_printf(ls_buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    ls_buf_vprintf(b, fmt, ap);
     va_end(ap);
-    if (n <= 0) return;
-    buf_reserve(b, (size_t)n);
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
 }
 
 void ls_buf_json_str(ls_buf *b, const char *s)

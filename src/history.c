@@ -9,20 +9,13 @@
 
 void ls_report_add(ls_report *r, const char *program, const char *node, const char *fmt, ...)
 {
-    char small[256];
+    ls_buf b = {0};
     va_list ap;
     va_start(ap, fmt);
-    int len = vsnprintf(small, sizeof small, fmt, ap);
+    ls_buf_vprintf(&b, fmt, ap);
     va_end(ap);
-    if (len < 0) len = 0;
-    char *text = ls_malloc((size_t)len + 1);
-    if ((size_t)len < sizeof small) {
-        memcpy(text, small, (size_t)len + 1);
-    } else {
-        va_start(ap, fmt);
-        vsnprintf(text, (size_t)len + 1, fmt, ap);
-        va_end(ap);
-    }
+    size_t len = b.len;
+    char *text = ls_realloc(ls_buf_take(&b), len + 1); /* the history keeps every sentence: no slack */
     if ((r->n & (r->n - 1)) == 0) /* grow at powers of two */
         r->v = ls_realloc(r->v, sizeof *r->v * (r->n ? r->n * 2 : 4));
     r->v[r->n].text = text;

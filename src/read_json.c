@@ -122,15 +122,15 @@ static void read_metadata(loader *L, ls_node *n, const cJSON *md)
         if (!k || !s) continue;
         switch (k[0]) {
         case 's':
-            if (ls_key_is(k, "stack_trace")) n->stack_trace = ls_loader_intern(L, s);
-            else if (ls_key_is(k, "source_fn_stack")) n->source_fn = ls_loader_intern(L, s);
+            if (ls_key_is(k, "stack_trace")) n->stack_trace = ls_intern_text_n(s, strlen(s));
+            else if (ls_key_is(k, "source_fn_stack")) n->source_fn = ls_intern_text_n(s, strlen(s));
             break;
         case 'n':
-            if (ls_key_is(k, "nn_module_stack")) n->module_stack = ls_loader_intern(L, s);
+            if (ls_key_is(k, "nn_module_stack")) n->module_stack = ls_intern_text_n(s, strlen(s));
             else if (ls_key_is(k, "no_copy")) n->no_copy = ls_key_is(s, "True") || ls_key_is(s, "true");
             break;
         case 't':
-            if (ls_key_is(k, "torch_fn")) n->torch_fn = ls_loader_intern(L, s);
+            if (ls_key_is(k, "torch_fn")) n->torch_fn = ls_intern_text_n(s, strlen(s));
             break;
         case 'c':
             if (ls_key_is(k, "custom")) read_custom(L, n, s);

@@ -45,14 +45,42 @@ bool ls_tmeta_equal(const ls_tmeta *a, const ls_tmeta *b)
     return true;
 }
 
+/* Appends text to buf[*len..cap), always leaving it NUL-terminated (truncating when full). */
+static void str_append(char *buf, size_t cap, size_t *len, const char *text, size_t n)
+{
+    if (*len + 1 >= cap) return;
+    if (n > cap - 1 - *len) n = cap - 1 - *len;
+    memcpy(buf + *len, text, n);
+    *len += n;
+    buf[*len] = 0;
+}
+
+/* "float32[2, s0]": written without snprintf, since every report sentence about a tensor
+ * asks for one. */
 char *ls_tmeta_str(const ls_tmeta *m, char *buf, size_t cap)
 {
-    size_t len = (size_t)snprintf(buf, cap, "%s[", ls_dtype_name(m->dtype));
-    for (int i = 0; i < m->ndim && len < cap; i++) {
-        if (m->sym[i]) len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", m->sym[i]);
-        else len += (size_t)snprintf(buf + len, cap - len, "%s%" PRId64, i ? ", " : "", m->sizes[i]);
+    if (!cap) return buf;
+    size_t len = 0;
+    buf[0] = 0;
+    const char *dt = ls_dtype_name(m->dtype);
+    str_append(buf, cap, &len, dt, strlen(dt));
+    str_append(buf, cap, &len, "[", 1);
+    for (int i = 0; i < m->ndim; i++) {
+        if (i) str_append(buf, cap, &len, ", ", 2);
+        if (m->sym[i]) {
+            str_append(buf, cap, &len, m->sym[i], strlen(m->sym[i]));
+            continue;
+        }
+        char digits[24];
+        size_t n = 0;
+        int64_t v = m->sizes[i];
+        uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        do digits[sizeof digits - 1 - n++] = (char)('0' + u % 10);
+        while ((u /= 10) != 0);
+        if (v < 0) digits[sizeof digits - 1 - n++] = '-';
+        str_append(buf, cap, &len, digits + sizeof digits - n, n);
     }
-    if (len < cap) snprintf(buf + len, cap - len, "]");
+    str_append(buf, cap, &len, "]", 1);
     return buf;
 }
 

@@ -1,5 +1,7 @@
 /* Tests of the shared basics: interning, buffers, dtype tables, atomic writes, tensor views. */
 #include <check.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,65 @@ START_TEST(buf_escapes_json)
     char *s = ls_buf_take(&b);
     ck_assert_str_eq(s, "\"a\\\"b\\\\c\\n\\u0001\"");
     free(s);
+}
+END_TEST
+
+/* ls_buf_printf writes the simple conversions itself and hands the rest to vsnprintf: both
+ * give what snprintf gives. */
+#define SAME_AS_SNPRINTF(...)                                                                                  \
+    do {                                                                                                       \
+        char want[512];                                                                                        \
+        snprintf(want, sizeof want, __VA_ARGS__);                                                              \
+        ls_buf b = {0};                                                                                        \
+        ls_buf_puts(&b, "<");                                                                                  \
+        ls_buf_printf(&b, __VA_ARGS__);                                                                        \
+        ck_assert_str_eq(b.s + 1, want);                                                                       \
+        ck_assert_uint_eq(b.len, strlen(want) + 1);                                                            \
+        ls_buf_free(&b);                                                                                       \
+    } while (0)
+
+START_TEST(buf_printf_matches_snprintf)
+{
+    const char *volatile null_str = NULL; /* volatile: the compiler would warn about a NULL %s */
+    SAME_AS_SNPRINTF("plain text, no conversion");
+    SAME_AS_SNPRINTF("%s", "");
+    SAME_AS_SNPRINTF("`%s` is read by %s (%s ×%u) and by %s", "c", "tag1", "add", 3u, "the CPU");
+    SAME_AS_SNPRINTF("%d %i %u %c %%", -7, 42, 4000000000u, 'x');
+    SAME_AS_SNPRINTF("%ld %lu %lld %llu", -1234567890123L, 18446744073709551615UL, (long long)INT64_MIN,
+                     18446744073709551615ULL);
+    SAME_AS_SNPRINTF("%zu %zd|", (size_t)0, (ptrdiff_t)-5);
+    SAME_AS_SNPRINTF("%d%d%d", 0, -0, 10);
+    ls_buf nb = {0};
+    ls_buf_printf(&nb, "%s", null_str); /* as glibc prints it */
+    ck_assert_str_eq(nb.s, "(null)");
+    ls_buf_free(&nb);
+    SAME_AS_SNPRINTF("trailing %%");
+    /* vsnprintf's: widths, precision, floats */
+    SAME_AS_SNPRINTF("%5u|%-6s|%.3f|%g|%08.2f|%x", 7u, "ab", 3.14159, 1e-5, -2.5, 255u);
+    SAME_AS_SNPRINTF("%.*s and %s", 3, "abcdef", "more");
+    /* long output, so the buffer grows in both paths */
+    char big[300];
+    memset(big, 'q', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    SAME_AS_SNPRINTF("%s|%s|%d", big, "x", 1);
+    SAME_AS_SNPRINTF("%s|%.1f", big, 0.25);
+}
+END_TEST
+
+START_TEST(tmeta_str_names_dtype_and_sizes)
+{
+    char buf[64];
+    ls_tmeta m;
+    ls_tmeta_init(&m, LS_DT_F32, 3, (int64_t[]){2, 0, 1234567890123});
+    ck_assert_str_eq(ls_tmeta_str(&m, buf, sizeof buf), "float32[2, 0, 1234567890123]");
+    m.sym[1] = ls_intern("s0");
+    m.sizes[2] = -5; /* bad input reaches messages too */
+    ck_assert_str_eq(ls_tmeta_str(&m, buf, sizeof buf), "float32[2, s0, -5]");
+    ls_tmeta_init(&m, LS_DT_BOOL, 0, NULL);
+    ck_assert_str_eq(ls_tmeta_str(&m, buf, sizeof buf), "bool[]");
+    ls_tmeta_init(&m, LS_DT_I64, 2, (int64_t[]){100, 200});
+    char small[8];
+    ck_assert_str_eq(ls_tmeta_str(&m, small, sizeof small), "int64[1"); /* cut, still terminated */
 }
 END_TEST
 
@@ -130,6 +191,8 @@ Suite *common_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, intern_gives_one_pointer_per_content);
     tcase_add_test(tc, buf_escapes_json);
+    tcase_add_test(tc, buf_printf_matches_snprintf);
+    tcase_add_test(tc, tmeta_str_names_dtype_and_sizes);
     tcase_add_test(tc, dtype_numberings_round_trip);
     tcase_add_test(tc, dtype_promotion_follows_torch);
     tcase_add_test(tc, half_precision_conversions);
