@@ -183,7 +183,7 @@ static int arg_value(emitter *E, const ls_node *n, const ls_arg *a, int32_t *out
             if (a->kind == LS_ARG_INTS || !a->v.symints[i].is_node) {
                 items[i] = int_value(E, a->kind == LS_ARG_INTS ? a->v.ints[i] : a->v.symints[i].i);
             } else {
-                int32_t vi;
+                int32_t vi = -1;
                 if (node_value(E, n, a->v.symints[i].node, &vi) != 0) {
                     free(items);
                     return -1;
