@@ -49,6 +49,9 @@ const char *ls_internf(const char *fmt, ...) LS_PRINTF(1, 2);
 /* Metadata texts (stack traces, module stacks): interned apart from names. The same text
  * interned both ways gives two pointers, so compare a text only with texts. */
 const char *ls_intern_text_n(const char *s, size_t n);
+/* The one copy of a record of n bytes (8-byte aligned, compared byte for byte; pad it with
+ * zeros), kept with the interned strings: records of interned pointers, e.g. a node's texts. */
+const void *ls_intern_record(const void *rec, size_t n);
 void ls_intern_release_all(void);
 
 /* A growable array of T: LS_VEC(int) v = {0}; ls_vec_push(&v, 3); free(v.v); */

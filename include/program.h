@@ -121,6 +121,20 @@ typedef enum ls_val_kind {
     LS_VAL_OTHER,   /* custom objects, tokens */
 } ls_val_kind;
 
+/* What torch.export recorded about where a node came from: texts the readers set, the UI shows
+ * and the .pt2 writer writes back, and no pass changes. A node holds them through one pointer to
+ * an interned record, so the node clones every step makes stay small. */
+typedef struct ls_node_text {
+    const char *stack_trace;
+    const char *module_stack; /* nn_module_stack as torch serializes it: "key,path,type;..." */
+    const char *source_fn;
+    const char *torch_fn;
+    const char *custom; /* custom metadata JSON without delegation_tag, kept for writing */
+} ls_node_text;
+
+/* The one record with these texts (each interned, or NULL); NULL when every text is NULL. */
+const ls_node_text *ls_node_text_intern(const ls_node_text *t);
+
 typedef struct ls_node {
     uint32_t refs; /* shared between program versions; edit through ls_program_edit */
     uint32_t id;   /* stable across steps; 0 is never a node */
@@ -138,11 +152,7 @@ typedef struct ls_node {
     /* metadata, all interned strings or NULL */
     const char *tag;          /* delegation tag */
     const char *reason_detail; /* more about `reason` ("float64 not supported") */
-    const char *stack_trace;
-    const char *module_stack; /* nn_module_stack as torch serializes it: "key,path,type;..." */
-    const char *source_fn;
-    const char *torch_fn;
-    const char *custom;       /* custom metadata JSON without delegation_tag, kept for writing */
+    const struct ls_node_text *text; /* where it came from (ls_node_texts); NULL: nothing recorded */
     bool no_copy;             /* meta["no_copy"]: this constant must not be duplicated */
     uint8_t storage;          /* LS_NODE_ARGS_INLINE | LS_NODE_VALS_SHARED: how args and vals are held */
     int64_t debug_handle;     /* 0 when none */
@@ -349,5 +359,12 @@ void ls_program_add_tag(ls_program *p, const char *tag, const char *backend_id);
 
 /* Bytes of all tensors a program holds (state dict + constants). */
 uint64_t ls_program_weight_bytes(const ls_program *p);
+
+/* A node's texts, never NULL (all NULL when it has none). */
+static inline const ls_node_text *ls_node_texts(const ls_node *n)
+{
+    static const ls_node_text none;
+    return n->text ? n->text : &none;
+}
 
 #endif

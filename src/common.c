@@ -126,11 +126,12 @@ typedef struct intern_table {
     size_t cap, used;
 } intern_table;
 
-/* Two tables over one set of blocks: names (node names, targets, tags: what the passes look up
- * and make) and texts (stack traces, module stacks: read, shown and written, never looked up).
- * A program has several texts per node; in a table of their own they leave the table the passes
- * probe a third of the size, so it stays in cache longer and grows less in the middle of a pass. */
-static intern_table names_table, texts_table;
+/* Three tables over one set of blocks: names (node names, targets, tags: what the passes look
+ * up and make), texts (stack traces, module stacks: read, shown and written, never looked up)
+ * and records (fixed-size tuples of interned pointers). A program has several texts per node;
+ * in a table of their own they leave the table the passes probe a third of the size, so it
+ * stays in cache longer and grows less in the middle of a pass. */
+static intern_table names_table, texts_table, records_table;
 static intern_block *blocks; /* the first is being filled */
 
 static void table_grow(intern_table *t)
@@ -150,10 +151,11 @@ static void table_grow(intern_table *t)
 
 /* A NUL-terminated copy of s in the blocks; a long string gets a block of its own, behind the
  * one being filled. */
-static const char *pool_store(const char *s, size_t n)
+static const char *pool_store(const char *s, size_t n, size_t align)
 {
     intern_block *b = blocks;
-    if (!b || b->cap - b->used <= n) {
+    size_t at = b ? (b->used + align - 1) & ~(align - 1) : 0;
+    if (!b || at >= b->cap || b->cap - at <= n) {
         bool own = n >= INTERN_BLOCK / 4;
         b = ls_malloc(sizeof *b + (own ? n + 1 : INTERN_BLOCK));
         b->used = 0;
@@ -165,11 +167,12 @@ static const char *pool_store(const char *s, size_t n)
             b->next = blocks;
             blocks = b;
         }
+        at = 0;
     }
-    char *d = b->data + b->used;
+    char *d = b->data + at;
     memcpy(d, s, n);
     d[n] = 0;
-    b->used += n + 1;
+    b->used = at + n + 1;
     return d;
 }
 
@@ -188,7 +191,7 @@ static const char *intern_in(intern_table *t, const char *s, size_t n)
         if (e->hash == (uint32_t)h && e->len == n && memcmp(e->s, s, n) == 0) return e->s;
         j = (j + 1) & (t->cap - 1);
     }
-    t->slots[j].s = pool_store(s, n);
+    t->slots[j].s = pool_store(s, n, t == &records_table ? 8 : 1);
     t->slots[j].len = (uint32_t)n;
     t->slots[j].hash = (uint32_t)h;
     t->used++;
@@ -203,6 +206,11 @@ const char *ls_intern_n(const char *s, size_t n)
 const char *ls_intern_text_n(const char *s, size_t n)
 {
     return intern_in(&texts_table, s, n);
+}
+
+const void *ls_intern_record(const void *rec, size_t n)
+{
+    return intern_in(&records_table, rec, n);
 }
 
 const char *ls_intern(const char *s)
@@ -235,8 +243,8 @@ void ls_intern_release_all(void)
         free(blocks);
         blocks = next;
     }
-    intern_table *tables[] = {&names_table, &texts_table};
-    for (size_t i = 0; i < 2; i++) {
+    intern_table *tables[] = {&names_table, &texts_table, &records_table};
+    for (size_t i = 0; i < 3; i++) {
         free(tables[i]->slots);
         *tables[i] = (intern_table){0};
     }

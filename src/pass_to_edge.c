@@ -70,11 +70,7 @@ static ls_arg copy_arg(const ls_arg *a)
 static void take_place(ls_node *n, const ls_node *orig)
 {
     n->id = orig->id;
-    n->stack_trace = orig->stack_trace;
-    n->module_stack = orig->module_stack;
-    n->source_fn = orig->source_fn;
-    n->torch_fn = orig->torch_fn;
-    n->custom = orig->custom;
+    n->text = orig->text;
     n->debug_handle = orig->debug_handle;
 }
 

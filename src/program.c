@@ -76,6 +76,12 @@ const char *ls_output_kind_name(ls_output_kind k)
 
 /* ---- nodes */
 
+const ls_node_text *ls_node_text_intern(const ls_node_text *t)
+{
+    if (!t->stack_trace && !t->module_stack && !t->source_fn && !t->torch_fn && !t->custom) return NULL;
+    return ls_intern_record(t, sizeof *t);
+}
+
 ls_node *ls_node_new(ls_program *p, ls_node_kind kind, const char *name, const char *target)
 {
     ls_node *n = ls_calloc(1, sizeof *n);

@@ -64,7 +64,7 @@ int ls_loader_define(loader *L, ls_node *n, uint64_t *hash)
 
 /* custom metadata: {"delegation_tag": "tag0", ...}. The tag goes to n->tag, the rest (if any)
  * stays as JSON text. json.dumps spacing makes the common case easy to read without cJSON. */
-static void read_custom(loader *L, ls_node *n, const char *s)
+static void read_custom(loader *L, ls_node *n, ls_node_text *t, const char *s)
 {
     static const char key[] = "\"delegation_tag\"";
     const char *p = s;
@@ -96,7 +96,7 @@ static void read_custom(loader *L, ls_node *n, const char *s)
     }
     cJSON *c = cJSON_Parse(s);
     if (!c || !cJSON_IsObject(c)) {
-        n->custom = ls_intern(s); /* not an object: keep the text as it is */
+        t->custom = ls_intern(s); /* not an object: keep the text as it is */
         ls_json_free(c);
         return;
     }
@@ -107,7 +107,7 @@ static void read_custom(loader *L, ls_node *n, const char *s)
     }
     if (c->child) {
         char *rest = cJSON_PrintUnformatted(c);
-        n->custom = ls_intern(rest);
+        t->custom = ls_intern(rest);
         cJSON_free(rest);
     }
     ls_json_free(c);
@@ -117,23 +117,24 @@ static void read_custom(loader *L, ls_node *n, const char *s)
 static void read_metadata(loader *L, ls_node *n, const cJSON *md)
 {
     if (!md) return;
+    ls_node_text t = {0};
     for (const cJSON *c = md->child; c; c = c->next) {
         const char *k = c->string, *s = ls_jstr(c);
         if (!k || !s) continue;
         switch (k[0]) {
         case 's':
-            if (ls_key_is(k, "stack_trace")) n->stack_trace = ls_intern_text_n(s, strlen(s));
-            else if (ls_key_is(k, "source_fn_stack")) n->source_fn = ls_intern_text_n(s, strlen(s));
+            if (ls_key_is(k, "stack_trace")) t.stack_trace = ls_intern_text_n(s, strlen(s));
+            else if (ls_key_is(k, "source_fn_stack")) t.source_fn = ls_intern_text_n(s, strlen(s));
             break;
         case 'n':
-            if (ls_key_is(k, "nn_module_stack")) n->module_stack = ls_intern_text_n(s, strlen(s));
+            if (ls_key_is(k, "nn_module_stack")) t.module_stack = ls_intern_text_n(s, strlen(s));
             else if (ls_key_is(k, "no_copy")) n->no_copy = ls_key_is(s, "True") || ls_key_is(s, "true");
             break;
         case 't':
-            if (ls_key_is(k, "torch_fn")) n->torch_fn = ls_intern_text_n(s, strlen(s));
+            if (ls_key_is(k, "torch_fn")) t.torch_fn = ls_intern_text_n(s, strlen(s));
             break;
         case 'c':
-            if (ls_key_is(k, "custom")) read_custom(L, n, s);
+            if (ls_key_is(k, "custom")) read_custom(L, n, &t, s);
             break;
         case 'd':
             if (ls_key_is(k, "debug_handle")) n->debug_handle = strtoll(s, NULL, 10);
@@ -142,6 +143,7 @@ static void read_metadata(loader *L, ls_node *n, const cJSON *md)
         default: break;
         }
     }
+    n->text = ls_node_text_intern(&t);
 }
 
 static void note_tag(loader *L, const char *tag)
@@ -287,11 +289,7 @@ static ls_node *new_getitem(loader *L, ls_node *parent, const char *name, int64_
     args[1].name = L->getitem_op->schema.params[1].name;
     ls_node_set_args(g, args, 2);
     /* torch gives a getitem its producer's metadata */
-    g->stack_trace = parent->stack_trace;
-    g->module_stack = parent->module_stack;
-    g->source_fn = parent->source_fn;
-    g->torch_fn = parent->torch_fn;
-    g->custom = parent->custom;
+    g->text = parent->text;
     g->tag = parent->tag;
     return g;
 }

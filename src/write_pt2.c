@@ -206,11 +206,12 @@ static void metadata(pw *w, const ls_node *n)
             first = false;                               \
         }                                                \
     } while (0)
-    META("stack_trace", n->stack_trace);
-    META("nn_module_stack", n->module_stack);
-    META("source_fn_stack", n->source_fn);
-    META("torch_fn", n->torch_fn);
-    if (n->tag || n->custom) {
+    const ls_node_text *tx = ls_node_texts(n);
+    META("stack_trace", tx->stack_trace);
+    META("nn_module_stack", tx->module_stack);
+    META("source_fn_stack", tx->source_fn);
+    META("torch_fn", tx->torch_fn);
+    if (n->tag || tx->custom) {
         /* custom metadata as torch's json.dumps writes it: the tag first */
         ls_buf c = {0};
         ls_buf_putc(&c, '{');
@@ -218,7 +219,7 @@ static void metadata(pw *w, const ls_node *n)
             ls_buf_puts(&c, "\"delegation_tag\": ");
             ls_buf_json_str(&c, n->tag);
         }
-        const char *rest = n->custom ? strchr(n->custom, '{') : NULL;
+        const char *rest = tx->custom ? strchr(tx->custom, '{') : NULL;
         if (rest) {
             rest++;
             while (*rest == ' ') rest++;

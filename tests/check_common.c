@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "dtype.h"
+#include "program.h"
 #include "tensor.h"
 #include "testutil.h"
 
@@ -93,6 +94,30 @@ START_TEST(tmeta_str_names_dtype_and_sizes)
     ls_tmeta_init(&m, LS_DT_I64, 2, (int64_t[]){100, 200});
     char small[8];
     ck_assert_str_eq(ls_tmeta_str(&m, small, sizeof small), "int64[1"); /* cut, still terminated */
+}
+END_TEST
+
+/* Node texts are records of interned pointers, interned themselves: equal texts, one record. */
+START_TEST(node_texts_are_interned_records)
+{
+    ls_node_text none = {0};
+    ck_assert_ptr_null(ls_node_text_intern(&none));
+    ls_node_text a = {.stack_trace = ls_intern_text_n("File \"m.py\", line 3", 19), .custom = ls_intern("{}")};
+    ls_node_text b = a;
+    const ls_node_text *ra = ls_node_text_intern(&a), *rb = ls_node_text_intern(&b);
+    ck_assert_ptr_nonnull(ra);
+    ck_assert_ptr_eq(ra, rb);
+    ck_assert_ptr_ne(ra, &a);
+    ck_assert_uint_eq((uintptr_t)ra % 8, 0);
+    ck_assert_ptr_eq(ra->stack_trace, a.stack_trace);
+    b.torch_fn = ls_intern("add_1;add");
+    const ls_node_text *rc = ls_node_text_intern(&b);
+    ck_assert_ptr_ne(rc, ra);
+    ck_assert_str_eq(rc->torch_fn, "add_1;add");
+    /* a string first, then a record: the record still lands 8-byte aligned */
+    ls_intern("odd");
+    b.source_fn = ls_intern("x");
+    ck_assert_uint_eq((uintptr_t)ls_node_text_intern(&b) % 8, 0);
 }
 END_TEST
 
@@ -193,6 +218,7 @@ Suite *common_suite(void)
     tcase_add_test(tc, buf_escapes_json);
     tcase_add_test(tc, buf_printf_matches_snprintf);
     tcase_add_test(tc, tmeta_str_names_dtype_and_sizes);
+    tcase_add_test(tc, node_texts_are_interned_records);
     tcase_add_test(tc, dtype_numberings_round_trip);
     tcase_add_test(tc, dtype_promotion_follows_torch);
     tcase_add_test(tc, half_precision_conversions);

@@ -85,9 +85,9 @@ START_TEST(shared_archive_loads)
     ck_assert_uint_eq(ls_node_arg(lin, "bias")->v.node, id_of(p, "p_linear_bias"));
     ck_assert_int_eq(lin->val_kind, LS_VAL_TENSOR);
     assert_meta(&lin->vals[0], LS_DT_F32, 1, 3, 0);
-    ck_assert_ptr_nonnull(strstr(lin->module_stack, "L__self__linear,linear,torch.nn.modules.linear.Linear"));
-    ck_assert_ptr_nonnull(strstr(lin->stack_trace, "F.linear(input, self.weight, self.bias)"));
-    ck_assert_str_eq(lin->torch_fn, "linear_1;builtin_function_or_method.linear");
+    ck_assert_ptr_nonnull(strstr(ls_node_texts(lin)->module_stack, "L__self__linear,linear,torch.nn.modules.linear.Linear"));
+    ck_assert_ptr_nonnull(strstr(ls_node_texts(lin)->stack_trace, "F.linear(input, self.weight, self.bias)"));
+    ck_assert_str_eq(ls_node_texts(lin)->torch_fn, "linear_1;builtin_function_or_method.linear");
     const ls_node *w = p->nodes[0];
     assert_meta(&w->vals[0], LS_DT_F32, 2, 3, 3);
     ck_assert(w->vals[0].requires_grad);
@@ -186,7 +186,7 @@ START_TEST(v1_json_with_null_filled_unions)
     ck_assert_uint_eq(mul->args[1].v.node, p->nodes[1]->id);
     assert_meta(&mul->vals[0], LS_DT_F32, 2, 3, 2);
     assert_meta(&p->nodes[0]->vals[0], LS_DT_F32, 2, 3, 2);
-    ck_assert_str_eq(mul->source_fn, "mul,_operator.mul");
+    ck_assert_str_eq(ls_node_texts(mul)->source_fn, "mul,_operator.mul");
     ck_assert_uint_eq(p->n_inputs, 2);
     ck_assert_int_eq(p->inputs[1].kind, LS_IN_USER_INPUT);
     ck_assert_str_eq(p->inputs[1].name, "arg1_1");
@@ -207,9 +207,9 @@ START_TEST(tags_custom_metadata_and_unknown_ops)
     ls_program *p = load_ok(tu_root("tests/programs/tagged.json"), NULL);
     const ls_node *add = node_named(p, "add");
     ck_assert_str_eq(add->tag, "tag0");
-    ck_assert_ptr_null(add->custom);
+    ck_assert_ptr_null(ls_node_texts(add)->custom);
     ck_assert_int_eq(add->debug_handle, 7);
-    ck_assert_str_eq(add->module_stack, "L__self__,,m.M");
+    ck_assert_str_eq(ls_node_texts(add)->module_stack, "L__self__,,m.M");
     /* normalized: schema order, alpha given by keyword, nothing filled */
     ck_assert_uint_eq(add->nargs, 3);
     ck_assert_str_eq(add->args[2].name, "alpha");
@@ -219,7 +219,7 @@ START_TEST(tags_custom_metadata_and_unknown_ops)
     ck_assert(!(add->args[2].flags & LS_ARGF_DEFAULT));
     const ls_node *mul = node_named(p, "mul");
     ck_assert_str_eq(mul->tag, "tag1");
-    ck_assert_str_eq(mul->custom, "{\"note\":\"kept\"}");
+    ck_assert_str_eq(ls_node_texts(mul)->custom, "{\"note\":\"kept\"}");
     /* an unknown target loads with the file's arguments */
     const ls_node *fro = node_named(p, "frobnicate");
     ck_assert_ptr_null(fro->op);

@@ -349,17 +349,18 @@ void ui_node_lines_build(ui *u)
     }
     args_of(u, l, p, n, prog);
     users_of(u, l, p, n, prog);
-    if (n->stack_trace) add_text_block(l, "stack", n->stack_trace);
-    if (n->module_stack) {
+    const ls_node_text *tx = ls_node_texts(n);
+    if (tx->stack_trace) add_text_block(l, "stack", tx->stack_trace);
+    if (tx->module_stack) {
         /* "key,path,type;..." → one line per module */
-        char *ms = ls_strdup(n->module_stack);
+        char *ms = ls_strdup(tx->module_stack);
         for (char *c = ms; *c; c++)
             if (*c == ';') *c = '\n';
         add_text_block(l, "modules", ms);
         free(ms);
     }
-    if (n->source_fn) add_text_block(l, "source_fn", n->source_fn);
-    if (n->torch_fn) add_text_block(l, "torch_fn", n->torch_fn);
+    if (tx->source_fn) add_text_block(l, "source_fn", tx->source_fn);
+    if (tx->torch_fn) add_text_block(l, "torch_fn", tx->torch_fn);
     if (n->debug_handle) {
         ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%" PRId64, "debug", n->debug_handle);
         ln->indent = 10;
