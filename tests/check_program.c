@@ -3,9 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "history.h"
 #include "namer.h"
 #include "ops.h"
 #include "program.h"
+#include "progfixtures.h"
 #include "testutil.h"
 
 START_TEST(every_table_schema_parses)
@@ -208,6 +210,42 @@ START_TEST(data_tables_share_tensors)
 }
 END_TEST
 
+/* The diff pairs shared nodes without reading them, wherever they moved, and reads only what
+ * a step made or changed: a node inserted in front shifts every other one. */
+START_TEST(diff_sees_through_shifted_nodes)
+{
+    ls_program *a = pf_chain_program();
+    ls_program *b = ls_program_copy(a);
+    ls_program_insert(b, 0, ls_node_new(b, LS_NODE_PLACEHOLDER, "new_ph", NULL));
+    int32_t pos = ls_program_find(b, "aten_add_tensor_1");
+    ck_assert_int_ge(pos, 0);
+    ls_program_edit(b, (uint32_t)pos)->tag = ls_intern("tag0");
+    int32_t gone = ls_program_find(b, "c_c");
+    ck_assert_int_ge(gone, 0);
+    ls_program_remove(b, (uint32_t)gone);
+    ls_change *ch;
+    uint32_t n;
+    ls_diff_programs(a, b, &ch, &n);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(ch[0].kind, LS_CHANGE_REMOVED);
+    ck_assert_str_eq(ch[0].node, "c_c");
+    ck_assert_int_eq(ch[1].kind, LS_CHANGE_ADDED);
+    ck_assert_str_eq(ch[1].node, "new_ph");
+    ck_assert_int_eq(ch[2].kind, LS_CHANGE_CHANGED);
+    ck_assert_str_eq(ch[2].node, "aten_add_tensor_1");
+    free(ch);
+    /* an edit that changes nothing a user sees is no change */
+    ls_program *c = ls_program_copy(b);
+    ls_program_edit(c, (uint32_t)ls_program_find(c, "x"));
+    ls_diff_programs(b, c, &ch, &n);
+    ck_assert_uint_eq(n, 0);
+    free(ch);
+    ls_program_unref(c);
+    ls_program_unref(b);
+    ls_program_unref(a);
+}
+END_TEST
+
 Suite *program_suite(void)
 {
     Suite *s = suite_create("program");
@@ -219,6 +257,7 @@ Suite *program_suite(void)
     tcase_add_test(tc, users_come_in_graph_order_once_each);
     tcase_add_test(tc, namer_follows_fx);
     tcase_add_test(tc, data_tables_share_tensors);
+    tcase_add_test(tc, diff_sees_through_shifted_nodes);
     suite_add_tcase(s, tc);
     return s;
 }
