@@ -248,7 +248,8 @@ static int read_inputs(loader *L, ls_node *n, uint32_t idx, const cJSON *inputs,
             else snprintf(argplace, sizeof argplace, "argument %d", i);
             if (n->name) ls_fail_prefix(L->err, "%s: node '%s' %s", L->where, n->name, argplace);
             else ls_fail_prefix(L->err, "%s: graph node #%u (%s) %s", L->where, idx, n->target, argplace);
-            for (uint16_t j = 0; j <= g; j++) ls_arg_free(&given[j]);
+            /* given[g] holds something only when the reader ran (it clears it on failure) */
+            for (uint16_t j = 0; j < g + (arg != NULL); j++) ls_arg_free(&given[j]);
             if (*heap) free(given);
             return -1;
         }

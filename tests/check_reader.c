@@ -426,6 +426,7 @@ static void expect_message(const char *file, const char *text)
 START_TEST(corpus_messages_name_the_place)
 {
     expect_message("undefined_value.json", "undefined_value.json: node 'add_1' argument 'other': 'x2' is not defined before it");
+    expect_message("null_arg.json", "null_arg.json: node 'add_1' argument 'other': no arg");
     expect_message("duplicate_names.json", ": node 'add': the name is already used by an earlier node");
     expect_message("unknown_schema.json", ": schema_version 99.0:");
     expect_message("negative_size.json", ": value 'x': negative size -3 in dimension 0");

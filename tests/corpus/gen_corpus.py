@@ -151,6 +151,10 @@ def corpus():
     p["graph_module"]["graph"]["nodes"][1]["inputs"][1]["arg"] = tensor("x2")
     write(CORPUS, "undefined_value.json", dumps(p))
 
+    p = base_program()
+    p["graph_module"]["graph"]["nodes"][1]["inputs"][1]["arg"] = None
+    write(CORPUS, "null_arg.json", dumps(p))
+
     write(CORPUS, "missing_weight.pt2",
           archive(base_program(), {"v": payload("weight_0", tmeta([4]))}, {"weight_0": floats(1, 2, 3, 4)}))
     write(CORPUS, "short_weight.pt2",
