@@ -29,7 +29,7 @@ typedef struct ls_fb_reader {
     uint32_t size;    /* bytes of flatbuffer data (uoffsets are 32-bit) */
     const char *name; /* file name for messages */
     ls_error *err;
-    unsigned depth, max_depth;
+    unsigned depth;
     uint64_t tables, max_tables; /* tables opened so far, and the cap */
     uint64_t copied, max_copied; /* bytes charged by ls_fb_charge, and the cap */
     char path[LS_FB_PATH_MAX];
@@ -59,7 +59,7 @@ int ls_fb_root(ls_fb_reader *r, const char *ident, ls_fb_table *root);
 int ls_fb_table_at(ls_fb_reader *r, uint32_t pos, ls_fb_table *t);
 
 /* Path bookkeeping: push appends a segment ("[3]" or ".values" or "values"), pop removes it.
- * A push past max_depth fails with a message (returns -1; no pop needed then). */
+ * A push past LS_FB_DEPTH_MAX fails with a message (returns -1; no pop needed then). */
 int ls_fb_push(ls_fb_reader *r, const char *fmt, ...) LS_PRINTF(2, 3);
 void ls_fb_pop(ls_fb_reader *r);
 /* Fails with "NAME: PATH[.field]: message (byte pos)"; field may be NULL. Returns -1. */
@@ -98,8 +98,6 @@ int ls_fb_union(ls_fb_reader *r, const ls_fb_table *t, unsigned type_slot, const
  * (the message names field[i]; field NULL when the caller already pushed it). Scalars: copy
  * all n elements to dst (host order), charging the bytes; dst must hold n * elem_size bytes. */
 int ls_fb_vec_table(ls_fb_reader *r, const ls_fb_vec *v, uint32_t i, const char *field, ls_fb_table *t);
-int ls_fb_vec_string(ls_fb_reader *r, const ls_fb_vec *v, uint32_t i, const char *field, const char **s,
-                     uint32_t *len);
 int ls_fb_vec_copy(ls_fb_reader *r, const ls_fb_vec *v, const char *field, void *dst);
 
 /* Little-endian loads (no checks: for positions already verified). */

@@ -238,7 +238,6 @@ typedef struct ls_pte {
 
     /* The file around the flatbuffer, as read (the writer fills in its own). */
     bool has_extended_header;
-    uint32_t header_length; /* 24 (older files) or 32 */
     uint64_t program_size, segment_base_offset, segment_data_size;
 } ls_pte;
 

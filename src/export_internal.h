@@ -47,9 +47,6 @@ void lsx_exec_attach(ls_program *p, ls_mem_plan *plan, ls_pte *pte, const ls_emi
 ls_mem_plan *lsx_plan_ref(ls_mem_plan *m);
 void lsx_plan_unref(ls_mem_plan *m);
 
-/* The target of ExecuTorch's allocation nodes. */
-#define LSX_ALLOC_TARGET "executorch.exir.memory.alloc"
-bool lsx_is_alloc(const ls_node *n);
 
 /* The program as torch.export's ExportedProgram JSON (schema 8.x), malloc'd (write_pt2.c). */
 char *lsx_exported_program_json(const ls_program *p);

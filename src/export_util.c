@@ -203,8 +203,3 @@ const ls_pte *ls_program_emitted(const ls_program *p, ls_emit_summary *summary)
     if (x && x->pte && summary) *summary = x->summary;
     return x ? x->pte : NULL;
 }
-
-bool lsx_is_alloc(const ls_node *n)
-{
-    return n->kind == LS_NODE_CALL && n->op && n->op->id == LS_OP_alloc;
-}

@@ -34,7 +34,6 @@ int ls_fb_reader_init(ls_fb_reader *r, const void *buf, size_t size, const char 
     r->buf = buf;
     r->name = name ? name : "flatbuffer";
     r->err = err;
-    r->max_depth = LS_FB_DEPTH_MAX;
     if (size > FB_MAX_SIZE)
         return ls_fail(err, "%s: flatbuffer of %zu bytes is larger than the 2 GiB FlatBuffers allows", r->name, size);
     r->size = (uint32_t)size;
@@ -48,8 +47,8 @@ int ls_fb_reader_init(ls_fb_reader *r, const void *buf, size_t size, const char 
 
 int ls_fb_push(ls_fb_reader *r, const char *fmt, ...)
 {
-    if (r->depth >= r->max_depth || r->depth >= LS_FB_DEPTH_MAX)
-        return ls_fb_fail(r, NULL, NO_POS, "nesting deeper than %u levels", r->max_depth);
+    if (r->depth >= LS_FB_DEPTH_MAX)
+        return ls_fb_fail(r, NULL, NO_POS, "nesting deeper than %u levels", (unsigned)LS_FB_DEPTH_MAX);
     r->marks[r->depth++] = (uint16_t)r->path_len;
     char seg[128];
     va_list ap;
@@ -334,15 +333,6 @@ int ls_fb_vec_table(ls_fb_reader *r, const ls_fb_vec *v, uint32_t i, const char 
     uint32_t target;
     if (element_target(r, v, i, field, name, sizeof name, &target) < 0) return -1;
     return table_checked(r, target, field ? name : NULL, t);
-}
-
-int ls_fb_vec_string(ls_fb_reader *r, const ls_fb_vec *v, uint32_t i, const char *field, const char **s,
-                     uint32_t *len)
-{
-    char name[96];
-    uint32_t target;
-    if (element_target(r, v, i, field, name, sizeof name, &target) < 0) return -1;
-    return string_at(r, target, field ? name : NULL, s, len);
 }
 
 int ls_fb_vec_copy(ls_fb_reader *r, const ls_fb_vec *v, const char *field, void *dst)

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "build.h"
-#include "namer.h"
 #include "pass_util.h"
 #include "passes.h"
 #include "runtime.h"
@@ -30,7 +29,6 @@ typedef struct cprop {
     pu_users users;
     bool *is_const;   /* per position */
     ls_value *value;  /* per position (folded calls and constant placeholders) */
-    ls_pass_ctx *ctx;
 } cprop;
 
 static const ls_value *lookup(uint32_t id, void *vctx)
@@ -117,7 +115,7 @@ static const char *prop_name(prop_names *pn)
 
 int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
 {
-    cprop c = {.ctx = ctx};
+    cprop c = {0};
     c.q = ls_program_copy(in);
     ls_program *q = c.q;
     c.n = q->n_nodes;
@@ -365,8 +363,6 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
     uint32_t *readers = ls_calloc(nn ? nn : 1, sizeof *readers);
     bool *dead = ls_calloc(nn ? nn : 1, sizeof *dead);
     uint32_t *ids = NULL, cap = 0, n_dead = 0;
-    pu_map clone_ids = {0};
-    for (uint32_t k = 0; k < clones.n; k++) pu_map_put(&clone_ids, (const void *)(uintptr_t)clones.v[k]->id, 1);
     for (uint32_t i = 0; i < nn; i++) {
         uint32_t k = pu_inputs(q->nodes[i], &ids, &cap);
         for (uint32_t a = 0; a < k; a++) {
@@ -404,7 +400,6 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
         free(keep.v);
     }
     ls_program_touch(q);
-    pu_map_free(&clone_ids);
     pu_users_free(&u2);
     free(ids);
     free(readers);

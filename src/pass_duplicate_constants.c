@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "namer.h"
 #include "pass_util.h"
 #include "passes.h"
 

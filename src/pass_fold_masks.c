@@ -192,7 +192,7 @@ int ls_pass_fold_masks(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
             }
             if (!reads) continue;
             still_read[mpos] = true;
-            if (user->tag && (!best_tag[f] || strcmp(user->tag, best_tag[f]) < 0)) best_tag[f] = user->tag;
+            if (user->tag && pu_tag_cmp(user->tag, best_tag[f]) < 0) best_tag[f] = user->tag;
         }
         /* a mask still read elsewhere goes with its remaining readers (tag_constant_data's rule) */
         if (still_read[mpos] && m->tag != best_tag[f]) pu_edit(q, mpos)->tag = best_tag[f];

@@ -494,7 +494,7 @@ static const char *min_user_tag(const round *r, const char **tags, uint32_t pos,
         if (!have) first = t, have = true;
         else if (t != first) *all_same = false;
         if (!t) *any_cpu = true;
-        else if (!best || strcmp(t, best) < 0) best = t;
+        else if (pu_tag_cmp(t, best) < 0) best = t;
     }
     return best;
 }

@@ -16,7 +16,6 @@
 
 #include "backend.h"
 #include "build.h"
-#include "namer.h"
 #include "pass_util.h"
 #include "passes.h"
 
@@ -24,7 +23,6 @@ typedef struct tagrun {
     const char *tag;
     const char *backend_id;
     LS_VEC(uint32_t) members; /* positions, graph order */
-    uint32_t block;           /* index in the blocks */
 } tagrun;
 
 typedef struct block {
@@ -463,7 +461,7 @@ static uint32_t heap_pop(heap *h)
     return top;
 }
 
-static void rebuild(lower *L, tagrun *tr, uint32_t nt, block *bks)
+static void rebuild(lower *L, uint32_t nt, block *bks)
 {
     ls_program *q = L->q;
     uint32_t n = L->n, nv = n + nt;
@@ -535,7 +533,6 @@ static void rebuild(lower *L, tagrun *tr, uint32_t nt, block *bks)
         for (uint32_t e = off[v]; e < off[v + 1]; e++)
             if (--indeg[adj[e]] == 0) heap_push(&h, adj[e]);
     }
-    (void)tr;
     ls_program_set_nodes(q, nodes, m);
     free(nodes);
     free(h.v);
@@ -703,7 +700,7 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
             ls_vec_push(&is, sp);
             if (sp.target) pu_map_put(&still, sp.target, 1);
         }
-        rebuild(&L, tr.v, nt, bks);
+        rebuild(&L, nt, bks);
         ls_program_set_inputs(q, is.v, is.n);
         for (uint32_t s = 0; s < is.n; s++) ls_arg_free(&is.v[s].value);
         free(is.v);

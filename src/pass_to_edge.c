@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "build.h"
-#include "namer.h"
 #include "pass_util.h"
 #include "passes.h"
 
@@ -27,7 +26,6 @@ typedef LS_VEC(ls_node *) node_vec;
 typedef struct edge {
     ls_program *q;
     pu_namer names;
-    ls_pass_ctx *ctx;
     node_vec out;
     uint32_t decomposed, kept;
 } edge;
@@ -42,7 +40,8 @@ static bool static_shape(const ls_tmeta *m)
     return m && !ls_tmeta_is_dynamic(m);
 }
 
-/* A new Edge call named from its op; args positional, consumed. */
+/* A new Edge call named from its op; args positional, consumed. NULL when the op refuses the
+ * arguments: the decomposition then gives up and the node is kept as it is. */
 static ls_node *emit(edge *E, ls_op_id id, ls_arg *args, uint16_t nargs, const ls_tmeta *val)
 {
     const ls_op *op = ls_op_get(id);
@@ -89,6 +88,7 @@ static bool decompose_linear(edge *E, const ls_node *n)
     int64_t perm[2] = {1, 0};
     pa[1] = ls_arg_ints(perm, 2);
     ls_node *wT = emit(E, LS_OP_permute_copy, pa, 2, &wt);
+    if (!wT) return false;
     uint32_t x2 = n->args[0].v.node;
     if (x->ndim > 2) {
         int64_t s2[2] = {lead, in};
@@ -97,6 +97,7 @@ static bool decompose_linear(edge *E, const ls_node *n)
         va[0] = copy_arg(&n->args[0]);
         va[1] = ls_arg_ints(s2, 2);
         ls_node *v = emit(E, LS_OP_view_copy, va, 2, &m2);
+        if (!v) return false;
         x2 = v->id;
     }
     int64_t ys[2] = {lead, outf};
@@ -114,12 +115,14 @@ static bool decompose_linear(edge *E, const ls_node *n)
         ma[1] = ls_arg_node(wT->id);
         mm = emit(E, LS_OP_mm, ma, 2, &y2);
     }
+    if (!mm) return false;
     ls_node *last = mm;
     if (x->ndim > 2) {
         ls_arg *va = args_of(2);
         va[0] = ls_arg_node(mm->id);
         va[1] = ls_arg_ints(y->sizes, y->ndim);
         last = emit(E, LS_OP_view_copy, va, 2, y);
+        if (!last) return false;
     }
     take_place(last, n);
     return true;
@@ -137,6 +140,7 @@ static bool decompose_matmul(edge *E, const ls_node *n)
     ma[0] = copy_arg(&n->args[0]);
     ma[1] = copy_arg(&n->args[1]);
     ls_node *m = emit(E, id, ma, 2, pu_val(n));
+    if (!m) return false;
     take_place(m, n);
     return true;
 }
@@ -149,6 +153,7 @@ static bool decompose_softmax(edge *E, const ls_node *n, ls_op_id to)
     sa[1] = copy_arg(&n->args[1]);
     sa[2] = ls_arg_bool(false);
     ls_node *m = emit(E, to, sa, 3, pu_val(n));
+    if (!m) return false;
     take_place(m, n);
     return true;
 }
@@ -227,7 +232,7 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         ls_report_add(ctx->report, NULL, NULL, "the program is already in the Edge dialect: nothing to do");
         return 0;
     }
-    edge E = {.q = q, .ctx = ctx};
+    edge E = {.q = q};
     uint32_t n = q->n_nodes;
     pu_map_reserve(&E.names.taken, n + n / 4); /* every call is renamed; decompositions add a few */
     ls_vec_reserve(&E.out, n + n / 4);

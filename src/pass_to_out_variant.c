@@ -23,7 +23,6 @@ typedef struct conv {
     LS_VEC(ls_node *) nodes; /* the new node array (owned references) */
     uint32_t converted, allocs;
     LS_VEC(const ls_op *) kept_ops; /* ops kept functional, once each */
-    LS_VEC(const char *) kept_first;
 } conv;
 
 static bool convertible(const ls_node *n)
@@ -188,7 +187,6 @@ int ls_pass_to_out_variant(const ls_program *in, ls_program **out, ls_pass_ctx *
     free(specs);
     free(c.nodes.v);
     free(c.kept_ops.v);
-    free(c.kept_first.v);
     lsx_bounds_free(c.bounds);
     ls_namer_free(c.names);
     *out = q;

@@ -378,7 +378,6 @@ static int parse_extended_header(const uint8_t *data, size_t size, ls_pte *p, co
     if ((uint64_t)len + 8 > size)
         return ls_fail(err, "%s: extended header: file ends inside it (%zu bytes)", name, size);
     p->has_extended_header = true;
-    p->header_length = len;
     p->program_size = ls_fb_le64(data + 16);
     p->segment_base_offset = ls_fb_le64(data + 24);
     p->segment_data_size = len >= 32 ? ls_fb_le64(data + 32) : 0;
