@@ -64,6 +64,9 @@ void lk_convert(void *dst, ls_dtype dt, const void *src, ls_dtype st, int64_t n)
 /* A tensor's data in dtype dt: t->data itself when it already is, else a converted copy in
  * *tmp (free with ls_free_aligned). */
 const void *lk_as(const ls_tensor *t, ls_dtype dt, void **tmp);
+/* Scratch memory for a kernel (64-byte aligned, released with ls_free_aligned); running out
+ * of memory ends the program with a message, as every allocation in lowerscope does. */
+void *lk_alloc_tmp(size_t n);
 /* Converts a tensor to dt (new reference; the same tensor when it already is). */
 ls_tensor *lk_to_dtype(ls_kctx *c, ls_tensor *t, ls_dtype dt);
 /* One scalar in a compute type (f32, f64 or i64) into *dst. */

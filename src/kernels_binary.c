@@ -207,12 +207,8 @@ static void prepare_as(prepared *p, const lk_operand *o, ls_dtype ct, ls_dtype c
     p->sizes = o->t->sizes;
     if (half && o->t->dtype != common) {
         size_t n = (size_t)o->t->numel;
-        uint16_t *h = ls_alloc_aligned(n * 2 + 2);
-        p->tmp = ls_alloc_aligned(n * ls_dtype_size(ct) + 8);
-        if (!h || !p->tmp) {
-            fprintf(stderr, "lowerscope: out of memory\n");
-            exit(3);
-        }
+        uint16_t *h = lk_alloc_tmp(n * 2 + 2);
+        p->tmp = lk_alloc_tmp(n * ls_dtype_size(ct) + 8);
         lk_convert(h, common, o->t->data, o->t->dtype, o->t->numel);
         lk_convert(p->tmp, ct, h, common, o->t->numel);
         ls_free_aligned(h);
@@ -342,7 +338,7 @@ static int binary(ls_kctx *c, enum binop op, const lk_operand *oa, const lk_oper
     if (produced == rt) {
         j.o = res->data;
     } else {
-        tmp_out = ls_alloc_aligned((size_t)res->numel * j.eo + 1);
+        tmp_out = lk_alloc_tmp((size_t)res->numel * j.eo + 1);
         j.o = tmp_out;
     }
     run_rows(&j, ndim, shape, &pa, &pb);
@@ -602,7 +598,7 @@ LK_DECL(k_clamp_tensor)
         memcpy(shape, tmp, sizeof(int64_t) * (size_t)nt);
     }
     ls_tensor *res = lk_new(c, rt, ndim, shape);
-    void *buf = res && ct != rt ? ls_alloc_aligned((size_t)res->numel * ls_dtype_size(ct) + 1) : NULL;
+    void *buf = res && ct != rt ? lk_alloc_tmp((size_t)res->numel * ls_dtype_size(ct) + 1) : NULL;
     if (res) {
         nds[0] = ndim;
         shapes[0] = shape;

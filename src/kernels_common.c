@@ -278,16 +278,22 @@ LK_HOT void lk_convert(void *dst, ls_dtype dt, const void *src, ls_dtype st, int
     }
 }
 
+void *lk_alloc_tmp(size_t n)
+{
+    void *p = ls_alloc_aligned(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "lowerscope: out of memory (%zu bytes of kernel scratch)\n", n);
+        exit(3);
+    }
+    return p;
+}
+
 const void *lk_as(const ls_tensor *t, ls_dtype dt, void **tmp)
 {
     *tmp = NULL;
     if (t->dtype == dt) return t->data;
     size_t n = (size_t)t->numel * ls_dtype_size(dt);
-    *tmp = ls_alloc_aligned(n ? n : 1);
-    if (!*tmp) {
-        fprintf(stderr, "lowerscope: out of memory (%zu bytes)\n", n);
-        exit(3);
-    }
+    *tmp = lk_alloc_tmp(n);
     lk_convert(*tmp, dt, t->data, t->dtype, t->numel);
     return *tmp;
 }

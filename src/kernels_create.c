@@ -99,7 +99,8 @@ static int arange(ls_kctx *c, const ls_value *start, const ls_value *end, const 
     }
     double s = start ? lk_f64(start) : 0, e = lk_f64(end), st = step ? lk_f64(step) : 1;
     if (st == 0) return ls_kfail(c, "step must be nonzero");
-    if (!isfinite(s) || !isfinite(e)) return ls_kfail(c, "unsupported range: %g -> %g", s, e);
+    if (!isfinite(s) || !isfinite(e) || !isfinite(st))
+        return ls_kfail(c, "unsupported range: %g -> %g step %g", s, e, st);
     if ((st > 0 && e < s) || (st < 0 && e > s))
         return ls_kfail(c, "upper bound and larger bound inconsistent with step sign");
     double len = ceil((e - s) / st);

@@ -125,12 +125,8 @@ static void gemm_part(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0, in
     int64_t ncap = N < NC ? N : NC, kcap = g->K < KC ? g->K : KC, mcap = M < MC ? M : MC;
     ncap = (ncap + NR - 1) / NR * NR;
     mcap = (mcap + MR - 1) / MR * MR;
-    float *bp = ls_alloc_aligned(sizeof(float) * (size_t)(ncap * kcap));
-    float *ap = ls_alloc_aligned(sizeof(float) * (size_t)(mcap * kcap));
-    if (!bp || !ap) {
-        fprintf(stderr, "lowerscope: out of memory in matrix product\n");
-        exit(3);
-    }
+    float *bp = lk_alloc_tmp(sizeof(float) * (size_t)(ncap * kcap));
+    float *ap = lk_alloc_tmp(sizeof(float) * (size_t)(mcap * kcap));
     for (int64_t jc = n0; jc < n1; jc += NC) {
         int64_t nc = n1 - jc < NC ? n1 - jc : NC;
         for (int64_t pc = 0; pc < g->K; pc += KC) {
@@ -159,7 +155,7 @@ LK_HOT static void gemm_small_m(const gemm_args *g)
         float *crow = g->C + i * g->ldc;
         const float *arow = g->A + i * g->rsa;
         if (g->csb == 1) { /* rows of B are contiguous: C row = Σ a_k · B row k */
-            float *acc = ls_alloc_aligned(sizeof(float) * (size_t)g->N + 64);
+            float *acc = lk_alloc_tmp(sizeof(float) * (size_t)g->N + 64);
             for (int64_t j = 0; j < g->N; j++) acc[j] = 0;
             for (int64_t k = 0; k < g->K; k++) {
                 const float av = arow[k * g->csa];
@@ -370,7 +366,7 @@ int lk_matmul(ls_kctx *c, const ls_tensor *a, const ls_tensor *b, ls_value *out)
     j.a = lk_as(a, j.ct, &ta);
     j.b = lk_as(b, j.ct, &tb);
     j.c = res->data;
-    if (j.ct != rt) j.c = tc = ls_alloc_aligned((size_t)res->numel * ls_dtype_size(j.ct) + 1);
+    if (j.ct != rt) j.c = tc = lk_alloc_tmp((size_t)res->numel * ls_dtype_size(j.ct) + 1);
     double per = 2.0 * (double)M * (double)N * (double)K;
     j.threads_inside = batches == 1 || per >= 4e6;
     if (j.threads_inside) bmm_range(&j, 0, batches);
@@ -461,12 +457,12 @@ static int addmm_impl(ls_kctx *c, const ls_tensor *self, const ls_tensor *m1, co
         /* float32 (and halves): the bias is broadcast into C first, then C = alpha·AB + beta·C */
         res = lk_new(c, rt, 2, oshape);
         if (!res) return -1;
-        float *C = rt == LS_DT_F32 ? res->data : ls_alloc_aligned(sizeof(float) * (size_t)(M * N) + 4);
+        float *C = rt == LS_DT_F32 ? res->data : lk_alloc_tmp(sizeof(float) * (size_t)(M * N) + 4);
         if (self) {
             ls_tensor *e = lk_expand(c, self, 2, oshape);
             if (!e) {
+                if (C != res->data) ls_free_aligned(C); /* before res goes: C may be its data */
                 ls_tensor_unref(res);
-                if (C != res->data) ls_free_aligned(C);
                 return -1;
             }
             lk_convert(C, LS_DT_F32, e->data, e->dtype, M * N);

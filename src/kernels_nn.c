@@ -51,7 +51,7 @@ static int layer_norm(ls_kctx *c, const ls_value *args, bool native, ls_value *o
     void *tx, *tw = NULL, *tb = NULL;
     const double *xd = lk_as(x, LS_DT_F64, &tx);
     const double *wd = w ? lk_as(w, LS_DT_F64, &tw) : NULL, *bd = b ? lk_as(b, LS_DT_F64, &tb) : NULL;
-    double *yd = ls_alloc_aligned(sizeof(double) * (size_t)(D + 1));
+    double *yd = lk_alloc_tmp(sizeof(double) * (size_t)(D + 1));
     for (int64_t r = 0; r < rows; r++) {
         const double *xr = xd + r * D;
         double m = 0, v = 0;

@@ -143,7 +143,7 @@ static int sum_mean(ls_kctx *c, const ls_value *self, const ls_value *dimv, bool
         }
     }
     const void *x = lk_as(src, acc, &tx);
-    void *o = acc == rt ? res->data : ls_alloc_aligned((size_t)(v.outer * v.inner) * 8 + 8);
+    void *o = acc == rt ? res->data : lk_alloc_tmp((size_t)(v.outer * v.inner) * 8 + 8);
     if (acc == LS_DT_F64) sum_rows_f64(x, o, v.outer, v.R, v.inner, mean ? 1.0 / (double)v.R : 1.0);
     else sum_rows_i64(x, o, v.outer, v.R, v.inner);
     if (o != res->data) {
@@ -204,7 +204,7 @@ static int minmax(ls_kctx *c, const ls_value *args, bool is_max, ls_value *out)
     }
     void *tx;
     const void *x = lk_as(v.src, ct, &tx);
-    void *o = ct == t->dtype ? res->data : ls_alloc_aligned((size_t)(v.outer * v.inner) * 8 + 8);
+    void *o = ct == t->dtype ? res->data : lk_alloc_tmp((size_t)(v.outer * v.inner) * 8 + 8);
     if (v.outer * v.inner > 0) {
         if (ct == LS_DT_F32) (is_max ? max_f32 : min_f32)(x, o, v.outer, v.R, v.inner);
         else if (ct == LS_DT_F64) (is_max ? max_f64 : min_f64)(x, o, v.outer, v.R, v.inner);
@@ -290,7 +290,7 @@ LK_DECL(k_cumsum)
     ls_dtype acc = ls_dtype_is_float(rt) ? LS_DT_F64 : LS_DT_I64;
     void *tx;
     const void *x = lk_as(t, acc, &tx);
-    void *o = acc == rt ? res->data : ls_alloc_aligned((size_t)t->numel * 8 + 8);
+    void *o = acc == rt ? res->data : lk_alloc_tmp((size_t)t->numel * 8 + 8);
     for (int64_t p = 0; p < outer; p++) {
         if (acc == LS_DT_F64) {
             const double *xp = (const double *)x + p * R * inner;
@@ -369,14 +369,14 @@ static int softmax(ls_kctx *c, ls_tensor *t, int64_t dim_arg, ls_dtype rt, bool 
     int64_t inner = t->ndim ? lk_numel(t->ndim - dim - 1, t->sizes + dim + 1) : 1;
     void *tx;
     const void *x = lk_as(t, ct, &tx);
-    void *y = ct == rt ? res->data : ls_alloc_aligned((size_t)t->numel * 8 + 8);
+    void *y = ct == rt ? res->data : lk_alloc_tmp((size_t)t->numel * 8 + 8);
     if (ct == LS_DT_F32 && inner == 1) {
         sm_job j = {x, y, R, log};
         lk_parallel(outer, (double)R * 20, sm_range, &j);
     } else if (ct == LS_DT_F32) {
         /* softmax across rows of `inner`: a float64 row per element column is too slow, so
          * gather each column, run the row kernel, scatter back */
-        float *col = ls_alloc_aligned(sizeof(float) * (size_t)R * 2 + 64);
+        float *col = lk_alloc_tmp(sizeof(float) * (size_t)R * 2 + 64);
         for (int64_t p = 0; p < outer; p++)
             for (int64_t i = 0; i < inner; i++) {
                 const float *xp = (const float *)x + p * R * inner + i;

@@ -115,7 +115,7 @@ static int unary(ls_kctx *c, enum unop op, const ls_tensor *x, ls_dtype rt, doub
     void *tin, *tout = NULL;
     const void *in = lk_as(x, ct, &tin);
     void *o = res->data;
-    if (ct != rt) o = tout = ls_alloc_aligned((size_t)x->numel * ls_dtype_size(ct) + 1);
+    if (ct != rt) o = tout = lk_alloc_tmp((size_t)x->numel * ls_dtype_size(ct) + 1);
     if (ct == LS_DT_I64 && op == U_CLAMP) {
         clamp_i64(x->numel, o, in, i0, i1);
     } else {

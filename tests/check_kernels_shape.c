@@ -258,6 +258,7 @@ START_TEST(creation_and_conversion)
     kt_expect(&r, LS_DT_I64, SHAPE(3), VALS(5, 3, 1));
     ls_value_release(&r);
     kt_fails("nonzero", LS_OP_arange_start_step, 3, VI(0), VI(5), VI(0));
+    kt_fails("unsupported range", LS_OP_arange_start_step, 3, VF(0), VF(5), VF(NAN));
     r = kt_run(LS_OP_zeros_like, 2, VT(kt_iota(LS_DT_I32, SHAPE(2))), VDT(LS_DT_BOOL));
     kt_expect(&r, LS_DT_BOOL, SHAPE(2), VALS(0, 0));
     ls_value_release(&r);
