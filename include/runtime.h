@@ -46,6 +46,11 @@ ls_value ls_value_copy(const ls_value *v); /* shares tensors by reference */
 void ls_value_release(ls_value *v);
 double ls_value_as_f64(const ls_value *v); /* INT, FLOAT, BOOL or a one-element tensor */
 int64_t ls_value_as_i64(const ls_value *v);
+/* "a tensor", "an int", "None": what messages call a value of this kind. */
+const char *ls_value_kind_text(uint8_t kind);
+/* A value that is not a tensor, as the run screens show it: "int 4", "float 0.5", "bool True",
+ * "None", "list of 3", "string 'x'". */
+void ls_value_scalar_text(const ls_value *v, ls_buf *b);
 
 /* ---- kernels */
 typedef struct ls_kctx {

@@ -139,33 +139,20 @@ static const ls_value *lookup(uint32_t id, void *ctx)
     return id >= 1 && id <= h->g->n_nodes ? &h->vals[id] : &none;
 }
 
-static const char *value_kind_text(const ls_value *v)
-{
-    switch (v->kind) {
-    case LS_V_NONE: return "None";
-    case LS_V_INT: return "an int";
-    case LS_V_FLOAT: return "a float";
-    case LS_V_BOOL: return "a bool";
-    case LS_V_STRING: return "a string";
-    case LS_V_LIST: return "a list";
-    default: return "a tensor";
-    }
-}
-
 static int check_input(const bb_handle *h, uint32_t k, const ls_value *v, ls_error *err)
 {
     const ls_node *n = h->g->nodes[h->g->inputs[k]];
     if (n->val_kind == LS_VAL_SYMINT) {
         if (v->kind == LS_V_INT) return 0;
         return ls_fail(err, "BundledBackend: %s: input %" PRIu32 " (%s): expected a SymInt, got %s", h->g->name, k,
-                       n->name, value_kind_text(v));
+                       n->name, ls_value_kind_text(v->kind));
     }
     const ls_tmeta *m = &n->vals[0];
     char want[160], got[160];
     ls_tmeta_str(m, want, sizeof want);
     if (v->kind != LS_V_TENSOR || !v->t)
         return ls_fail(err, "BundledBackend: %s: input %" PRIu32 " (%s): expected %s, got %s", h->g->name, k, n->name,
-                       want, value_kind_text(v));
+                       want, ls_value_kind_text(v->kind));
     const ls_tensor *t = v->t;
     bool ok = t->dtype == m->dtype && t->ndim == m->ndim;
     for (int d = 0; ok && d < m->ndim; d++)
@@ -231,7 +218,7 @@ static int write_state(bb_handle *h, uint32_t s, const ls_value *v, ls_error *er
     const char *name = h->g->states[s].name;
     if (v->kind != LS_V_TENSOR || !v->t)
         return ls_fail(err, "BundledBackend: %s: the new value of state '%s' is %s, not a tensor", h->g->name, name,
-                       value_kind_text(v));
+                       ls_value_kind_text(v->kind));
     const ls_tensor *t = v->t;
     if (t == st) return 0;
     bool same = t->dtype == st->dtype && t->ndim == st->ndim;

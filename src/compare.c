@@ -5,12 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *kind_text(uint8_t k)
-{
-    static const char *const names[] = {"None", "a tensor", "an int", "a float", "a bool", "a string", "a list"};
-    return k < sizeof names / sizeof names[0] ? names[k] : "?";
-}
-
 static void tensor_diff(const ls_tensor *g, const ls_tensor *w, double rtol, double atol, ls_value_diff *d)
 {
     bool same_shape = g->ndim == w->ndim;
@@ -57,7 +51,7 @@ void ls_compare_values(const ls_value *got, const ls_value *want, double rtol, d
     d->worst = -1;
     if (got->kind != want->kind) {
         d->pass = false;
-        snprintf(d->why, sizeof d->why, "%s against %s", kind_text(got->kind), kind_text(want->kind));
+        snprintf(d->why, sizeof d->why, "%s against %s", ls_value_kind_text(got->kind), ls_value_kind_text(want->kind));
         return;
     }
     switch (got->kind) {

@@ -238,12 +238,6 @@ static bool is_scalar_kind(uint8_t k)
     return k == LS_V_INT || k == LS_V_FLOAT || k == LS_V_BOOL;
 }
 
-static const char *kind_name(uint8_t k)
-{
-    static const char *names[] = {"None", "a tensor", "an int", "a float", "a bool", "a string", "a list"};
-    return k < sizeof names / sizeof names[0] ? names[k] : "?";
-}
-
 /* A Python scalar where a tensor is expected becomes a 0-dim tensor (int64, float32, bool). */
 static void scalar_to_tensor(ls_value *v)
 {
@@ -276,7 +270,7 @@ static int check_arg(ls_kctx *c, const ls_param *p, bool scalars_ok, ls_value *v
             if (it->kind == LS_V_NONE && p->type == LS_PT_OPT_TENSOR_LIST) continue;
             if (is_scalar_kind(it->kind)) scalar_to_tensor(it);
             if (it->kind != LS_V_TENSOR)
-                return ls_kfail(c, "argument '%s'[%u] is %s, expected a tensor", p->name, i, kind_name(it->kind));
+                return ls_kfail(c, "argument '%s'[%u] is %s, expected a tensor", p->name, i, ls_value_kind_text(it->kind));
         }
         return 0;
     case LS_PT_INT:
@@ -296,7 +290,7 @@ static int check_arg(ls_kctx *c, const ls_param *p, bool scalars_ok, ls_value *v
         if (v->kind != LS_V_LIST) break;
         for (uint32_t i = 0; i < v->n; i++)
             if (v->items[i].kind != LS_V_INT && v->items[i].kind != LS_V_BOOL)
-                return ls_kfail(c, "argument '%s'[%u] is %s, expected an int", p->name, i, kind_name(v->items[i].kind));
+                return ls_kfail(c, "argument '%s'[%u] is %s, expected an int", p->name, i, ls_value_kind_text(v->items[i].kind));
         return 0;
     case LS_PT_FLOAT:
     case LS_PT_SCALAR:
@@ -327,7 +321,7 @@ static int check_arg(ls_kctx *c, const ls_param *p, bool scalars_ok, ls_value *v
         break;
     default: return 0;
     }
-    return ls_kfail(c, "argument '%s' is %s, which does not fit the schema", p->name, kind_name(v->kind));
+    return ls_kfail(c, "argument '%s' is %s, which does not fit the schema", p->name, ls_value_kind_text(v->kind));
 }
 
 /* Checks and coerces vals[0..n) (owned by the caller, n = the schema's count) and runs the

@@ -80,3 +80,22 @@ int64_t ls_value_as_i64(const ls_value *v)
     default: return 0;
     }
 }
+
+const char *ls_value_kind_text(uint8_t kind)
+{
+    static const char *const names[] = {"None", "a tensor", "an int", "a float", "a bool", "a string", "a list"};
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+}
+
+void ls_value_scalar_text(const ls_value *v, ls_buf *b)
+{
+    switch (v->kind) {
+    case LS_V_INT: ls_buf_printf(b, "int %lld", (long long)v->i); break;
+    case LS_V_FLOAT: ls_buf_printf(b, "float %.9g", v->f); break;
+    case LS_V_BOOL: ls_buf_puts(b, v->b ? "bool True" : "bool False"); break;
+    case LS_V_STRING: ls_buf_printf(b, "string '%s'", v->s ? v->s : ""); break;
+    case LS_V_LIST: ls_buf_printf(b, "list of %u", v->n); break;
+    case LS_V_TENSOR: ls_buf_puts(b, "tensor"); break;
+    default: ls_buf_puts(b, "None"); break;
+    }
+}

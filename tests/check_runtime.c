@@ -503,11 +503,33 @@ START_TEST(seeded_inputs)
 }
 END_TEST
 
+/* Outputs that are not tensors, as run and the run screen show them. */
+START_TEST(scalar_values_have_their_text)
+{
+    struct {
+        ls_value v;
+        const char *want;
+    } cases[] = {{ls_value_int(-4), "int -4"},     {ls_value_float(0.5), "float 0.5"},
+                 {ls_value_bool(true), "bool True"}, {ls_value_none(), "None"},
+                 {ls_value_list(3), "list of 3"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ls_buf b = {0};
+        ls_value_scalar_text(&cases[i].v, &b);
+        ck_assert_str_eq(b.s, cases[i].want);
+        ls_buf_free(&b);
+        ls_value_release(&cases[i].v);
+    }
+    ck_assert_str_eq(ls_value_kind_text(LS_V_TENSOR), "a tensor");
+    ck_assert_str_eq(ls_value_kind_text(LS_V_NONE), "None");
+}
+END_TEST
+
 Suite *runtime_suite(void)
 {
     Suite *s = suite_create("runtime");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, runs_a_small_program);
+    tcase_add_test(tc, scalar_values_have_their_text);
     tcase_add_test(tc, buffer_mutation_carries_state_across_runs);
     tcase_add_test(tc, in_place_index_put_mutates_its_buffer);
     tcase_add_test(tc, user_input_mutations_write_back);

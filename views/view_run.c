@@ -67,14 +67,11 @@ static void show_value(ui_lines *out, const char *label, const ls_value *v, int 
         ls_tensor_preview(v->t, 8, &b);
         ui_lines_add(out, UI_R_NORMAL, color, "  %-12s %-16s %s", label, ls_tmeta_str(&m, t, sizeof t), b.s);
         ls_buf_free(&b);
-    } else if (v->kind == LS_V_INT) {
-        ui_lines_add(out, UI_R_NORMAL, color, "  %-12s int %lld", label, (long long)v->i);
-    } else if (v->kind == LS_V_FLOAT) {
-        ui_lines_add(out, UI_R_NORMAL, color, "  %-12s float %g", label, v->f);
-    } else if (v->kind == LS_V_BOOL) {
-        ui_lines_add(out, UI_R_NORMAL, color, "  %-12s bool %s", label, v->b ? "True" : "False");
     } else {
-        ui_lines_add(out, UI_R_NORMAL, color, "  %-12s (%s)", label, v->kind == LS_V_LIST ? "list" : "none");
+        ls_buf text = {0};
+        ls_value_scalar_text(v, &text);
+        ui_lines_add(out, UI_R_NORMAL, color, "  %-12s %s", label, text.s);
+        ls_buf_free(&text);
     }
 }
 

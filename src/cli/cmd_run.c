@@ -413,12 +413,14 @@ static int finish(run_state *s)
     ls_buf_puts(js, "\n  ],\n  \"state\": [");
     uint32_t nst = ls_runner_state_count(r);
     if (!o->json && nst && s->done) printf("state after step %" PRId64 "\n", s->done - 1);
+    bool first = true;
     for (uint32_t i = 0; i < nst && s->done; i++) {
         const char *name = ls_runner_state_name(r, i);
         ls_tensor *t = ls_runner_state(r, i);
-        if (!t) continue;
+        if (!t) continue; /* a delegate that does not show its state */
         if (!o->json) run_print_state(name, t, nst <= 4 ? 8 : 3); /* many buffers: fewer rows each */
-        ls_buf_puts(js, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+        ls_buf_puts(js, first ? "\n    {\"name\": " : ",\n    {\"name\": ");
+        first = false;
         ls_buf_json_str(js, name);
         ls_buf_puts(js, ", ");
         run_json_tensor(js, t, false);

@@ -45,7 +45,10 @@ static stats tensor_stats(const ls_tensor *t)
 void run_print_value(const char *label, const ls_value *v)
 {
     if (v->kind != LS_V_TENSOR) {
-        printf("  %-24s %s\n", label, v->kind == LS_V_NONE ? "None" : v->kind == LS_V_INT ? "int" : "value");
+        ls_buf text = {0};
+        ls_value_scalar_text(v, &text);
+        printf("  %-24s %s\n", label, text.s);
+        ls_buf_free(&text);
         return;
     }
     const ls_tensor *t = v->t;
@@ -138,6 +141,16 @@ void run_json_value(ls_buf *b, const ls_value *v)
 {
     if (v->kind == LS_V_TENSOR) run_json_tensor(b, v->t, true);
     else if (v->kind == LS_V_INT) ls_buf_printf(b, "\"value\": %" PRId64, v->i);
-    else if (v->kind == LS_V_FLOAT) ls_buf_printf(b, "\"value\": %.17g", v->f);
-    else ls_buf_puts(b, "\"value\": null");
+    else if (v->kind == LS_V_FLOAT) {
+        ls_buf_puts(b, "\"value\": ");
+        if (isfinite(v->f)) ls_buf_printf(b, "%.17g", v->f); /* a Python float: every digit */
+        else run_json_num(b, v->f);                          /* NaN, infinities: as strings */
+    } else if (v->kind == LS_V_BOOL) {
+        ls_buf_puts(b, v->b ? "\"value\": true" : "\"value\": false");
+    } else if (v->kind == LS_V_STRING) {
+        ls_buf_puts(b, "\"value\": ");
+        ls_buf_json_str(b, v->s);
+    } else {
+        ls_buf_puts(b, "\"value\": null");
+    }
 }
