@@ -285,6 +285,21 @@ START_TEST(two_backends_run_together)
     ck_assert(cJSON_IsFalse(item(d1, "simulated")));
     cJSON_Delete(j);
 
+    /* the text says so; and from the exported .pte, the load-time side of the stand-in */
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "run %s --backend %s --backend bundled --step emit", path, profile), 0);
+    ck_assert_msg(strstr(out, "lowered_module_0 (ArithBackend, simulated by BundledBackend)") &&
+                      strstr(out, "lowered_module_1 (BundledBackend) "),
+                  "%s", out);
+    free(out);
+    char pte[1024];
+    snprintf(pte, sizeof pte, "%s/two_backends.pte", tu_tmpdir());
+    ck_assert_int_eq(tu_runf(&out, "export %s --backend %s --backend bundled -o %s --force", path, profile, pte), 0);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "run %s --compare-with %s", pte, path), 0);
+    ck_assert_msg(strstr(out, "(ArithBackend, simulated by BundledBackend)") && strstr(out, "all within"), "%s", out);
+    free(out);
+
     /* each round took its own ops */
     ls_program *p = pf_sample("two_delegates");
     ls_pipeline_opts po;

@@ -440,24 +440,16 @@ static int finish(run_state *s)
         median = s->done % 2 ? s->times[s->done / 2] : (s->times[s->done / 2 - 1] + s->times[s->done / 2]) / 2;
     }
     const ls_run_stats *st = ls_runner_stats(r);
-    ls_buf_printf(js, "%s],\n  \"time\": {\"median_step_seconds\": %.9f, \"cpu_kernel_seconds\": %.9f, \"delegates\": [",
+    ls_buf_printf(js, "%s],\n  \"time\": {\"median_step_seconds\": %.9f, \"cpu_kernel_seconds\": %.9f, \"delegates\": ",
                   nst && s->done ? "\n  " : "", median, st->cpu_seconds);
-    if (!o->json)
+    run_json_delegate_times(js, st);
+    if (!o->json) {
         printf("time  median step %.3f ms (%" PRId64 " step%s); CPU kernels %.3f ms in all", median * 1e3, s->done,
                s->done == 1 ? "" : "s", st->cpu_seconds * 1e3);
-    for (uint32_t d = 0; d < st->n_delegates; d++) {
-        if (!o->json)
-            printf("; %s (%s%s) %.3f ms", st->delegate_names[d], st->delegate_backends[d],
-                   st->delegate_simulated[d] ? ", simulated by BundledBackend" : "", st->delegate_seconds[d] * 1e3);
-        ls_buf_puts(js, d ? ", {\"name\": " : "{\"name\": ");
-        ls_buf_json_str(js, st->delegate_names[d]);
-        ls_buf_puts(js, ", \"backend\": ");
-        ls_buf_json_str(js, st->delegate_backends[d]);
-        ls_buf_printf(js, ", \"simulated\": %s, \"seconds\": %.9f}", st->delegate_simulated[d] ? "true" : "false",
-                      st->delegate_seconds[d]);
+        run_print_delegate_times(st);
+        printf("\n");
     }
-    if (!o->json) printf("\n");
-    ls_buf_printf(js, "]},\n  \"saved\": [%s]", s->saved.s ? s->saved.s : "");
+    ls_buf_printf(js, "},\n  \"saved\": [%s]", s->saved.s ? s->saved.s : "");
     return 0;
 }
 

@@ -168,9 +168,7 @@ void run_compare_print(const run_compare *c, int64_t steps)
     }
     const ls_run_stats *st = ls_runner_stats(ls_compare_run_reference(c->run));
     printf("  reference time: CPU kernels %.3f ms", st->cpu_seconds * 1e3);
-    for (uint32_t d = 0; d < st->n_delegates; d++)
-        printf("; %s (%s%s) %.3f ms", st->delegate_names[d], st->delegate_backends[d],
-               st->delegate_simulated[d] ? ", simulated by BundledBackend" : "", st->delegate_seconds[d] * 1e3);
+    run_print_delegate_times(st);
     printf("\n");
     uint32_t compared, failed = ls_compare_run_failed(c->run, &compared);
     uint32_t out_items;
@@ -250,16 +248,9 @@ void run_compare_json(const run_compare *c, ls_buf *js)
         ls_buf_putc(js, '}');
     }
     const ls_run_stats *st = ls_runner_stats(ls_compare_run_reference(c->run));
-    ls_buf_printf(js, "],\n    \"reference_time\": {\"cpu_kernel_seconds\": %.9f, \"delegates\": [", st->cpu_seconds);
-    for (uint32_t d = 0; d < st->n_delegates; d++) {
-        ls_buf_puts(js, d ? ", {\"name\": " : "{\"name\": ");
-        ls_buf_json_str(js, st->delegate_names[d]);
-        ls_buf_puts(js, ", \"backend\": ");
-        ls_buf_json_str(js, st->delegate_backends[d]);
-        ls_buf_printf(js, ", \"simulated\": %s, \"seconds\": %.9f}", st->delegate_simulated[d] ? "true" : "false",
-                      st->delegate_seconds[d]);
-    }
-    ls_buf_puts(js, "]},\n    \"error\": ");
+    ls_buf_printf(js, "],\n    \"reference_time\": {\"cpu_kernel_seconds\": %.9f, \"delegates\": ", st->cpu_seconds);
+    run_json_delegate_times(js, st);
+    ls_buf_puts(js, "},\n    \"error\": ");
     if (c->failed_msg) {
         ls_buf_printf(js, "{\"step\": %" PRId64 ", \"message\": ", c->failed_step);
         ls_buf_json_str(js, c->failed_msg);

@@ -154,3 +154,24 @@ void run_json_value(ls_buf *b, const ls_value *v)
         ls_buf_puts(b, "\"value\": null");
     }
 }
+
+void run_print_delegate_times(const ls_run_stats *st)
+{
+    for (uint32_t d = 0; d < st->n_delegates; d++)
+        printf("; %s (%s%s) %.3f ms", st->delegate_names[d], st->delegate_backends[d],
+               st->delegate_simulated[d] ? ", simulated by BundledBackend" : "", st->delegate_seconds[d] * 1e3);
+}
+
+void run_json_delegate_times(ls_buf *b, const ls_run_stats *st)
+{
+    ls_buf_putc(b, '[');
+    for (uint32_t d = 0; d < st->n_delegates; d++) {
+        ls_buf_puts(b, d ? ", {\"name\": " : "{\"name\": ");
+        ls_buf_json_str(b, st->delegate_names[d]);
+        ls_buf_puts(b, ", \"backend\": ");
+        ls_buf_json_str(b, st->delegate_backends[d]);
+        ls_buf_printf(b, ", \"simulated\": %s, \"seconds\": %.9f}", st->delegate_simulated[d] ? "true" : "false",
+                      st->delegate_seconds[d]);
+    }
+    ls_buf_putc(b, ']');
+}

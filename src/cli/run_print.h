@@ -21,4 +21,9 @@ void run_json_tensor(ls_buf *b, const ls_tensor *t, bool with_stats);
 /* A tensor's fields as above, or "value" for a scalar. */
 void run_json_value(ls_buf *b, const ls_value *v);
 
+/* Where a run's time went, after the CPU kernels: "; lowered_module_0 (ArithBackend, simulated
+ * by BundledBackend) 0.010 ms" per delegate (printed), and the delegates as a JSON array. */
+void run_print_delegate_times(const ls_run_stats *st);
+void run_json_delegate_times(ls_buf *b, const ls_run_stats *st);
+
 #endif
