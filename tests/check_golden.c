@@ -1,13 +1,14 @@
 /* Golden tests: every sample in samples/ is run by the interpreter and its outputs compared with
  * the NumPy results in tests/golden/<sample>/ (computed independently, see its README):
  * float outputs within |got - want| <= 1e-6 + 1e-5·|want|, integer and bool outputs and all
- * shapes exactly. Programs with state run three steps; kv_cache's cache is checked after each.
- * A sample or golden folder that is absent is skipped. */
+ * shapes exactly. Programs with state run three steps; kv_cache's cache is checked after each,
+ * also inside the delegate after lowering. Both folders are committed: one missing fails. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "backend.h"
@@ -63,8 +64,20 @@ static void golden_paths(const char *sample, char *prog, char *dir, size_t cap)
 }
 
 /* Runs p for `steps` steps on the golden inputs and compares every output (and state). */
+/* Whether the golden folder holds states (kv_cache's step<k>_state_<target>.npy). */
+static bool has_golden_states(const char *dir)
+{
+    DIR *d = opendir(dir);
+    bool found = false;
+    for (struct dirent *e; d && !found && (e = readdir(d)) != NULL;) found = strstr(e->d_name, "_state_") != NULL;
+    if (d) closedir(d);
+    return found;
+}
+
 static void check_program(const ls_program *p, const char *dir, const char *label, int steps)
 {
+    bool every_state = has_golden_states(dir);
+    uint32_t states_compared = 0;
     char path[2200];
     ls_error err;
     ls_runner *r = ls_runner_new(p, &err);
@@ -95,56 +108,57 @@ static void check_program(const ls_program *p, const char *dir, const char *labe
             checked++;
         }
         ck_assert_msg(checked == nout, "%s: %u outputs, %u golden files", label, nout, checked);
+        /* a state is the golden one of its target, also inside a delegate ("lowered_module_0/cache") */
         for (uint32_t s = 0; s < ls_runner_state_count(r); s++) {
-            snprintf(path, sizeof path, "%s/%sstate_%s.npy", dir, pre, ls_runner_state_name(r, s));
-            if (!exists(path)) continue;
+            const char *name = ls_runner_state_name(r, s), *slash = strrchr(name, '/');
+            snprintf(path, sizeof path, "%s/%sstate_%s.npy", dir, pre, slash ? slash + 1 : name);
+            if (!every_state) continue;
+            ck_assert_msg(exists(path), "%s step %d: no golden file for state %s", label, k, name);
+            ck_assert_ptr_nonnull(ls_runner_state(r, s));
+            states_compared++;
             char *m = compare(ls_runner_state(r, s), path);
-            ck_assert_msg(m == NULL, "%s step %d state %s: %s", label, k, ls_runner_state_name(r, s), m);
+            ck_assert_msg(m == NULL, "%s step %d state %s: %s", label, k, name, m);
         }
         pf_values_free(outs, nout);
         pf_values_free(vals, nin);
     }
     free(ins);
     ls_runner_free(r);
+    if (every_state) ck_assert_msg(states_compared > 0, "%s: no state compared with the golden files", label);
 }
 
 static void run_golden(const char *sample, int steps)
 {
     char prog[1024], dir[1024];
     golden_paths(sample, prog, dir, sizeof prog);
-    if (!exists(prog) || !exists(dir)) {
-        fprintf(stderr, "golden %s: skipped (sample or golden files absent)\n", sample);
-        return;
-    }
+    ck_assert_msg(exists(prog) && exists(dir), "golden %s: %s or %s is missing (both are committed)", sample, prog, dir);
     ls_program *p = pf_load(prog);
     check_program(p, dir, sample, steps);
     ls_program_unref(p);
 }
 
-/* Lowering keeps the meaning: every step of the default pipeline that can run here (the
- * backends of its delegates are registered and their blobs preprocessed) gives the golden
- * outputs too. */
+/* Lowering keeps the meaning: every step of the default pipeline gives the golden outputs and
+ * states too (its delegates are the bundled backend's, preprocessed by to_backend). */
 static void run_golden_lowered(const char *sample, int steps)
 {
     char prog[1024], dir[1024], label[256];
     golden_paths(sample, prog, dir, sizeof prog);
-    if (!exists(prog) || !exists(dir)) return;
+    ck_assert_msg(exists(prog) && exists(dir), "golden %s: %s or %s is missing (both are committed)", sample, prog, dir);
     ls_program *p = pf_load(prog);
     ls_history h = {0};
     pf_lower(p, NULL, &h);
     int ran = 0;
     for (uint32_t i = 1; i < h.n; i++) {
         const ls_program *sp = h.steps[i].program;
-        bool runnable = true;
         for (uint32_t k = 0; k < sp->n_subs; k++)
-            if (!ls_backend_find(sp->subs[k].backend_id) || !sp->subs[k].processed) runnable = false;
-        if (!runnable) continue;
+            ck_assert_msg(sp->subs[k].processed, "%s after %s: %s has no processed blob", sample, h.steps[i].pass,
+                          sp->subs[k].name);
         snprintf(label, sizeof label, "%s after %s%s%s", sample, h.steps[i].pass, h.steps[i].detail ? " " : "",
                  h.steps[i].detail ? h.steps[i].detail : "");
         check_program(sp, dir, label, steps);
         ran++;
     }
-    ck_assert_int_gt(ran, 0);
+    ck_assert_int_eq(ran, (int)h.n - 1);
     ls_history_free(&h);
     ls_program_unref(p);
 }
