@@ -569,6 +569,7 @@ SAMPLE_TEST(filter, false)
 SAMPLE_TEST(help, false)
 SAMPLE_TEST(resize, false)
 SAMPLE_TEST(nocolor, true)
+SAMPLE_TEST(reasons, false)
 
 START_TEST(binary_opens_a_sample)
 {
@@ -627,6 +628,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, sample_delegate);
     tcase_add_test(tc, sample_search);
     tcase_add_test(tc, sample_filter);
+    tcase_add_test(tc, sample_reasons);
     tcase_add_test(tc, sample_help);
     tcase_add_test(tc, sample_resize);
     tcase_add_test(tc, sample_nocolor);

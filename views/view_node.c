@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "delegation.h"
 #include "ops.h"
 #include "ui.h"
 
@@ -228,14 +229,11 @@ static void why(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, int c
         return;
     }
     if (n->kind != LS_NODE_CALL) return;
-    if (n->reason != LS_WHY_NONE) {
-        ln = ui_lines_add(l, UI_R_WARN, -1, "%-10sCPU: %s%s%s", "why", ls_cpu_reason_text((ls_cpu_reason)n->reason),
-                          n->reason_detail ? " — " : "", n->reason_detail ? n->reason_detail : "");
-    } else if (!n->op) {
-        ln = ui_lines_add(l, UI_R_WARN, -1, "%-10sCPU: unknown operator (shown, never run or delegated)", "why");
-    } else {
-        ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10sCPU (not tagged at this step)", "tag");
-    }
+    /* the reason the delegation table gives (the core's), refusals in the warning colour */
+    bool refused = n->reason != LS_WHY_NONE || !n->op;
+    ln = ui_lines_add(l, refused ? UI_R_WARN : UI_R_NORMAL, -1, "%-10sCPU: %s%s%s", "why",
+                      ls_deleg_cpu_reason(u->h, u->step, n), n->reason_detail ? " — " : "",
+                      n->reason_detail ? n->reason_detail : "");
     ln->indent = 10;
 }
 
