@@ -37,11 +37,6 @@ static const short palette256[] = {33, 166, 34, 163, 37, 136, 99, 160, 30, 130, 
 static const short palette8[] = {COLOR_BLUE, COLOR_MAGENTA, COLOR_GREEN, COLOR_CYAN, COLOR_RED, COLOR_YELLOW};
 #define N8 (int)(sizeof palette8 / sizeof palette8[0])
 
-int ui_palette_size(const ui *u)
-{
-    return u->colors == UI_COLORS_256 ? N256 : u->colors == UI_COLORS_8 ? N8 * 2 : 0;
-}
-
 void ui_colors_init(ui *u)
 {
     if (u->no_color || !has_colors()) {

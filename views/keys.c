@@ -69,7 +69,6 @@ const ui_binding *ui_bindings(uint32_t *n)
     *n = N_BINDINGS;
     return bindings;
 }
-const char *ui_action_name(ui_action a) { return actions[a].name; }
 const char *ui_action_group(ui_action a) { return actions[a].group; }
 const char *ui_action_help(ui_action a) { return actions[a].help; }
 
@@ -125,21 +124,6 @@ int ui_key_parse(const char **s)
     }
     *s = p + n;
     return (int)wc;
-}
-
-void ui_key_name(int key, char *buf, size_t cap)
-{
-    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
-        if (named[i].key == key) {
-            snprintf(buf, cap, "<%s>", named[i].name);
-            return;
-        }
-    if (key > 0 && key < 32) snprintf(buf, cap, "<C-%c>", key + 'a' - 1);
-    else if (key >= UI_KEY_FN) snprintf(buf, cap, "<%s>", keyname(key - UI_KEY_FN));
-    else {
-        wchar_t w[2] = {(wchar_t)key, 0};
-        if (wcstombs(buf, w, cap) == (size_t)-1) snprintf(buf, cap, "?");
-    }
 }
 
 /* Bindings parsed once into key codes. */

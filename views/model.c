@@ -238,7 +238,7 @@ void ui_fmt_bytes(uint64_t n, char *buf, size_t cap)
     else snprintf(buf, cap, "%.2fG", (double)n / (1024.0 * 1024 * 1024));
 }
 
-bool ui_row_filtered_in(const ui *u, const ls_program *p, const ls_node *n)
+static bool ui_row_filtered_in(const ui *u, const ls_program *p, const ls_node *n)
 {
     switch (u->filter) {
     case UI_FILTER_NONE: return true;

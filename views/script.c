@@ -121,11 +121,6 @@ int ui_script_next(ui *u, char *cmd, size_t cap)
     return e->key;
 }
 
-bool ui_key_pending_input(ui *u)
-{
-    return u->script && u->script->next < u->script->n;
-}
-
 /* The first tag colour drawn in columns [x0, x1) of row y, as a mark. */
 static char region_mark(ui *u, int y, int x0, int x1)
 {

@@ -56,5 +56,5 @@ int ls_tui_main(int argc, char **argv)
     if (rc == 2) fprintf(stderr, "lowerscope: %s\n", err.msg);
     ui_core_free(h);
     ui_core_done();
-    return rc == 130 ? 130 : rc;
+    return rc;
 }

@@ -127,16 +127,6 @@ int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s)
     return used;
 }
 
-int ui_putf(ui *u, int y, int x, int w, attr_t attr, short pair, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return ui_put(u, y, x, w, attr, pair, buf);
-}
-
 void ui_fill(ui *u, int y, int x, int w, attr_t attr, short pair)
 {
     if (y < 0 || y >= u->rows || w <= 0) return;

@@ -54,7 +54,6 @@ attr_t ui_role_attr(const ui *u, ui_role r, short *pair);
 attr_t ui_tag_attr(const ui *u, int tag, short *pair); /* tag < 0: the CPU (normal text) */
 char ui_tag_letter(int tag);                 /* 'A'.. for tags, ' ' for the CPU */
 int ui_tag_of_pair(const ui *u, short pair); /* tag index of a colour pair, -1 if none */
-int ui_palette_size(const ui *u);
 
 /* ---- keys (keys.c): one table of actions with their help, one table of bindings */
 #define UI_ACTIONS(X)                                                                                                \
@@ -113,12 +112,10 @@ typedef struct ui_binding {
 } ui_binding;
 
 const ui_binding *ui_bindings(uint32_t *n);
-const char *ui_action_name(ui_action a);
 const char *ui_action_group(ui_action a);
 const char *ui_action_help(ui_action a);
 /* Parses one key at *s ("<Enter>", "<C-d>", "x"); advances *s. Returns UI_KEY_NONE when bad. */
 int ui_key_parse(const char **s);
-void ui_key_name(int key, char *buf, size_t cap);
 /* Feeds one key; returns the action to run (UI_A_NONE while a sequence is pending). */
 ui_action ui_keys_feed(ui *u, int key);
 /* The pending prefix alone ("g" with no second key): its own action or NONE. */
@@ -181,7 +178,6 @@ void ui_fmt_type(const ls_node *n, char *buf, size_t cap);
 void ui_fmt_bytes(uint64_t n, char *buf, size_t cap);
 const ls_input_spec *ui_input_spec(const ls_program *p, const ls_node *n);
 const char *ui_delegate_sub(const ls_program *p, const ls_node *n); /* submodule a call_delegate calls */
-bool ui_row_filtered_in(const ui *u, const ls_program *p, const ls_node *n);
 
 /* ---- views (view_*.c): each one table of operations, like tig's view_ops */
 typedef struct ui_view_ops {
@@ -325,11 +321,9 @@ const ls_node *ui_selected_node(ui *u, const ls_program **p, uint8_t *mark);
 ui_pane *ui_pane_of(ui *u, ui_pane_id id);
 void ui_pane_clamp(ui *u, ui_pane *p);
 void ui_pane_select(ui *u, ui_pane *p, uint32_t row);
-bool ui_key_pending_input(ui *u); /* a key is waiting (input or script) */
 
 /* drawing helpers: clip to w display columns; return columns used */
 int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *utf8);
-int ui_putf(ui *u, int y, int x, int w, attr_t attr, short pair, const char *fmt, ...) LS_PRINTF(7, 8);
 void ui_fill(ui *u, int y, int x, int w, attr_t attr, short pair);
 int ui_text_width(const char *utf8);
 
@@ -365,6 +359,10 @@ void ui_help_build(ui *u);
 void ui_export(ui *u, const char *path, bool force);
 void ui_export_answer(ui *u, int key); /* a key typed at "PATH exists — overwrite? (y/n)" */
 void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int w, bool cursor);
+/* The operations of a full screen whose rows are u->screen_lines (table, run, help, export). */
+uint32_t ui_screen_count(ui *u);
+void ui_screen_draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor);
+bool ui_screen_match(ui *u, uint32_t row, const regex_t *re);
 
 /* ---- core_link.c: loading a file and running the lowering pipeline on it */
 int ui_core_options(int *argc, char **argv, ls_error *err); /* consumes --pipeline, --backend */

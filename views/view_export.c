@@ -75,22 +75,10 @@ static void title(ui *u, ls_buf *b)
     ls_buf_printf(b, "Export · step %u %s · q back", u->step, u->h->steps[u->step].pass);
 }
 
-static uint32_t count(ui *u) { return u->screen_lines.n; }
-
-static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
-{
-    ui_lines_draw_row(u, &u->screen_lines, row, y, x, w, cursor);
-}
-
-static bool match(ui *u, uint32_t row, const regex_t *re)
-{
-    return row < u->screen_lines.n && regexec(re, u->screen_lines.v[row].text, 0, NULL, 0) == 0;
-}
-
 const ui_view_ops ui_export_ops = {
     .name = "export",
     .title = title,
-    .count = count,
-    .draw_row = draw_row,
-    .match = match,
+    .count = ui_screen_count,
+    .draw_row = ui_screen_draw_row,
+    .match = ui_screen_match,
 };

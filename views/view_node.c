@@ -86,6 +86,21 @@ void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int
     }
 }
 
+uint32_t ui_screen_count(ui *u)
+{
+    return u->screen_lines.n;
+}
+
+void ui_screen_draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
+{
+    ui_lines_draw_row(u, &u->screen_lines, row, y, x, w, cursor);
+}
+
+bool ui_screen_match(ui *u, uint32_t row, const regex_t *re)
+{
+    return row < u->screen_lines.n && regexec(re, u->screen_lines.v[row].text, 0, NULL, 0) == 0;
+}
+
 /* Errors can be long: wrapped at spaces to width, the lines after the first indented. */
 void ui_lines_add_wrapped(ui_lines *l, ui_role role, const char *text, int width)
 {

@@ -79,18 +79,6 @@ static void title(ui *u, ls_buf *b)
     ls_buf_printf(b, "Delegation table · step %u %s · q back", u->step, u->h->steps[u->step].pass);
 }
 
-static uint32_t count(ui *u) { return u->screen_lines.n; }
-
-static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
-{
-    ui_lines_draw_row(u, &u->screen_lines, row, y, x, w, cursor);
-}
-
-static bool match(ui *u, uint32_t row, const regex_t *re)
-{
-    return row < u->screen_lines.n && regexec(re, u->screen_lines.v[row].text, 0, NULL, 0) == 0;
-}
-
 static void activate(ui *u, uint32_t row)
 {
     if (row >= u->screen_lines.n || !u->screen_lines.v[row].has_jump) return;
@@ -101,8 +89,8 @@ static void activate(ui *u, uint32_t row)
 const ui_view_ops ui_table_ops = {
     .name = "table",
     .title = title,
-    .count = count,
-    .draw_row = draw_row,
+    .count = ui_screen_count,
+    .draw_row = ui_screen_draw_row,
     .activate = activate,
-    .match = match,
+    .match = ui_screen_match,
 };
