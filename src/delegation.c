@@ -108,7 +108,10 @@ static void count_program(builder *b, const ls_program *p, const ls_submodule *s
         const ls_node *n = p->nodes[i];
         if (!ls_deleg_is_compute(n)) continue;
         const char *tag = n->tag ? n->tag : sub_tag;
-        const char *backend = sub ? sub->backend_id : tag ? ls_program_tag_backend(top, tag) : NULL;
+        /* the backend names a new column only: looked up once per tag, not once per node */
+        const char *backend = NULL;
+        if (sub) backend = sub->backend_id;
+        else if (tag && !ls_ptrmap_get(&b->col_ix, tag, NULL)) backend = ls_program_tag_backend(top, tag);
         count(b, ls_deleg_op_label(n), tag, backend, 1);
     }
 }

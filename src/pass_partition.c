@@ -630,12 +630,11 @@ static void report_parts(const round *r, const parts *ps, const char **tag_of_pa
     free(first);
 }
 
-static const char *tag_name(const round *r, uint32_t id)
+/* taken: the tags earlier rounds (other backends) registered; a name of theirs is prefixed */
+static const char *tag_name(const round *r, const pu_map *taken, uint32_t id)
 {
     const char *t = ls_internf("%s%u", r->prof->tag_prefix, id);
-    const char *owner = ls_program_tag_backend(r->q, t);
-    /* an earlier round (another backend) already used this name */
-    if (owner) t = ls_internf("%s_%s%u", r->prof->name, r->prof->tag_prefix, id);
+    if (pu_map_has(taken, t)) t = ls_internf("%s_%s%u", r->prof->name, r->prof->tag_prefix, id);
     return t;
 }
 
@@ -706,7 +705,11 @@ int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
 
     /* tags, in ascending id order (partition_tags) */
     const char **tag_of_part = ls_malloc(sizeof *tag_of_part * (ps.n ? ps.n : 1));
-    for (uint32_t g = 0; g < ps.n; g++) tag_of_part[g] = tag_name(&r, ps.v[g].torch_id);
+    pu_map taken = {0};
+    for (uint32_t i = 0; i < r.q->n_tags; i++)
+        if (r.q->tags[i].backend_id) pu_map_put(&taken, r.q->tags[i].tag, i);
+    for (uint32_t g = 0; g < ps.n; g++) tag_of_part[g] = tag_name(&r, &taken, ps.v[g].torch_id);
+    pu_map_free(&taken);
     const char **tags = ls_calloc(r.n ? r.n : 1, sizeof *tags);
     for (uint32_t i = 0; i < r.n; i++)
         if (r.grp[i] >= 0) tags[i] = tag_of_part[r.grp[i]];
