@@ -502,7 +502,7 @@ char *lsx_exported_program_json(const ls_program *p)
 
 /* ---- what torch.export's JSON cannot hold */
 
-static int check_expressible(const ls_program *p, ls_error *err)
+int ls_pt2_expressible(const ls_program *p, ls_error *err)
 {
     if (p->n_subs) {
         ls_buf b = {0};
@@ -642,7 +642,7 @@ static int zip_members(const members *m, uint8_t **bytes, size_t *size, ls_error
 
 int ls_write_pt2(const ls_program *p, const char *path, uint64_t *written, ls_error *err)
 {
-    if (check_expressible(p, err) != 0) return ls_fail_prefix(err, "%s", path);
+    if (ls_pt2_expressible(p, err) != 0) return ls_fail_prefix(err, "%s", path);
     /* the root folder: the archive's name, as torch.export.save names it */
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     size_t bl = strlen(base);
