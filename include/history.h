@@ -54,6 +54,10 @@ typedef struct ls_history {
 } ls_history;
 
 void ls_history_free(ls_history *h);
+/* The step a user names: a number, a pass ("partition": its last step) or pass:backend
+ * ("partition:bundled"). -1 with a message when there is no such step. The CLI's --step and
+ * the UI's --step and :step all go through it. */
+int ls_history_find_step(const ls_history *h, const char *spec, ls_error *err);
 /* Computes what changed from a to b (both programs and their submodules, matched by name),
  * as used for ls_step.changes. */
 void ls_diff_programs(const ls_program *a, const ls_program *b, ls_change **changes, uint32_t *n);

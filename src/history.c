@@ -47,6 +47,25 @@ void ls_history_free(ls_history *h)
     memset(h, 0, sizeof *h);
 }
 
+int ls_history_find_step(const ls_history *h, const char *spec, ls_error *err)
+{
+    char *end;
+    long v = strtol(spec, &end, 10);
+    if (*spec && !*end) {
+        if (v < 0 || v >= (long)h->n) return ls_fail(err, "%s: the pipeline has steps 0 to %u", spec, h->n - 1);
+        return (int)v;
+    }
+    const char *colon = strchr(spec, ':');
+    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+    for (int i = (int)h->n - 1; i >= 0; i--) {
+        const ls_step *s = &h->steps[i];
+        if (!s->pass || strlen(s->pass) != len || strncmp(s->pass, spec, len) != 0) continue;
+        if (colon && (!s->detail || strcmp(s->detail, colon + 1) != 0)) continue;
+        return i;
+    }
+    return ls_fail(err, "%s: no such step (give a number, a pass name or pass:backend)", spec);
+}
+
 /* ---- differences */
 
 typedef LS_VEC(ls_change) change_vec;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "passtest.h"
+#include "progfixtures.h"
 #include "reader.h"
 #include "testutil.h"
 
@@ -322,6 +323,43 @@ START_TEST(cli_passes_partitions_diff)
 }
 END_TEST
 
+/* One way to name a step, for the CLI's --step and the UI's --step and :step: a number, a pass
+ * (its last step) or pass:backend; anything else is refused with the steps there are. */
+START_TEST(steps_are_found_by_number_pass_or_backend)
+{
+    ls_program *p = pf_sample("two_delegates");
+    ls_pipeline_opts po;
+    ls_pipeline_opts_init(&po);
+    ls_error err;
+    ck_assert_int_eq(ls_pipeline_opt(&po, "--backend", tu_root("samples/backends/arith.json"), &err), 1);
+    ck_assert_int_eq(ls_pipeline_opt(&po, "--backend", "bundled", &err), 1);
+    ls_history h;
+    ck_assert_msg(ls_pipeline_run(p, &po, &h, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(ls_history_find_step(&h, "0", &err), 0);
+    int last_partition = ls_history_find_step(&h, "partition", &err);
+    ck_assert_int_gt(last_partition, 0);
+    ck_assert_str_eq(h.steps[last_partition].pass, "partition");
+    ck_assert_str_eq(h.steps[last_partition].detail, "bundled"); /* the second round's */
+    int arith = ls_history_find_step(&h, "partition:arith", &err);
+    ck_assert_int_gt(arith, 0);
+    ck_assert_int_lt(arith, last_partition);
+    ck_assert_str_eq(h.steps[arith].detail, "arith");
+    ck_assert_int_eq(ls_history_find_step(&h, "partition:bundled", &err), last_partition);
+    ck_assert_int_eq(ls_history_find_step(&h, "99", &err), -1);
+    ck_assert_msg(strstr(err.msg, "steps 0 to"), "%s", err.msg);
+    ck_assert_int_eq(ls_history_find_step(&h, "nope", &err), -1);
+    ck_assert_msg(strstr(err.msg, "no such step"), "%s", err.msg);
+    ls_history_free(&h);
+    ls_pipeline_opts_free(&po);
+    ls_program_unref(p);
+    /* the UI refuses a step it cannot find instead of opening another one */
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "%s --step nope", tu_root("samples/shared_constant.pt2")), 2);
+    ck_assert_msg(strstr(out, "--step nope: no such step"), "%s", out);
+    free(out);
+}
+END_TEST
+
 Suite *pipeline_suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -330,6 +368,7 @@ Suite *pipeline_suite(void)
     tcase_add_test(tc, options_and_plan);
     tcase_add_test(tc, history_of_shared_constant);
     tcase_add_test(tc, failing_pass_stops);
+    tcase_add_test(tc, steps_are_found_by_number_pass_or_backend);
     tcase_add_test(tc, samples_through_default_pipeline);
     tcase_add_test(tc, folded_output_sample_aten_clone);
     tcase_add_test(tc, verify_next_reuses_shared_submodules);

@@ -345,7 +345,7 @@ static void compare_screens(const char *dir, const char *name)
     ck_assert_msg(seen > 0, "the script %s saved no screen", name);
 }
 
-static void run_script_at(ls_history *h, const char *name, bool no_color, int step)
+static void run_script_at(ls_history *h, const char *name, bool no_color, const char *step)
 {
     const char *dir = tu_tmpdir();
     setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
@@ -360,7 +360,7 @@ static void run_script_at(ls_history *h, const char *name, bool no_color, int st
 
 static void run_script(ls_history *h, const char *name, bool no_color)
 {
-    run_script_at(h, name, no_color, 0);
+    run_script_at(h, name, no_color, "0");
 }
 
 #define SCREEN_TEST(name, no_color)                          \
@@ -399,7 +399,7 @@ END_TEST
 START_TEST(screen_errors)
 {
     ls_history *h = history_with_errors();
-    run_script_at(h, "errors", false, -1); /* opens on the last step, as lowerscope FILE does */
+    run_script_at(h, "errors", false, NULL); /* opens on the last step, as lowerscope FILE does */
     free_history(h);
 }
 END_TEST
@@ -415,7 +415,7 @@ START_TEST(stays_instant_on_100k_nodes)
     ls_error err;
     ck_assert_int_eq(ls_write_file_atomic(keys, script, strlen(script), &err), 0);
     setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
-    ls_tui_opts o = {.script = keys, .rows = 40, .cols = 120, .start_step = 0, .headless = true};
+    ls_tui_opts o = {.script = keys, .rows = 40, .cols = 120, .start_step = "0", .headless = true};
     double t0 = ls_now();
     ck_assert_int_eq(ls_tui_run(h, &o, &err), 0);
     double dt = ls_now() - t0;
@@ -439,7 +439,7 @@ START_TEST(bad_script_is_an_error_not_a_crash)
     snprintf(keys, sizeof keys, "%s/bad.keys", dir);
     ls_error err;
     ck_assert_int_eq(ls_write_file_atomic(keys, "<Bogus>\n", 8, &err), 0);
-    ls_tui_opts o = {.script = keys, .rows = 24, .cols = 80, .start_step = -1, .headless = true};
+    ls_tui_opts o = {.script = keys, .rows = 24, .cols = 80, .start_step = NULL, .headless = true};
     ck_assert_int_eq(ls_tui_run(h, &o, &err), 2);
     ck_assert(tu_contains(err.msg, "unknown key name"));
     free_history(h);
@@ -504,7 +504,7 @@ static void run_history_script(const char *sample, const char *name, const char 
         ck_assert_int_eq(ls_write_file_atomic("replace.pte", "not a pte\n", 10, &err), 0);
     }
     setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
-    ls_tui_opts to = {.script = keys, .rows = 24, .cols = 80, .start_step = -1, .headless = true};
+    ls_tui_opts to = {.script = keys, .rows = 24, .cols = 80, .start_step = NULL, .headless = true};
     int rc = ls_tui_run(&h, &to, &err);
     ck_assert_int_eq(chdir(cwd), 0);
     ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);

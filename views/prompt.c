@@ -185,22 +185,10 @@ void ui_prompt_key(ui *u, int key)
 
 static int cmd_step(ui *u, const char *arg)
 {
-    char *end;
-    long n = strtol(arg, &end, 10);
-    if (*arg && !*end) {
-        if (n < 0 || (uint32_t)n >= u->h->n) {
-            ui_message(u, true, "step %ld: there are steps 0 to %u", n, u->h->n - 1);
-            return 0;
-        }
-        ui_set_step(u, (uint32_t)n);
-        return 0;
-    }
-    for (uint32_t i = 0; i < u->h->n; i++)
-        if (u->h->steps[i].pass && strcmp(u->h->steps[i].pass, arg) == 0) {
-            ui_set_step(u, i);
-            return 0;
-        }
-    ui_message(u, true, "step %s: no such step or pass", arg);
+    ls_error err;
+    int s = ls_history_find_step(u->h, arg, &err);
+    if (s < 0) ui_message(u, true, "step %s", err.msg);
+    else ui_set_step(u, (uint32_t)s);
     return 0;
 }
 

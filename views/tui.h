@@ -8,7 +8,7 @@
 #include "common.h"
 #include "history.h"
 
-/* `lowerscope FILE [--no-color] [--step N]`: loads FILE, runs the pipeline and opens the UI.
+/* `lowerscope FILE [--no-color] [--step S]`: loads FILE, runs the pipeline and opens the UI.
  * argv[0] is the program name. Returns an exit code (0, or 2 for bad input). */
 int ls_tui_main(int argc, char **argv);
 
@@ -16,7 +16,7 @@ typedef struct ls_tui_opts {
     bool no_color;          /* tags as letters, no colours (also NO_COLOR in the environment) */
     const char *script;     /* scripted mode: a file of keys and :commands (LOWERSCOPE_SCRIPT) */
     int rows, cols;         /* scripted mode screen size (LOWERSCOPE_SIZE, default 80x24) */
-    int start_step;         /* step shown first; -1 = the last step */
+    const char *start_step; /* step shown first (ls_history_find_step); NULL = the last step */
     bool headless;          /* draw into an off-screen terminal (implied by script) */
 } ls_tui_opts;
 

@@ -7,7 +7,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: lowerscope FILE [--no-color] [--step N] [--pipeline A,B,...] [--backend FILE|bundled]\n"
+    fprintf(f, "usage: lowerscope FILE [--no-color] [--step S] [--pipeline A,B,...] [--backend FILE|bundled]\n"
                "opens the terminal UI on FILE (.pt2, its JSON, .pte) and its pass history.\n"
                "environment: NO_COLOR (tags as letters), LOWERSCOPE_SCRIPT=FILE with LOWERSCOPE_SIZE=COLSxROWS\n"
                "(scripted, off-screen: docs/tui.md). Press ? in the UI for every key.\n");
@@ -15,7 +15,7 @@ static void usage(FILE *f)
 
 int ls_tui_main(int argc, char **argv)
 {
-    ls_tui_opts o = {.start_step = -1};
+    ls_tui_opts o = {0};
     ls_tui_opts_env(&o);
     ls_error err = {{0}};
     if (ui_core_options(&argc, argv, &err) != 0) {
@@ -27,7 +27,7 @@ int ls_tui_main(int argc, char **argv)
         if (!strcmp(argv[i], "--no-color")) {
             o.no_color = true;
         } else if (!strcmp(argv[i], "--step") && i + 1 < argc) {
-            o.start_step = atoi(argv[++i]);
+            o.start_step = argv[++i];
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;

@@ -486,6 +486,12 @@ void ls_tui_opts_env(ls_tui_opts *o)
 int ls_tui_run(const ls_history *h, const ls_tui_opts *o, ls_error *err)
 {
     if (!h || !h->n) return ls_fail(err, "nothing to show: the history is empty"), 2;
+    int first = o->start_step ? ls_history_find_step(h, o->start_step, err) : (int)h->n - 1;
+    if (first < 0) { /* "--step nope: no such step", as the commands say it */
+        char why[LS_ERR_MAX];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return ls_fail(err, "--step %s", why), 2;
+    }
     ui *u = ls_calloc(1, sizeof *u);
     u->h = h;
     const char *slash = h->path ? strrchr(h->path, '/') : NULL;
@@ -502,7 +508,7 @@ int ls_tui_run(const ls_history *h, const ls_tui_opts *o, ls_error *err)
     u->panes[UI_P_CHANGES].ops = &ui_changes_ops;
     u->panes[UI_P_SCREEN].ops = &ui_help_ops;
     ui_tags_init(u);
-    u->step = o->start_step >= 0 && (uint32_t)o->start_step < h->n ? (uint32_t)o->start_step : h->n - 1;
+    u->step = (uint32_t)first;
     u->panes[UI_P_TIMELINE].sel = u->step;
     int rc = 0;
     if (o->script && ui_script_open(u, o->script, err) != 0) {

@@ -37,25 +37,10 @@ void cli_run_free(cli_run *r)
 int cli_find_step(const ls_history *h, const char *spec)
 {
     if (!spec) return (int)h->n - 1;
-    char *end;
-    long v = strtol(spec, &end, 10);
-    if (*spec && !*end) {
-        if (v < 0 || v >= (long)h->n) {
-            ls_cli_error("--step %s: the pipeline has steps 0 to %u", spec, h->n - 1);
-            return -1;
-        }
-        return (int)v;
-    }
-    const char *colon = strchr(spec, ':');
-    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
-    for (int i = (int)h->n - 1; i >= 0; i--) {
-        const ls_step *s = &h->steps[i];
-        if (strlen(s->pass) != len || strncmp(s->pass, spec, len) != 0) continue;
-        if (colon && (!s->detail || strcmp(s->detail, colon + 1) != 0)) continue;
-        return i;
-    }
-    ls_cli_error("--step %s: no such step (give a number, a pass name or pass:backend)", spec);
-    return -1;
+    ls_error err;
+    int s = ls_history_find_step(h, spec, &err);
+    if (s < 0) ls_cli_error("--step %s", err.msg);
+    return s;
 }
 
 void cli_step_title(ls_buf *b, const ls_history *h, int s)
