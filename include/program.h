@@ -135,6 +135,9 @@ typedef struct ls_node_text {
 /* The one record with these texts (each interned, or NULL); NULL when every text is NULL. */
 const ls_node_text *ls_node_text_intern(const ls_node_text *t);
 
+/* ls_node counts its args and vals in 16 bits; readers refuse more than this. */
+#define LS_MAX_NODE_ARGS 60000
+
 typedef struct ls_node {
     uint32_t refs; /* shared between program versions; edit through ls_program_edit */
     uint32_t id;   /* stable across steps; 0 is never a node */

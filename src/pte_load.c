@@ -363,9 +363,9 @@ static ls_node *getitem(loader *L, uint32_t of, uint32_t k, const ls_tmeta *m)
  * n (into the body, or released on failure). */
 static int define_outputs(loader *L, ls_node *n, const int32_t *outs, uint32_t nouts, bool tuple)
 {
-    if (nouts > 60000) {
+    if (nouts > LS_MAX_NODE_ARGS) {
         ls_node_unref(n);
-        return lfail(L, "a call writes %u values (at most 60000)", nouts);
+        return lfail(L, "a call writes %u values (at most %u)", nouts, LS_MAX_NODE_ARGS);
     }
     ls_tmeta *ms = ls_calloc(nouts ? nouts : 1, sizeof *ms);
     for (uint32_t k = 0; k < nouts; k++)
@@ -401,7 +401,7 @@ static bool defined(const loader *L, int32_t vi)
  * tensor no one wrote before). Never run. */
 static int unknown_call(loader *L, const char *target, const ls_pte_i32s *args)
 {
-    if (args->n > 60000) return lfail(L, "a call of %s with %u arguments (at most 60000)", target, args->n);
+    if (args->n > LS_MAX_NODE_ARGS) return lfail(L, "a call of %s with %u arguments (at most %u)", target, args->n, LS_MAX_NODE_ARGS);
     char base[160];
     snprintf(base, sizeof base, "%s", target);
     for (char *c = base; *c; c++) *c = *c >= 'A' && *c <= 'Z' ? (char)(*c - 'A' + 'a') : *c;
@@ -572,7 +572,8 @@ static int delegate_call(loader *L, uint32_t at, const ls_pte_instruction *in)
     int32_t di = in->delegate_call.delegate_index;
     if (di < 0 || (uint32_t)di >= L->plan->delegates.n)
         return lfail(L, "instruction %u calls delegate %d (%u delegates)", at, di, L->plan->delegates.n);
-    if (args->n > 60000) return lfail(L, "instruction %u: a delegate call with %u arguments (at most 60000)", at, args->n);
+    if (args->n > LS_MAX_NODE_ARGS) return lfail(L, "instruction %u: a delegate call with %u arguments (at most %u)", at, args->n,
+                                             LS_MAX_NODE_ARGS);
     for (uint32_t k = 0; k < args->n; k++)
         if (!val(L, args->v[k])) return lfail(L, "instruction %u: argument value %d does not exist", at, args->v[k]);
     /* inputs, then outputs: the outputs are the tensors at the end that nothing defined yet */

@@ -225,7 +225,7 @@ static int read_inputs(loader *L, ls_node *n, uint32_t idx, const cJSON *inputs,
                        int bufcap, ls_arg **out, uint16_t *nout, bool *heap)
 {
     int count = inputs ? cJSON_GetArraySize(inputs) : 0;
-    if (count > 60000) return node_fail(L, n, idx, "%d arguments", count);
+    if (count > LS_MAX_NODE_ARGS) return node_fail(L, n, idx, "%d arguments", count);
     *heap = count > bufcap;
     ls_arg *given = *heap ? ls_calloc((size_t)count, sizeof *given) : buf;
     uint16_t g = 0;
@@ -301,7 +301,7 @@ static ls_node *new_getitem(loader *L, ls_node *parent, const char *name, int64_
 static int add_getitems(loader *L, ls_node *parent, uint32_t idx, const cJSON *elements, bool plain)
 {
     int count = cJSON_GetArraySize(elements);
-    if (count > 60000) return node_fail(L, parent, idx, "%d outputs", count);
+    if (count > LS_MAX_NODE_ARGS) return node_fail(L, parent, idx, "%d outputs", count);
     ls_tmeta *ms = ls_calloc((size_t)(count ? count : 1), sizeof *ms);
     int i = 0, rc = 0;
     for (const cJSON *e = elements->child; e && rc == 0; e = e->next, i++) {

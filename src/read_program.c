@@ -139,7 +139,7 @@ static int read_output_node(loader *L, const cJSON *outputs)
 {
     if (outputs && !cJSON_IsArray(outputs)) return ls_fail(L->err, "%s: graph.outputs is not a list", L->where);
     int count = outputs ? cJSON_GetArraySize(outputs) : 0;
-    if (count > 60000) return ls_fail(L->err, "%s: graph.outputs: %d outputs", L->where, count);
+    if (count > LS_MAX_NODE_ARGS) return ls_fail(L->err, "%s: graph.outputs: %d outputs", L->where, count);
     ls_node *o = ls_node_new(L->p, LS_NODE_OUTPUT, NULL, "output");
     ls_arg *args = ls_calloc((size_t)(count ? count : 1), sizeof *args);
     int i = 0;

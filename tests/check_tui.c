@@ -491,6 +491,7 @@ static void run_history_script(const char *sample, const char *name, const char 
     ls_program *p = pf_load(tu_root(sample));
     ls_history h = {0};
     pf_lower(p, NULL, &h);
+    h.path = ls_intern(sample); /* as typed from the repository's root: screens show the path given */
     const char *dir = tu_tmpdir();
     char keys[512], cwd[4096];
     snprintf(keys, sizeof keys, "%s", tu_root(""));

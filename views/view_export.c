@@ -49,7 +49,8 @@ void ui_export(ui *u, const char *path, bool force)
     if (!sum.pt2) {
         ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
         ui_lines_add(l, UI_R_DIM, -1, "to check it against the loaded program:");
-        ui_lines_add(l, UI_R_DIM, -1, "  lowerscope run %s --compare-with %s", path, u->file);
+        /* the path as it was given, so the command works from here (u->file is the name only) */
+        ui_lines_add(l, UI_R_DIM, -1, "  lowerscope run %s --compare-with %s", path, u->h->path ? u->h->path : u->file);
     }
     ls_buf_free(&text);
     ls_export_summary_free(&sum);
