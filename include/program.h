@@ -355,6 +355,9 @@ bool ls_program_drop_constant(ls_program *p, const char *target);
 /* The lowered submodule with this name, or NULL. */
 ls_submodule *ls_program_sub(const ls_program *p, const char *name);
 void ls_program_add_sub(ls_program *p, const ls_submodule *sub); /* copies, refs the program */
+/* Drops what a submodule holds (program, blob, compile specs): the caller's copy after
+ * ls_program_add_sub, or one that was never added. */
+void ls_submodule_release(ls_submodule *s);
 
 /* The backend of a tag (NULL if the tag is not in p->tags). */
 const char *ls_program_tag_backend(const ls_program *p, const char *tag);

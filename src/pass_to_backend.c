@@ -745,12 +745,7 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         free(bks[t].ext);
         free(tr.v[t].members.v);
     }
-    for (uint32_t s = 0; s < L.subs.n; s++) {
-        ls_program_unref(L.subs.v[s].program);
-        ls_blob_unref(L.subs.v[s].processed);
-        for (uint32_t k = 0; k < L.subs.v[s].nspecs; k++) ls_blob_unref(L.subs.v[s].specs[k].value);
-        free(L.subs.v[s].specs);
-    }
+    for (uint32_t s = 0; s < L.subs.n; s++) ls_submodule_release(&L.subs.v[s]);
     free(L.subs.v);
     free(bks);
     free(tr.v);

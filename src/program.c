@@ -282,7 +282,7 @@ static void copy_sub(ls_submodule *d, const ls_submodule *s)
     }
 }
 
-static void free_sub(ls_submodule *s)
+void ls_submodule_release(ls_submodule *s)
 {
     ls_program_unref(s->program);
     ls_blob_unref(s->processed);
@@ -340,7 +340,7 @@ void ls_program_unref(ls_program *p)
     free(p->state_dict);
     for (uint32_t i = 0; i < p->n_constants; i++) ls_tensor_unref(p->constants[i].t);
     free(p->constants);
-    for (uint32_t i = 0; i < p->n_subs; i++) free_sub(&p->subs[i]);
+    for (uint32_t i = 0; i < p->n_subs; i++) ls_submodule_release(&p->subs[i]);
     free(p->subs);
     free(p->extra_json);
     if (p->exec_free) p->exec_free(p->exec);

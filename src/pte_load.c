@@ -559,10 +559,7 @@ static int add_submodule(loader *L, uint32_t di, const char *name)
         }
     }
     ls_program_add_sub(L->p, &sub);
-    ls_program_unref(sub.program);
-    ls_blob_unref(sub.processed);
-    for (uint32_t k = 0; k < sub.nspecs; k++) ls_blob_unref(sub.specs[k].value);
-    free(sub.specs);
+    ls_submodule_release(&sub);
     return 0;
 }
 

@@ -358,10 +358,7 @@ static int lowered_module_arg(loader *L, ls_node *call, const cJSON *first, uint
         ls_error e;
         if (ls_read_lowered_module(L->where, name, v->valuestring, L->depth + 1, &sub, &e) == 0) {
             ls_program_add_sub(L->p, &sub);
-            ls_program_unref(sub.program);
-            ls_blob_unref(sub.processed);
-            for (uint32_t i = 0; i < sub.nspecs; i++) ls_blob_unref(sub.specs[i].value);
-            free(sub.specs);
+            ls_submodule_release(&sub);
         }
         /* otherwise the get_attr stays without a submodule: shown as unknown */
     }

@@ -80,10 +80,7 @@ int ls_read_lowered_module(const char *where, const char *name, const char *json
     }
     ls_json_free(root);
     if (rc != 0) {
-        ls_program_unref(sub->program);
-        ls_blob_unref(sub->processed);
-        for (uint32_t i = 0; i < sub->nspecs; i++) ls_blob_unref(sub->specs[i].value);
-        free(sub->specs);
+        ls_submodule_release(sub);
         memset(sub, 0, sizeof *sub);
     }
     return rc;
