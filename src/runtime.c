@@ -85,6 +85,14 @@ static void note_use(uint32_t id, void *vctx)
     if (p >= 0 && (u->r->last_use[p] == UINT32_MAX - 1 || u->r->last_use[p] < u->pos)) u->r->last_use[p] = u->pos;
 }
 
+/* After node u->pos ran: a value it was the last to read is released. */
+static void release_if_last(uint32_t id, void *vctx)
+{
+    use_ctx *u = vctx;
+    int32_t q = pos_of(u->r, id);
+    if (q >= 0 && u->r->last_use[q] == u->pos) ls_value_release(&u->r->vals[q]);
+}
+
 /* Is the target of this placeholder written by the program (a mutation output, or the first
  * argument of an in-place op: inplace_target, computed once for the graph)? */
 static bool placeholder_mutated(const ls_runner *r, uint32_t pos, const ls_input_spec *s)
@@ -448,14 +456,9 @@ int ls_runner_run(ls_runner *r, const ls_value *inputs, uint32_t n_inputs, ls_va
         /* release what is no longer read */
         if (n->kind != LS_NODE_OUTPUT) {
             if (r->last_use[i] == UINT32_MAX - 1) ls_value_release(&r->vals[i]);
-            for (uint16_t a = 0; a < n->nargs; a++) {
-                const ls_arg *arg = &n->args[a];
-                uint32_t cnt = arg->kind == LS_ARG_NODE ? 1 : (arg->kind == LS_ARG_NODES || arg->kind == LS_ARG_OPT_NODES) ? arg->n : 0;
-                for (uint32_t j = 0; j < cnt; j++) {
-                    int32_t q = pos_of(r, arg->kind == LS_ARG_NODE ? arg->v.node : arg->v.nodes[j]);
-                    if (q >= 0 && r->last_use[q] == i) ls_value_release(&r->vals[q]);
-                }
-            }
+            /* every node an argument names, as note_use saw them (symbolic sizes too) */
+            use_ctx uc = {r, i};
+            for (uint16_t a = 0; a < n->nargs; a++) ls_arg_each_node(&n->args[a], release_if_last, &uc);
         }
     }
     double del_after = 0;
