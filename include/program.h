@@ -188,6 +188,17 @@ typedef struct ls_input_spec {
     ls_arg value;       /* constant_input: the value */
 } ls_input_spec;
 
+/* Whether the input is data the program holds (a parameter, buffer or lifted constant). */
+static inline bool ls_input_kind_holds_data(uint8_t kind)
+{
+    return kind == LS_IN_PARAMETER || kind == LS_IN_BUFFER || kind == LS_IN_CONSTANT_TENSOR;
+}
+/* Where that data lives: the state dict (parameters, persistent buffers) or the constants. */
+static inline bool ls_input_in_state(uint8_t kind, bool persistent)
+{
+    return kind == LS_IN_PARAMETER || (kind == LS_IN_BUFFER && persistent);
+}
+
 typedef enum ls_output_kind {
     LS_OUT_USER_OUTPUT,
     LS_OUT_LOSS_OUTPUT,

@@ -131,7 +131,7 @@ uint32_t ls_build_input(ls_builder *b, const char *name, ls_input_kind kind, con
     ls_input_spec s = {.kind = (uint8_t)kind, .persistent = persistent, .name = n->name};
     s.target = kind == LS_IN_USER_INPUT ? NULL : ls_intern(target ? target : name);
     ls_vec_push(&b->inputs, s);
-    bool in_state = kind == LS_IN_PARAMETER || (kind == LS_IN_BUFFER && persistent);
+    bool in_state = ls_input_in_state(kind, persistent);
     bool in_constants = kind == LS_IN_CONSTANT_TENSOR || (kind == LS_IN_BUFFER && !persistent);
     if (in_state) put_data(&b->state, &b->state_ix, s.target, data, &m);
     else if (in_constants) put_data(&b->constants, &b->const_ix, s.target, data, &m);

@@ -201,7 +201,7 @@ static ls_named_tensor *named_of(ls_named_tensor *v, uint32_t n, const char *tar
 static ls_named_tensor *spec_data(const ls_program *p, const ls_input_spec *s, uint32_t *next_state,
                                   uint32_t *next_const)
 {
-    bool in_state = s->kind == LS_IN_PARAMETER || (s->kind == LS_IN_BUFFER && s->persistent);
+    bool in_state = ls_input_in_state(s->kind, s->persistent);
     bool in_const = s->kind == LS_IN_CONSTANT_TENSOR || (s->kind == LS_IN_BUFFER && !s->persistent);
     if (in_state) return named_of(p->state_dict, p->n_state, s->target, next_state);
     if (in_const) return named_of(p->constants, p->n_constants, s->target, next_const);

@@ -70,7 +70,7 @@ static bool foldable_op(const ls_program *q, const ls_node *n)
 static bool constant_input(const cprop *c, const ls_node *ph)
 {
     const ls_input_spec *s = pu_spec(&c->sig, c->q, ph);
-    return s && pu_is_data_kind(s->kind) && !pu_is_mutated(&c->sig, s);
+    return s && ls_input_kind_holds_data(s->kind) && !pu_is_mutated(&c->sig, s);
 }
 
 /* `_prop_tensor_constant<K>`: K = the size of the constants table at that moment; on a clash,
@@ -341,7 +341,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
             int32_t vp = pu_pos(&u2, o->args[a].v.node);
             const ls_node *v = vp >= 0 ? q->nodes[vp] : NULL;
             const ls_input_spec *s = v && v->kind == LS_NODE_PLACEHOLDER ? pu_spec(&sig2, q, v) : NULL;
-            if (!s || !pu_is_data_kind(s->kind) || pu_is_mutated(&sig2, s)) continue;
+            if (!s || !ls_input_kind_holds_data(s->kind) || pu_is_mutated(&sig2, s)) continue;
             ls_arg *args = ls_calloc(1, sizeof *args);
             args[0] = ls_arg_node(v->id);
             ls_error err;

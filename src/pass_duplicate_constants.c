@@ -182,7 +182,7 @@ static int duplicate(dup *d, ls_pass_ctx *ctx, uint32_t pos, uint32_t spec_ix)
         for (uint32_t u = 0; u < nu; u++) sorted[fill[member[u]]++] = users[u];
         free(fill);
         const ls_named_tensor *data = pu_data(&d->sig, q, s);
-        bool in_state = s->kind == LS_IN_PARAMETER || (s->kind == LS_IN_BUFFER && s->persistent);
+        bool in_state = ls_input_in_state(s->kind, s->persistent);
         uint32_t k = 0;
         d->copies_before[pos] = ls_malloc(sizeof **d->copies_before * (ng - 1));
         d->specs_before[spec_ix] = ls_malloc(sizeof **d->specs_before * (ng - 1));
@@ -246,7 +246,7 @@ static void reserve_copies(dup *d)
         if (ph->kind != LS_NODE_PLACEHOLDER || !ph->tag || nu < 2 || !pu_map_get(&d->sig.spec_of, ph->name, &spec_ix))
             continue;
         const ls_input_spec *s = &q->inputs[spec_ix];
-        if (s->kind == LS_IN_PARAMETER || (s->kind == LS_IN_BUFFER && s->persistent)) in_state += nu - 1;
+        if (ls_input_in_state(s->kind, s->persistent)) in_state += nu - 1;
         else in_const += nu - 1;
     }
     ls_vec_reserve(&d->new_state, in_state);
@@ -286,7 +286,7 @@ int ls_pass_duplicate_constants(const ls_program *in, ls_program **out, ls_pass_
         uint32_t spec_ix;
         if (!pu_map_get(&d.sig.spec_of, ph->name, &spec_ix)) continue;
         const ls_input_spec *s = &q->inputs[spec_ix];
-        if (!pu_is_data_kind(s->kind)) {
+        if (!ls_input_kind_holds_data(s->kind)) {
             rc = ls_fail(ctx->err, "placeholder node for non-params, non-buffer, and non-tensor constants should not be tagged: %s ",
                          ph->name);
             break;

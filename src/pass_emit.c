@@ -263,7 +263,7 @@ static int placeholder(emitter *E, const ls_node *n)
     if (s->kind == LS_IN_USER_INPUT) {
         if (tensor_value(E, n, m, n->id, 0, NULL, &vi) != 0) return -1;
         ls_vec_push(&E->inputs, vi);
-    } else if (s->kind == LS_IN_PARAMETER || s->kind == LS_IN_BUFFER || s->kind == LS_IN_CONSTANT_TENSOR) {
+    } else if (ls_input_kind_holds_data(s->kind)) {
         const ls_named_tensor *d = pu_data(&E->sig, E->p, s);
         if (!d || !d->t)
             return efail(E, n, "%s `%s` has no data (the program was loaded as metadata only)", ls_input_kind_name((ls_input_kind)s->kind),

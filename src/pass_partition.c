@@ -163,10 +163,10 @@ static ls_cpu_reason check_mask(const round *r, const ls_node *n, uint32_t *mask
     if (given > 1) return LS_WHY_MASK_OTHER_INDEX;
     if (!m || m->kind != LS_NODE_PLACEHOLDER) return LS_WHY_MASK_COMPUTED;
     const ls_input_spec *s = pu_spec(&r->sig, r->q, m);
-    if (!s || !pu_is_data_kind(s->kind)) return LS_WHY_MASK_INPUT;
+    if (!s || !ls_input_kind_holds_data(s->kind)) return LS_WHY_MASK_INPUT;
     if (pu_is_mutated(&r->sig, s)) return LS_WHY_MASK_MUTATED;
     /* parameters and persistent buffers are fake tensors while ExecuTorch partitions */
-    if (s->kind == LS_IN_PARAMETER || (s->kind == LS_IN_BUFFER && s->persistent)) return LS_WHY_MASK_PARAMETER;
+    if (ls_input_in_state(s->kind, s->persistent)) return LS_WHY_MASK_PARAMETER;
     int64_t trues;
     if (!mask_values(r, m, &trues, detail)) return LS_WHY_MASK_PARAMETER;
     if (trues == 0) return LS_WHY_MASK_ALL_FALSE;
@@ -518,7 +518,7 @@ static void tag_data(round *r, const char **tags, ls_pass_ctx *ctx)
         if (!(r->cls[i] & CLS_PLACEHOLDER)) continue;
         const ls_node *ph = r->q->nodes[i];
         const ls_input_spec *s = pu_spec(&r->sig, r->q, ph);
-        if (!s || !pu_is_data_kind(s->kind) || !pu_nusers(&r->users, i)) continue;
+        if (!s || !ls_input_kind_holds_data(s->kind) || !pu_nusers(&r->users, i)) continue;
         bool all_same, any_cpu;
         const char *t = min_user_tag(r, tags, i, &all_same, &any_cpu);
         if (!t) continue;

@@ -84,7 +84,7 @@ static int check_members(lower *L, const tagrun *t)
             return ls_fail(L->ctx->err, "%s: a get_attr node cannot be delegated (tag %s)", n->name, t->tag);
         if (n->kind != LS_NODE_PLACEHOLDER) continue;
         const ls_input_spec *s = spec_at(L, pos);
-        if (!s || !pu_is_data_kind(s->kind))
+        if (!s || !ls_input_kind_holds_data(s->kind))
             return ls_fail(L->ctx->err,
                            "placeholder node for non-params, non-buffer, and non-tensor constants should not be tagged: %s ",
                            n->name);
@@ -263,7 +263,7 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
             ls_arg_copy(&cs.value, &s->value);
             ls_vec_push(&din, cs);
             const ls_named_tensor *data = pu_data(&L->sig, q, s);
-            bool in_state = s->kind == LS_IN_PARAMETER || (s->kind == LS_IN_BUFFER && s->persistent);
+            bool in_state = ls_input_in_state(s->kind, s->persistent);
             if (data && !pu_map_has(&placed, s->target)) {
                 pu_map_put(&placed, s->target, 1);
                 ls_named_tensor e = {.name = s->target, .t = ls_tensor_ref(data->t), .meta = data->meta};
@@ -710,7 +710,7 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         for (uint32_t s = 0; s < in->n_inputs; s++) {
             if (!L.drop_input[s] || !in->inputs[s].target || pu_map_has(&still, in->inputs[s].target)) continue;
             const ls_input_spec *sp = &in->inputs[s];
-            bool in_state = sp->kind == LS_IN_PARAMETER || (sp->kind == LS_IN_BUFFER && sp->persistent);
+            bool in_state = ls_input_in_state(sp->kind, sp->persistent);
             pu_map_put(&still, sp->target, 1); /* drop once */
             uint32_t ix;
             if (in_state && pu_map_get(&L.sig.state_ix, sp->target, &ix)) q->state_dict[ix].name = NULL;

@@ -40,16 +40,11 @@ const ls_input_spec *pu_spec(const pu_sig *s, const ls_program *p, const ls_node
     return &p->inputs[i];
 }
 
-bool pu_is_data_kind(uint8_t kind)
-{
-    return kind == LS_IN_PARAMETER || kind == LS_IN_BUFFER || kind == LS_IN_CONSTANT_TENSOR;
-}
-
 ls_named_tensor *pu_data(const pu_sig *s, const ls_program *p, const ls_input_spec *spec)
 {
     uint32_t i;
     if (!spec || !spec->target) return NULL;
-    bool in_state = spec->kind == LS_IN_PARAMETER || (spec->kind == LS_IN_BUFFER && spec->persistent);
+    bool in_state = ls_input_in_state(spec->kind, spec->persistent);
     bool in_const = spec->kind == LS_IN_CONSTANT_TENSOR || (spec->kind == LS_IN_BUFFER && !spec->persistent);
     if (in_state && pu_map_get(&s->state_ix, spec->target, &i) && i < p->n_state) return &p->state_dict[i];
     if (in_const && pu_map_get(&s->const_ix, spec->target, &i) && i < p->n_constants) return &p->constants[i];

@@ -55,8 +55,6 @@ void pu_sig_build(pu_sig *s, const ls_program *p);
 void pu_sig_free(pu_sig *s);
 /* The input spec of a placeholder, or NULL. */
 const ls_input_spec *pu_spec(const pu_sig *s, const ls_program *p, const ls_node *ph);
-/* Parameter, buffer or lifted tensor constant. */
-bool pu_is_data_kind(uint8_t kind);
 /* Where the spec's data lives, or NULL. */
 ls_named_tensor *pu_data(const pu_sig *s, const ls_program *p, const ls_input_spec *spec);
 /* A buffer (or parameter) whose target a mutation output writes. */

@@ -660,12 +660,8 @@ ls_named_tensor *ls_program_constant(const ls_program *p, const char *target)
 
 ls_named_tensor *ls_program_spec_data(const ls_program *p, const ls_input_spec *s)
 {
-    switch (s->kind) {
-    case LS_IN_PARAMETER: return ls_program_state(p, s->target);
-    case LS_IN_BUFFER: return s->persistent ? ls_program_state(p, s->target) : ls_program_constant(p, s->target);
-    case LS_IN_CONSTANT_TENSOR: return ls_program_constant(p, s->target);
-    default: return NULL;
-    }
+    if (!ls_input_kind_holds_data(s->kind)) return NULL;
+    return ls_input_in_state(s->kind, s->persistent) ? ls_program_state(p, s->target) : ls_program_constant(p, s->target);
 }
 
 static void put_named(ls_named_tensor **v, uint32_t *n, const char *target, ls_tensor *t, const ls_tmeta *meta)

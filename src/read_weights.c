@@ -19,16 +19,6 @@ typedef struct wctx {
     ls_ptrmap blobs; /* interned member path → ls_blob* */
 } wctx;
 
-static bool spec_needs_data(const ls_input_spec *s)
-{
-    return s->kind == LS_IN_PARAMETER || s->kind == LS_IN_BUFFER || s->kind == LS_IN_CONSTANT_TENSOR;
-}
-
-static bool spec_in_state(const ls_input_spec *s)
-{
-    return s->kind == LS_IN_PARAMETER || (s->kind == LS_IN_BUFFER && s->persistent);
-}
-
 /* Appends to a table whose array the caller sized beforehand (see reserve_entries). */
 static void push_entry(ls_named_tensor **v, uint32_t *n, const char *name, ls_tensor *t, const ls_tmeta *m)
 {
@@ -51,7 +41,7 @@ static void metadata_entries(ls_program *p)
     reserve_entries(&p->constants, p->n_constants, p->n_inputs);
     for (uint32_t i = 0; i < p->n_inputs; i++) {
         const ls_input_spec *s = &p->inputs[i];
-        if (!spec_needs_data(s) || !s->target) continue;
+        if (!ls_input_kind_holds_data(s->kind) || !s->target) continue;
         uintptr_t dummy;
         if (ls_ptrmap_get(&seen, s->target, &dummy)) continue;
         ls_ptrmap_put(&seen, s->target, 1);
@@ -59,7 +49,7 @@ static void metadata_entries(ls_program *p)
         memset(&m, 0, sizeof m);
         int32_t pos = s->name ? ls_program_find(p, s->name) : -1;
         if (pos >= 0 && p->nodes[pos]->val_kind == LS_VAL_TENSOR) m = p->nodes[pos]->vals[0];
-        if (spec_in_state(s)) push_entry(&p->state_dict, &p->n_state, s->target, NULL, &m);
+        if (ls_input_in_state(s->kind, s->persistent)) push_entry(&p->state_dict, &p->n_state, s->target, NULL, &m);
         else push_entry(&p->constants, &p->n_constants, s->target, NULL, &m);
     }
     ls_ptrmap_free(&seen);
@@ -196,7 +186,7 @@ static const char *spec_kind_text(const ls_input_spec *s)
 int ls_read_weights(ls_program *p, const char *where, ls_weight_source *ws, bool metadata_only, ls_error *err)
 {
     bool needs = false;
-    for (uint32_t i = 0; i < p->n_inputs; i++) needs |= spec_needs_data(&p->inputs[i]);
+    for (uint32_t i = 0; i < p->n_inputs; i++) needs |= ls_input_kind_holds_data(p->inputs[i].kind);
     const char *wcfg = NULL, *ccfg = NULL;
     if (ws && !metadata_only) {
         const char *model = ws->model ? ws->model : "model";
@@ -223,8 +213,8 @@ int ls_read_weights(ls_program *p, const char *where, ls_weight_source *ws, bool
     /* every parameter, buffer and constant the signature names must have its data */
     for (uint32_t i = 0; i < p->n_inputs && rc == 0; i++) {
         const ls_input_spec *s = &p->inputs[i];
-        if (!spec_needs_data(s)) continue;
-        bool state = spec_in_state(s);
+        if (!ls_input_kind_holds_data(s->kind)) continue;
+        bool state = ls_input_in_state(s->kind, s->persistent);
         const char *cfg = state ? wcfg : ccfg;
         if (!s->target) {
             rc = ls_fail(err, "%s: input spec %u ('%s', %s): no target", where, i, s->name ? s->name : "?",
