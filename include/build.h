@@ -23,6 +23,8 @@ const char *ls_op_target_cached(const ls_op *op, ls_dialect dialect);
  * do not fit the schema. Special ops (getitem, executorch_call_delegate) keep args as given. */
 ls_node *ls_node_new_call(ls_program *p, const char *name, const ls_op *op, ls_dialect dialect, ls_arg *args,
                           uint16_t nargs, const ls_tmeta *val, ls_error *err);
+/* A new `name = getitem(of, k)` call (next id, not in the graph): value k of node `of`. */
+ls_node *ls_node_new_getitem(ls_program *p, const char *name, uint32_t of, int64_t k);
 /* A new placeholder node (next id, not in the graph) with a tensor value. */
 ls_node *ls_node_new_placeholder(ls_program *p, const char *name, const ls_tmeta *val);
 

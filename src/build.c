@@ -35,6 +35,20 @@ const char *ls_op_target_cached(const ls_op *op, ls_dialect dialect)
     return *t;
 }
 
+ls_node *ls_node_new_getitem(ls_program *p, const char *name, uint32_t of, int64_t k)
+{
+    const ls_op *gi = ls_op_get(LS_OP_getitem);
+    ls_node *g = ls_node_new(p, LS_NODE_CALL, name, ls_op_target(gi, LS_DIALECT_NONE));
+    g->op = gi;
+    ls_arg *args = ls_calloc(2, sizeof *args);
+    args[0] = ls_arg_node(of);
+    args[0].name = gi->schema.params[0].name;
+    args[1] = ls_arg_int(k);
+    args[1].name = gi->schema.params[1].name;
+    ls_node_set_args(g, args, 2);
+    return g;
+}
+
 ls_node *ls_node_new_call(ls_program *p, const char *name, const ls_op *op, ls_dialect dialect, ls_arg *args,
                           uint16_t nargs, const ls_tmeta *val, ls_error *err)
 {

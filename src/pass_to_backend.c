@@ -329,19 +329,11 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
     bk->call->debug_handle = ++L->debug_handle;
     ls_tmeta *vals = ls_calloc(n_user ? n_user : 1, sizeof *vals);
     bk->getitems = ls_calloc(n_user ? n_user : 1, sizeof *bk->getitems);
-    const ls_op *gi = ls_op_get(LS_OP_getitem);
     for (uint32_t k = 0, u = 0; k < outs.n; k++) {
         if (outs.v[k].mutation) continue;
         const ls_node *v = q->nodes[outs.v[k].pos];
         if (pu_val(v)) vals[u] = *pu_val(v);
-        ls_arg *ga = ls_calloc(2, sizeof *ga);
-        ga[0] = ls_arg_node(bk->call->id);
-        ga[0].name = gi->schema.params[0].name;
-        ga[1] = ls_arg_int(u);
-        ga[1].name = gi->schema.params[1].name;
-        ls_node *g = ls_node_new(q, LS_NODE_CALL, pu_namer_take(&L->names, L->getitem), ls_op_target(gi, LS_DIALECT_NONE));
-        g->op = gi;
-        ls_node_set_args(g, ga, 2);
+        ls_node *g = ls_node_new_getitem(q, pu_namer_take(&L->names, L->getitem), bk->call->id, u);
         ls_node_set_vals(g, (ls_val_kind)v->val_kind, v->vals, v->nvals);
         bk->getitems[u++] = g;
         L->repl_id[outs.v[k].pos] = g->id;

@@ -177,15 +177,7 @@ static bool decompose_layer_norm(edge *E, const ls_node *n)
     ls_node *nl = emit(E, LS_OP_native_layer_norm, la, 5, NULL);
     if (!nl) return false;
     ls_node_set_vals(nl, LS_VAL_TENSORS, vals, 3);
-    const ls_op *gi = ls_op_get(LS_OP_getitem);
-    ls_arg *ga = args_of(2);
-    ga[0] = ls_arg_node(nl->id);
-    ga[0].name = gi->schema.params[0].name;
-    ga[1] = ls_arg_int(0);
-    ga[1].name = gi->schema.params[1].name;
-    ls_node *g = ls_node_new(E->q, LS_NODE_CALL, pu_namer_take(&E->names, ls_intern("getitem")), ls_op_target(gi, LS_DIALECT_NONE));
-    g->op = gi;
-    ls_node_set_args(g, ga, 2);
+    ls_node *g = ls_node_new_getitem(E->q, pu_namer_take(&E->names, ls_intern("getitem")), nl->id, 0);
     ls_node_set_val(g, y);
     ls_vec_push(&E->out, g);
     take_place(g, n);

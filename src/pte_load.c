@@ -346,15 +346,7 @@ static void free_args(ls_arg *args, uint32_t n)
 
 static ls_node *getitem(loader *L, uint32_t of, uint32_t k, const ls_tmeta *m)
 {
-    const ls_op *gi = ls_op_get(LS_OP_getitem);
-    ls_node *g = ls_node_new(L->p, LS_NODE_CALL, ls_namer_take(L->names, "getitem"), ls_op_target(gi, LS_DIALECT_NONE));
-    g->op = gi;
-    ls_arg *ga = ls_calloc(2, sizeof *ga);
-    ga[0] = ls_arg_node(of);
-    ga[0].name = gi->schema.params[0].name;
-    ga[1] = ls_arg_int(k);
-    ga[1].name = gi->schema.params[1].name;
-    ls_node_set_args(g, ga, 2);
+    ls_node *g = ls_node_new_getitem(L->p, ls_namer_take(L->names, "getitem"), of, k);
     if (m) ls_node_set_val(g, m);
     return g;
 }

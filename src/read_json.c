@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build.h"
 #include "namer.h"
 #include "ops.h"
 #include "ptrmap.h"
@@ -280,15 +281,7 @@ static void drop_args(ls_arg *given, uint16_t n, bool heap)
 
 static ls_node *new_getitem(loader *L, ls_node *parent, const char *name, int64_t idx)
 {
-    ls_node *g = ls_node_new(L->p, LS_NODE_CALL, name, NULL);
-    g->target = L->getitem_target;
-    g->op = L->getitem_op;
-    ls_arg *args = ls_calloc(2, sizeof *args);
-    args[0] = ls_arg_node(parent->id);
-    args[0].name = L->getitem_op->schema.params[0].name;
-    args[1] = ls_arg_int(idx);
-    args[1].name = L->getitem_op->schema.params[1].name;
-    ls_node_set_args(g, args, 2);
+    ls_node *g = ls_node_new_getitem(L->p, name, parent->id, idx);
     /* torch gives a getitem its producer's metadata */
     g->text = parent->text;
     g->tag = parent->tag;

@@ -21,8 +21,6 @@ typedef struct loader {
     LS_VEC(const char *) tag_order;
     LS_VEC(ls_node *) unnamed; /* nodes named at the end (ls_loader_name_rest) */
     bool deferred_fail;        /* err was set inside a lookup that cannot return it */
-    const ls_op *getitem_op;
-    const char *getitem_target;
     const char *lowered_module_name;
     const char *last_tag;
     struct {

@@ -264,8 +264,6 @@ int ls_load_json_tree(const char *where, const char *name, const cJSON *root, ls
 {
     *out = NULL;
     loader L = {.where = ls_intern(where), .err = err, .depth = depth};
-    L.getitem_op = ls_op_get(LS_OP_getitem);
-    L.getitem_target = ls_intern("_operator.getitem");
     L.lowered_module_name = ls_intern("lowered_module");
     int rc = load_root(&L, root, name ? name : "model", ws, metadata_only);
     ls_strmap_free(&L.values);
