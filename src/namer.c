@@ -1,109 +1,99 @@
-/* Unique node names (torch.fx's rule), with per-base counters so naming stays linear. */
+/* Unique node names (torch.fx's rule), with per-stem counters so naming stays linear: the
+ * readers, the .pte loader and every pass that makes nodes name them here. */
 #include "namer.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
 #include "program.h"
-
-typedef struct slot {
-    const char *key; /* interned */
-    uint32_t next;   /* for counters: next suffix to try */
-} slot;
-
-typedef struct set {
-    slot *slots;
-    uint32_t cap, used;
-} set;
+#include "ptrmap.h"
 
 struct ls_namer {
-    set taken;    /* names in use */
-    set counters; /* base → next suffix */
+    ls_ptrmap taken; /* interned names in use */
+    ls_ptrmap next;  /* interned stem → next suffix to try */
 };
-
-static uint32_t hash_ptr(const char *s)
-{
-    uintptr_t x = (uintptr_t)s;
-    x ^= x >> 15;
-    x *= 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(x >> 24);
-}
-
-static slot *lookup(set *st, const char *key, bool insert)
-{
-    if (insert && (st->used + 1) * 2 > st->cap) {
-        uint32_t nc = st->cap ? st->cap * 2 : 64;
-        slot *ns = ls_calloc(nc, sizeof *ns);
-        for (uint32_t i = 0; i < st->cap; i++) {
-            if (!st->slots[i].key) continue;
-            uint32_t j = hash_ptr(st->slots[i].key) & (nc - 1);
-            while (ns[j].key) j = (j + 1) & (nc - 1);
-            ns[j] = st->slots[i];
-        }
-        free(st->slots);
-        st->slots = ns;
-        st->cap = nc;
-    }
-    if (!st->cap) return NULL;
-    uint32_t j = hash_ptr(key) & (st->cap - 1);
-    while (st->slots[j].key) {
-        if (st->slots[j].key == key) return &st->slots[j];
-        j = (j + 1) & (st->cap - 1);
-    }
-    if (!insert) return NULL;
-    st->slots[j].key = key;
-    st->slots[j].next = 1;
-    st->used++;
-    return &st->slots[j];
-}
 
 ls_namer *ls_namer_new(const ls_program *p)
 {
     ls_namer *nm = ls_calloc(1, sizeof *nm);
-    if (p)
-        for (uint32_t i = 0; i < p->n_nodes; i++) ls_namer_reserve(nm, p->nodes[i]->name);
+    if (p) {
+        ls_ptrmap_reserve(&nm->taken, p->n_nodes);
+        for (uint32_t i = 0; i < p->n_nodes; i++) ls_ptrmap_put(&nm->taken, p->nodes[i]->name, 1);
+    }
     return nm;
+}
+
+void ls_namer_room(ls_namer *nm, uint32_t n)
+{
+    ls_ptrmap_reserve(&nm->taken, nm->taken.used + n);
 }
 
 void ls_namer_reserve(ls_namer *nm, const char *name)
 {
-    if (name) lookup(&nm->taken, ls_intern(name), true);
+    if (name) ls_ptrmap_put(&nm->taken, ls_intern(name), 1);
 }
 
-const char *ls_namer_take(ls_namer *nm, const char *base_in)
+bool ls_namer_taken(const ls_namer *nm, const char *name)
 {
-    const char *base = ls_intern(base_in);
-    if (!lookup(&nm->taken, base, false)) {
-        lookup(&nm->taken, base, true);
+    return ls_ptrmap_get(&nm->taken, name, NULL);
+}
+
+const char *ls_namer_take(ls_namer *nm, const char *base)
+{
+    return ls_namer_take_interned(nm, ls_intern(base));
+}
+
+static size_t put_uint(char *out, uint32_t v)
+{
+    char tmp[12];
+    size_t n = 0;
+    do tmp[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+const char *ls_namer_take_interned(ls_namer *nm, const char *base)
+{
+    if (!ls_ptrmap_get(&nm->taken, base, NULL)) {
+        ls_ptrmap_put(&nm->taken, base, 1);
         return base;
     }
-    /* "add_3" continues from 4 under the base "add" */
-    size_t len = strlen(base);
-    size_t k = len;
-    while (k > 0 && isdigit((unsigned char)base[k - 1])) k--;
-    uint32_t start = 1;
+    /* "add_3" continues from 4 under the stem "add" */
+    size_t len = strlen(base), k = len;
+    while (k > 0 && base[k - 1] >= '0' && base[k - 1] <= '9') k--;
     const char *stem = base;
+    size_t stem_len = len;
+    uint32_t start = 1;
     if (k < len && k > 1 && base[k - 1] == '_') {
-        stem = ls_intern_n(base, k - 1);
+        stem_len = k - 1;
+        stem = ls_intern_n(base, stem_len);
         start = (uint32_t)strtoul(base + k, NULL, 10) + 1;
     }
-    slot *c = lookup(&nm->counters, stem, true);
-    if (c->next < start) c->next = start;
+    uintptr_t next = 1;
+    ls_ptrmap_get(&nm->next, stem, &next);
+    if (next < start) next = start;
+    char small[256];
+    char *buf = stem_len + 16 <= sizeof small ? small : ls_malloc(stem_len + 16);
+    memcpy(buf, stem, stem_len);
+    buf[stem_len] = '_';
+    const char *cand;
     for (;;) {
-        const char *cand = ls_internf("%s_%u", stem, c->next++);
-        if (!lookup(&nm->taken, cand, false)) {
-            lookup(&nm->taken, cand, true);
-            return cand;
-        }
+        size_t n = stem_len + 1 + put_uint(buf + stem_len + 1, (uint32_t)next++);
+        cand = ls_intern_n(buf, n);
+        if (!ls_ptrmap_get(&nm->taken, cand, NULL)) break;
     }
+    ls_ptrmap_put(&nm->taken, cand, 1);
+    ls_ptrmap_put(&nm->next, stem, next);
+    if (buf != small) free(buf);
+    return cand;
 }
 
 void ls_namer_free(ls_namer *nm)
 {
     if (!nm) return;
-    free(nm->taken.slots);
-    free(nm->counters.slots);
+    ls_ptrmap_free(&nm->taken);
+    ls_ptrmap_free(&nm->next);
     free(nm);
 }

@@ -164,7 +164,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
 
     /* §2.3 materialisation, last folded value first */
     /* only names that could clash with the ones made here are reserved */
-    pu_namer names = {0};
+    ls_namer *names = ls_namer_new(NULL);
     prop_names pn = {.size = q->n_constants, .max_suffix = -1};
     for (uint32_t i = 0; i < q->n_constants; i++) {
         pu_map_put(&pn.taken, q->constants[i].name, 1);
@@ -177,7 +177,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
         const char *nm = q->nodes[i]->name;
         if ((nm[0] == '_' && strncmp(nm, "_prop_tensor_constant", 21) == 0) || (nm[0] == 'c' && strncmp(nm, "clone", 5) == 0) ||
             (nm[0] == 'a' && strncmp(nm, "aten_clone_default", 18) == 0))
-            pu_namer_reserve(&names, nm);
+            ls_namer_reserve(names, nm);
     }
     bool *erase = ls_calloc(n ? n : 1, sizeof *erase);
     LS_VEC(ls_node *) created = {0};
@@ -220,7 +220,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
                 continue;
             }
             const char *fqn = prop_name(&pn);
-            const char *name = pu_namer_take(&names, fqn);
+            const char *name = ls_namer_take_interned(names, fqn);
             ls_node *ph = ls_node_clone(nd);
             ls_node_set_args(ph, NULL, 0);
             ph->id = q->next_id++;
@@ -345,7 +345,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
             ls_arg *args = ls_calloc(1, sizeof *args);
             args[0] = ls_arg_node(v->id);
             ls_error err;
-            ls_node *cl = ls_node_new_call(q, pu_namer_take(&names, ls_op_node_base(clone, d)), clone, d, args, 1, pu_val(v), &err);
+            ls_node *cl = ls_node_new_call(q, ls_namer_take_interned(names, ls_op_node_base(clone, d)), clone, d, args, 1, pu_val(v), &err);
             if (!cl) continue;
             ls_vec_push(&clones, cl);
             o = pu_edit(q, (uint32_t)op);
@@ -355,7 +355,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
                           cl->name, d == LS_DIALECT_EDGE ? "Edge " : "", clone->qualname, a, v->name);
         }
     }
-    pu_namer_free(&names);
+    ls_namer_free(names);
     pu_sig_free(&sig2);
 
     /* eliminate_dead_code: calls nobody reads (in-place ops and delegate calls stay) */

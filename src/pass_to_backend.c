@@ -40,7 +40,7 @@ typedef struct lower {
     uint32_t n;
     pu_sig sig;
     pu_users users;
-    pu_namer names;
+    ls_namer *names;
     int32_t *tix;         /* per position: tag index or -1 */
     uint32_t *stamp;      /* per position scratch */
     int32_t *spec_ix;     /* per position: input spec of a placeholder, -1 none, -2 not looked up */
@@ -151,9 +151,9 @@ static const char *fresh_module_name(lower *L)
         while (v);
         for (size_t k = 0; k < nd; k++) buf[prefix + k] = digits[nd - 1 - k];
         const char *nm = ls_intern_n(buf, prefix + nd);
-        if (pu_map_has(&L->names.taken, nm)) continue;
+        if (ls_namer_taken(L->names, nm)) continue;
         L->module_index++;
-        pu_namer_reserve(&L->names, nm);
+        ls_namer_reserve(L->names, nm);
         return nm;
     }
 }
@@ -324,7 +324,7 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
     /* the call: get_attr lowered_module_<i>, executorch_call_delegate, one getitem per value */
     bk->get_attr = ls_node_new(q, LS_NODE_GET_ATTR, mod_name, mod_name);
     const ls_op *cd = ls_op_get(LS_OP_call_delegate);
-    bk->call = ls_node_new(q, LS_NODE_CALL, pu_namer_take(&L->names, L->call_delegate), ls_op_target(cd, LS_DIALECT_NONE));
+    bk->call = ls_node_new(q, LS_NODE_CALL, ls_namer_take_interned(L->names, L->call_delegate), ls_op_target(cd, LS_DIALECT_NONE));
     bk->call->op = cd;
     bk->call->debug_handle = ++L->debug_handle;
     ls_tmeta *vals = ls_calloc(n_user ? n_user : 1, sizeof *vals);
@@ -333,7 +333,7 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
         if (outs.v[k].mutation) continue;
         const ls_node *v = q->nodes[outs.v[k].pos];
         if (pu_val(v)) vals[u] = *pu_val(v);
-        ls_node *g = ls_node_new_getitem(q, pu_namer_take(&L->names, L->getitem), bk->call->id, u);
+        ls_node *g = ls_node_new_getitem(q, ls_namer_take_interned(L->names, L->getitem), bk->call->id, u);
         ls_node_set_vals(g, (ls_val_kind)v->val_kind, v->vals, v->nvals);
         bk->getitems[u++] = g;
         L->repl_id[outs.v[k].pos] = g->id;
@@ -551,7 +551,7 @@ static int32_t named_output(const lower *L, const ls_program *in, int32_t out_po
 
 int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
 {
-    lower L = {.ctx = ctx};
+    lower L = {.ctx = ctx, .names = ls_namer_new(NULL)};
     L.q = ls_program_copy(in);
     ls_program *q = L.q;
     L.n = q->n_nodes;
@@ -563,9 +563,9 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         const char *nm = q->nodes[i]->name;
         if ((nm[0] == 'g' && strncmp(nm, "getitem", 7) == 0) || (nm[0] == 'e' && strncmp(nm, "executorch_call_delegate", 24) == 0) ||
             (nm[0] == 'l' && strncmp(nm, "lowered_module_", 15) == 0))
-            pu_namer_reserve(&L.names, nm);
+            ls_namer_reserve(L.names, nm);
     }
-    for (uint32_t i = 0; i < q->n_subs; i++) pu_namer_reserve(&L.names, q->subs[i].name);
+    for (uint32_t i = 0; i < q->n_subs; i++) ls_namer_reserve(L.names, q->subs[i].name);
     L.getitem = ls_intern("getitem");
     L.call_delegate = ls_intern("executorch_call_delegate");
     L.tix = ls_malloc(sizeof *L.tix * (n ? n : 1));
@@ -751,7 +751,7 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     free(L.spec_ix);
     free(L.tix);
     free(L.ids);
-    pu_namer_free(&L.names);
+    ls_namer_free(L.names);
     pu_users_free(&L.users);
     pu_sig_free(&L.sig);
     if (rc != 0) {

@@ -25,7 +25,7 @@ typedef LS_VEC(ls_node *) node_vec;
 
 typedef struct edge {
     ls_program *q;
-    pu_namer names;
+    ls_namer *names;
     node_vec out;
     uint32_t decomposed, kept;
 } edge;
@@ -46,7 +46,7 @@ static ls_node *emit(edge *E, ls_op_id id, ls_arg *args, uint16_t nargs, const l
 {
     const ls_op *op = ls_op_get(id);
     ls_error err;
-    ls_node *n = ls_node_new_call(E->q, pu_namer_take(&E->names, ls_op_node_base(op, LS_DIALECT_EDGE)), op, LS_DIALECT_EDGE,
+    ls_node *n = ls_node_new_call(E->q, ls_namer_take_interned(E->names, ls_op_node_base(op, LS_DIALECT_EDGE)), op, LS_DIALECT_EDGE,
                                   args, nargs, val, &err);
     if (n) ls_vec_push(&E->out, n);
     return n;
@@ -177,7 +177,7 @@ static bool decompose_layer_norm(edge *E, const ls_node *n)
     ls_node *nl = emit(E, LS_OP_native_layer_norm, la, 5, NULL);
     if (!nl) return false;
     ls_node_set_vals(nl, LS_VAL_TENSORS, vals, 3);
-    ls_node *g = ls_node_new_getitem(E->q, pu_namer_take(&E->names, ls_intern("getitem")), nl->id, 0);
+    ls_node *g = ls_node_new_getitem(E->q, ls_namer_take_interned(E->names, ls_intern("getitem")), nl->id, 0);
     ls_node_set_val(g, y);
     ls_vec_push(&E->out, g);
     take_place(g, n);
@@ -226,12 +226,13 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     }
     edge E = {.q = q};
     uint32_t n = q->n_nodes;
-    pu_map_reserve(&E.names.taken, n + n / 4); /* every call is renamed; decompositions add a few */
+    E.names = ls_namer_new(NULL);
+    ls_namer_room(E.names, n + n / 4); /* every call is renamed; decompositions add a few */
     ls_vec_reserve(&E.out, n + n / 4);
     for (uint32_t i = 0; i < n; i++) {
         const ls_node *nd = q->nodes[i];
         /* placeholders, getitems, delegate calls and unknown ops keep their names */
-        if (nd->kind != LS_NODE_CALL || !nd->op || (nd->op->flags & LS_OPF_SPECIAL)) pu_namer_reserve(&E.names, nd->name);
+        if (nd->kind != LS_NODE_CALL || !nd->op || (nd->op->flags & LS_OPF_SPECIAL)) ls_namer_reserve(E.names, nd->name);
     }
     uint32_t converted = 0, views = 0, unknown = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -281,13 +282,13 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         }
         c->target = ls_op_target_cached(c->op, LS_DIALECT_EDGE);
         c->dialect = LS_DIALECT_EDGE;
-        c->name = pu_namer_take(&E.names, ls_op_node_base(c->op, LS_DIALECT_EDGE));
+        c->name = ls_namer_take_interned(E.names, ls_op_node_base(c->op, LS_DIALECT_EDGE));
         ls_vec_push(&E.out, c);
         converted++;
     }
     ls_program_set_nodes(q, E.out.v, E.out.n);
     free(E.out.v);
-    pu_namer_free(&E.names);
+    ls_namer_free(E.names);
     /* output specs name the output values: they follow the renaming (positionally) */
     const ls_node *o = ls_program_output(q);
     for (uint32_t i = 0; o && i < o->nargs && i < q->n_outputs; i++)

@@ -227,62 +227,6 @@ void pu_users_free(pu_users *u)
     memset(u, 0, sizeof *u);
 }
 
-void pu_namer_reserve(pu_namer *nm, const char *name)
-{
-    if (name) pu_map_put(&nm->taken, name, 1);
-}
-
-static size_t put_uint(char *out, uint32_t v)
-{
-    char tmp[12];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
-    return n;
-}
-
-const char *pu_namer_take(pu_namer *nm, const char *base)
-{
-    if (!pu_map_has(&nm->taken, base)) {
-        pu_map_put(&nm->taken, base, 1);
-        return base;
-    }
-    size_t len = strlen(base), k = len;
-    while (k > 0 && base[k - 1] >= '0' && base[k - 1] <= '9') k--;
-    const char *stem = base;
-    size_t stem_len = len;
-    uint32_t start = 1;
-    if (k < len && k > 1 && base[k - 1] == '_') {
-        stem_len = k - 1;
-        stem = ls_intern_n(base, stem_len);
-        start = (uint32_t)strtoul(base + k, NULL, 10) + 1;
-    }
-    uint32_t next = 1;
-    pu_map_get(&nm->next, stem, &next);
-    if (next < start) next = start;
-    char buf[512];
-    if (stem_len > sizeof buf - 16) stem_len = sizeof buf - 16;
-    memcpy(buf, stem, stem_len);
-    buf[stem_len] = '_';
-    for (;;) {
-        size_t n = stem_len + 1 + put_uint(buf + stem_len + 1, next++);
-        const char *cand = ls_intern_n(buf, n);
-        if (pu_map_has(&nm->taken, cand)) continue;
-        pu_map_put(&nm->taken, cand, 1);
-        pu_map_put(&nm->next, stem, next);
-        return cand;
-    }
-}
-
-void pu_namer_free(pu_namer *nm)
-{
-    pu_map_free(&nm->taken);
-    pu_map_free(&nm->next);
-}
-
 int pu_tag_cmp(const char *a, const char *b)
 {
     if (a == b) return 0;

@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "history.h"
+#include "namer.h"
 #include "ops.h"
 #include "program.h"
 #include "ptrmap.h"
@@ -99,16 +100,6 @@ static inline int32_t pu_pos(const pu_users *u, uint32_t id)
     return pu_map_get(&u->sparse, (const void *)(uintptr_t)id, &v) ? (int32_t)v : -1;
 }
 
-/* Fresh names by torch.fx's rule, exactly as ls_namer makes them ("add", "add_1", ...; a base
- * ending in _N continues from N), but formatted without printf: passes name up to one node per
- * node of the program. */
-typedef struct pu_namer {
-    pu_map taken;
-    pu_map next; /* stem → next suffix */
-} pu_namer;
-void pu_namer_reserve(pu_namer *nm, const char *name); /* interned */
-const char *pu_namer_take(pu_namer *nm, const char *base); /* base interned; result interned */
-void pu_namer_free(pu_namer *nm);
 
 /* Tags compare as exir's min() compares them: strings, "tag10" < "tag2"; NULL (None) apart. */
 int pu_tag_cmp(const char *a, const char *b);

@@ -186,6 +186,16 @@ START_TEST(namer_follows_fx)
     ck_assert_str_eq(ls_namer_take(nm, "mul"), "mul");
     ck_assert_str_eq(ls_namer_take(nm, "mul"), "mul_1");
     ck_assert_str_eq(ls_namer_take(nm, "c_copy_0"), "c_copy_0");
+    ck_assert(ls_namer_taken(nm, ls_intern("mul_1")));
+    ck_assert(!ls_namer_taken(nm, ls_intern("mul_2")));
+    /* a long name keeps all of it */
+    char stem[700];
+    memset(stem, 'a', sizeof stem - 1);
+    stem[sizeof stem - 1] = 0;
+    ck_assert_str_eq(ls_namer_take(nm, stem), stem);
+    const char *second = ls_namer_take_interned(nm, ls_intern(stem));
+    ck_assert_uint_eq(strlen(second), strlen(stem) + 2);
+    ck_assert(strncmp(second, stem, strlen(stem)) == 0 && strcmp(second + strlen(stem), "_1") == 0);
     ls_namer_free(nm);
     ls_program_unref(p);
 }
