@@ -95,6 +95,8 @@ const ls_op *ls_op_from_target(const char *target, ls_dialect *dialect);
  * Edge "executorch.exir.dialects.edge.ops.aten.add.Tensor", ExecuTorch (its out variant)
  * "executorch.exir.dialects.edge.ops.aten.add.out". */
 const char *ls_op_target(const ls_op *op, ls_dialect dialect);
+/* The op of an interned qualified name ("aten.add.Tensor"), or NULL. */
+const ls_op *ls_op_by_qualname(const char *qualname);
 /* The functional op whose out variant a .pte names: ("aten::add", "out") → add.Tensor. */
 const ls_op *ls_op_from_out_variant(const char *ns_name, const char *overload);
 /* The Edge _copy form of a view op (view → view_copy), or NULL. */

@@ -315,15 +315,6 @@ static int rd_arg(rd *r, ls_arg *a, uint32_t limit)
     }
 }
 
-static const ls_op *op_by_qualname(const char *q)
-{
-    for (int i = 0; i < LS_OP_COUNT; i++) {
-        const ls_op *op = ls_op_get((ls_op_id)i);
-        if (op && op->qualname == q) return op;
-    }
-    return NULL;
-}
-
 static int rd_args(rd *r, ls_node *n, uint16_t nargs, uint32_t limit)
 {
     n->args = ls_calloc(nargs ? nargs : 1, sizeof *n->args);
@@ -366,7 +357,7 @@ static int rd_node(rd *r, ls_bb_graph *g, uint32_t i, bool *used[3], const uint3
         const char *q;
         uint16_t nargs;
         if (rd_name(r, &q, "operator name") != 0) return -1;
-        n->op = op_by_qualname(q);
+        n->op = ls_op_by_qualname(q);
         if (!n->op) return rd_fail(r, "node %s: unknown operator '%s'", n->name, q);
         if (n->op->id == LS_OP_call_delegate)
             return rd_fail(r, "node %s: a delegate call inside a delegate is not supported", n->name);

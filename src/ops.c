@@ -274,6 +274,12 @@ static const ls_op *find_qualname(const char *q)
     return NULL;
 }
 
+const ls_op *ls_op_by_qualname(const char *qualname)
+{
+    ensure_table();
+    return qualname ? find_qualname(qualname) : NULL;
+}
+
 const ls_op *ls_op_find(const char *ns, const char *name, const char *overload)
 {
     ensure_table();
