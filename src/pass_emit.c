@@ -40,6 +40,7 @@ typedef struct emitter {
     LS_VEC(ls_pte_operator) ops;
     LS_VEC(ls_pte_delegate) dels;
     LS_VEC(const char *) del_sub; /* submodule name of each delegate */
+    ls_ptrmap sub_ix, del_ix;     /* submodule name → its index in p->subs, its delegate's index */
     LS_VEC(ls_pte_blob) segs;
     ls_buf consts;
     u64_vec const_off;
@@ -327,8 +328,8 @@ static int tuple_values(emitter *E, const ls_node *call, uint32_t pos, int32_t *
 
 static int delegate_index(emitter *E, const ls_node *n, const ls_submodule *sub, int32_t *out)
 {
-    for (uint32_t i = 0; i < E->del_sub.n; i++)
-        if (E->del_sub.v[i] == sub->name) return *out = (int32_t)i, 0;
+    uintptr_t known;
+    if (ls_ptrmap_get(&E->del_ix, sub->name, &known)) return *out = (int32_t)known, 0;
     ls_blob *blob = ls_blob_ref(sub->processed);
     ls_compile_spec *specs = sub->specs;
     uint32_t nspecs = sub->nspecs;
@@ -363,6 +364,7 @@ static int delegate_index(emitter *E, const ls_node *n, const ls_submodule *sub,
     ls_blob_unref(blob);
     ls_vec_push(&E->dels, d);
     ls_vec_push(&E->del_sub, sub->name);
+    ls_ptrmap_put(&E->del_ix, sub->name, E->dels.n - 1);
     *out = (int32_t)E->dels.n - 1;
     return 0;
 }
@@ -370,7 +372,9 @@ static int delegate_index(emitter *E, const ls_node *n, const ls_submodule *sub,
 static int delegate_call(emitter *E, const ls_node *n, uint32_t pos)
 {
     const ls_node *ga = n->nargs && n->args[0].kind == LS_ARG_NODE ? ls_program_node(E->p, n->args[0].v.node) : NULL;
-    const ls_submodule *sub = ga && ga->kind == LS_NODE_GET_ATTR ? ls_program_sub(E->p, ga->target) : NULL;
+    uintptr_t si;
+    const ls_submodule *sub =
+        ga && ga->kind == LS_NODE_GET_ATTR && ls_ptrmap_get(&E->sub_ix, ga->target, &si) ? &E->p->subs[si] : NULL;
     if (!sub) return efail(E, n, "its lowered module is not in the program");
     int32_t di = -1;
     if (delegate_index(E, n, sub, &di) != 0) return -1;
@@ -608,6 +612,8 @@ static void free_emitter(emitter *E)
     free(E->const_off.v);
     free(E->mut_off.v);
     free(E->del_sub.v);
+    ls_ptrmap_free(&E->sub_ix);
+    ls_ptrmap_free(&E->del_ix);
     ls_buf_free(&E->consts);
     ls_buf_free(&E->muts);
     free(E->val_of);
@@ -621,6 +627,7 @@ static int emit_program(const ls_program *p, const ls_mem_plan *plan, ls_pte *pt
     emitter E = {.p = p, .plan = plan, .err = err, .mut_seg = -1};
     E.bounds = lsx_bounds_new(p);
     pu_sig_build(&E.sig, p);
+    for (uint32_t i = 0; i < p->n_subs; i++) ls_ptrmap_put(&E.sub_ix, p->subs[i].name, i);
     E.val_of = ls_malloc(sizeof *E.val_of * (p->next_id ? p->next_id : 1));
     for (uint32_t i = 0; i < p->next_id; i++) E.val_of[i] = -1;
     ls_vec_push(&E.segs, ((ls_pte_blob){0}));  /* the constant segment */
