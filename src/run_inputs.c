@@ -68,8 +68,8 @@ int ls_make_inputs(const ls_program *p, uint64_t seed, int64_t step, ls_value **
             for (uint32_t j = 0; j < k; j++) ls_value_release(&vals[j]);
             free(vals);
             free(nodes);
-            return ls_fail(err, "%s: input '%s' has no dtype and shape in the program; give it a value with --input %s=FILE.npy",
-                           p->path ? p->path : p->name, ph->name, ph->name);
+            return ls_fail(err, "%s: input '%s' has no dtype and shape in the program; give it a value from a .npy file",
+                           p->path ? p->path : p->name, ph->name);
         }
         ls_tmeta m = ph->vals[0];
         for (int d = 0; d < m.ndim; d++)

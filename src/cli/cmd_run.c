@@ -286,8 +286,8 @@ static int step_inputs(const run_opts *o, const ls_program *p, const ls_node **i
         for (uint32_t i = 0; i < nin; i++) {
             bool given = false;
             for (uint32_t j = 0; j < o->given.n; j++) given |= o->given.v[j].name == ins[i]->name;
-            if (!given) {
-                ls_cli_error("%s", err.msg);
+            if (!given) { /* the core says what is missing, the command how to give it */
+                ls_cli_error("%s (--input NAME=FILE.npy)", err.msg);
                 return -1;
             }
         }
