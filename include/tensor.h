@@ -30,6 +30,11 @@ void ls_tmeta_init(ls_tmeta *m, ls_dtype dtype, int ndim, const int64_t *sizes);
 int64_t ls_tmeta_numel(const ls_tmeta *m); /* -1 when a dim is symbolic without hint */
 bool ls_tmeta_is_dynamic(const ls_tmeta *m);
 bool ls_tmeta_equal(const ls_tmeta *a, const ls_tmeta *b);
+/* Whether a tensor of metadata `have` (or a tensor, ls_tensor_fits) is one `want` describes: the same dtype
+ * (any when want's is unknown), the same rank, and the same size in every dimension want
+ * knows (symbolic and negative sizes match anything). One rule for the runtime, the bundled
+ * delegate and the run command. */
+bool ls_tmeta_fits(const ls_tmeta *want, const ls_tmeta *have);
 /* "float32[4, 5]", "bool[]", "float32[s0, 8]" into buf; returns buf. */
 char *ls_tmeta_str(const ls_tmeta *m, char *buf, size_t cap);
 /* Checks that the element count and byte size fit (no overflow, below limit_bytes). */
@@ -50,6 +55,7 @@ typedef struct ls_tensor {
     uint64_t hash;         /* XXH3-64 of dtype, sizes and bytes; valid when hash_valid */
     bool hash_valid;
 } ls_tensor;
+bool ls_tensor_fits(const ls_tmeta *want, const ls_tensor *t); /* ls_tmeta_fits for a tensor */
 
 /* Reference-counted bytes: a file read into memory, a .pte segment, a delegate blob. */
 typedef struct ls_blob {

@@ -154,10 +154,7 @@ static int check_input(const bb_handle *h, uint32_t k, const ls_value *v, ls_err
         return ls_fail(err, "BundledBackend: %s: input %" PRIu32 " (%s): expected %s, got %s", h->g->name, k, n->name,
                        want, ls_value_kind_text(v->kind));
     const ls_tensor *t = v->t;
-    bool ok = t->dtype == m->dtype && t->ndim == m->ndim;
-    for (int d = 0; ok && d < m->ndim; d++)
-        if (!m->sym[d] && m->sizes[d] >= 0 && t->sizes[d] != m->sizes[d]) ok = false;
-    if (ok) return 0;
+    if (ls_tensor_fits(m, t)) return 0;
     ls_tmeta tm;
     ls_tensor_meta(t, &tm);
     return ls_fail(err, "BundledBackend: %s: input %" PRIu32 " (%s): expected %s, got %s", h->g->name, k, n->name, want,

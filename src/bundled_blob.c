@@ -162,10 +162,7 @@ typedef LS_VEC(slot) slot_vec;
 
 static bool meta_matches(const ls_tmeta *m, const ls_tensor *t)
 {
-    if (m->dtype != t->dtype || m->ndim != t->ndim) return false;
-    for (int d = 0; d < m->ndim; d++)
-        if (!m->sym[d] && m->sizes[d] != t->sizes[d]) return false;
-    return true;
+    return m->dtype != LS_DT_UNKNOWN && ls_tensor_fits(m, t); /* the blob records a known dtype */
 }
 
 static uint64_t align_up(uint64_t v)

@@ -393,10 +393,7 @@ static int rd_node(rd *r, ls_bb_graph *g, uint32_t i, bool *used[3], const uint3
     }
     const ls_bb_tensor *t = g->role[i] == LS_BB_CONSTANT ? &g->constants[g->role_index[i]] : &g->states[g->role_index[i]];
     if (!tensor) return 0;
-    bool same = n->vals[0].dtype == t->meta.dtype && n->vals[0].ndim == t->meta.ndim;
-    for (int d = 0; same && d < t->meta.ndim; d++)
-        if (!n->vals[0].sym[d] && n->vals[0].sizes[d] != t->meta.sizes[d]) same = false;
-    if (!same) {
+    if (!ls_tmeta_fits(&n->vals[0], &t->meta)) {
         char a[128], b[128];
         return rd_fail(r, "placeholder %s declares %s but its tensor '%s' is %s", n->name,
                        ls_tmeta_str(&n->vals[0], a, sizeof a), t->name, ls_tmeta_str(&t->meta, b, sizeof b));

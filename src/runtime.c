@@ -323,11 +323,7 @@ static int check_meta(const ls_runner *r, const ls_node *n, const ls_value *v, l
     if (n->val_kind != LS_VAL_TENSOR || n->nvals < 1 || v->kind != LS_V_TENSOR) return 0;
     const ls_tmeta *m = &n->vals[0];
     const ls_tensor *t = v->t;
-    if (m->dtype == LS_DT_UNKNOWN) return 0;
-    bool ok = m->dtype == t->dtype && m->ndim == t->ndim;
-    for (int d = 0; ok && d < m->ndim; d++)
-        if (!m->sym[d] && m->sizes[d] >= 0 && m->sizes[d] != t->sizes[d]) ok = false;
-    if (ok) return 0;
+    if (m->dtype == LS_DT_UNKNOWN || ls_tensor_fits(m, t)) return 0;
     char s1[128], s2[128];
     ls_tmeta got;
     ls_tensor_meta(t, &got);
@@ -370,10 +366,7 @@ static int check_input(const ls_runner *r, const ls_node *ph, const ls_value *v,
     if (v->kind != LS_V_TENSOR || ph->val_kind != LS_VAL_TENSOR || ph->nvals < 1) return 0;
     const ls_tmeta *m = &ph->vals[0];
     const ls_tensor *t = v->t;
-    bool ok = (m->dtype == LS_DT_UNKNOWN || m->dtype == t->dtype) && m->ndim == t->ndim;
-    for (int d = 0; ok && d < m->ndim; d++)
-        if (!m->sym[d] && m->sizes[d] != t->sizes[d]) ok = false;
-    if (ok) return 0;
+    if (ls_tensor_fits(m, t)) return 0;
     char s1[128], s2[128];
     ls_tmeta got;
     ls_tensor_meta(t, &got);

@@ -55,6 +55,24 @@ static void str_append(char *buf, size_t cap, size_t *len, const char *text, siz
     buf[*len] = 0;
 }
 
+static bool fits(const ls_tmeta *want, ls_dtype dtype, int ndim, const int64_t *sizes)
+{
+    if ((want->dtype != LS_DT_UNKNOWN && want->dtype != dtype) || want->ndim != ndim) return false;
+    for (int d = 0; d < ndim; d++)
+        if (!want->sym[d] && want->sizes[d] >= 0 && want->sizes[d] != sizes[d]) return false;
+    return true;
+}
+
+bool ls_tmeta_fits(const ls_tmeta *want, const ls_tmeta *have)
+{
+    return fits(want, have->dtype, have->ndim, have->sizes);
+}
+
+bool ls_tensor_fits(const ls_tmeta *want, const ls_tensor *t)
+{
+    return fits(want, t->dtype, t->ndim, t->sizes);
+}
+
 /* "float32[2, s0]": written without snprintf, since every report sentence about a tensor
  * asks for one. */
 char *ls_tmeta_str(const ls_tmeta *m, char *buf, size_t cap)

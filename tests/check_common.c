@@ -97,6 +97,32 @@ START_TEST(tmeta_str_names_dtype_and_sizes)
 }
 END_TEST
 
+/* The one rule for "is this tensor what the metadata says" (runtime, bundled delegate, run). */
+START_TEST(tensors_fit_their_metadata)
+{
+    ls_tmeta want, have;
+    ls_tmeta_init(&want, LS_DT_F32, 2, (int64_t[]){2, 3});
+    ls_tmeta_init(&have, LS_DT_F32, 2, (int64_t[]){2, 3});
+    ck_assert(ls_tmeta_fits(&want, &have));
+    have.sizes[1] = 4;
+    ck_assert(!ls_tmeta_fits(&want, &have));
+    want.sym[1] = ls_intern("s0"); /* a symbolic size takes any */
+    ck_assert(ls_tmeta_fits(&want, &have));
+    have.dtype = LS_DT_I64;
+    ck_assert(!ls_tmeta_fits(&want, &have));
+    want.dtype = LS_DT_UNKNOWN; /* an unknown dtype takes any */
+    ck_assert(ls_tmeta_fits(&want, &have));
+    ls_tmeta_init(&have, LS_DT_F32, 1, (int64_t[]){2});
+    ck_assert(!ls_tmeta_fits(&want, &have)); /* never another rank */
+    ls_tensor *t = ls_tensor_alloc(LS_DT_F32, 2, (int64_t[]){2, 7});
+    ls_tmeta_init(&want, LS_DT_F32, 2, (int64_t[]){2, -1}); /* a size below zero: unknown */
+    ck_assert(ls_tensor_fits(&want, t));
+    want.sizes[0] = 3;
+    ck_assert(!ls_tensor_fits(&want, t));
+    ls_tensor_unref(t);
+}
+END_TEST
+
 /* Node texts are records of interned pointers, interned themselves: equal texts, one record. */
 START_TEST(node_texts_are_interned_records)
 {
@@ -218,6 +244,7 @@ Suite *common_suite(void)
     tcase_add_test(tc, buf_escapes_json);
     tcase_add_test(tc, buf_printf_matches_snprintf);
     tcase_add_test(tc, tmeta_str_names_dtype_and_sizes);
+    tcase_add_test(tc, tensors_fit_their_metadata);
     tcase_add_test(tc, node_texts_are_interned_records);
     tcase_add_test(tc, dtype_numberings_round_trip);
     tcase_add_test(tc, dtype_promotion_follows_torch);

@@ -260,10 +260,7 @@ static int load_given(run_opts *o, const ls_node **ins, uint32_t nin)
         }
         if (ph->val_kind == LS_VAL_TENSOR && ph->nvals) {
             const ls_tmeta *m = &ph->vals[0];
-            bool ok = (m->dtype == LS_DT_UNKNOWN || m->dtype == gi->t->dtype) && m->ndim == gi->t->ndim;
-            for (int d = 0; ok && d < m->ndim; d++)
-                if (!m->sym[d] && m->sizes[d] != gi->t->sizes[d]) ok = false;
-            if (!ok) {
+            if (!ls_tensor_fits(m, gi->t)) {
                 char s1[128], s2[128];
                 ls_tmeta got;
                 ls_tensor_meta(gi->t, &got);
