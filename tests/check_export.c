@@ -20,9 +20,6 @@
 #include "runtime.h"
 #include "testutil.h"
 
-static const char *const samples[] = {"shared_constant", "two_delegates", "folded_output", "constant_mask",
-                                      "kv_cache",        "policy",        "tiny_llama"};
-#define NSAMPLES (sizeof samples / sizeof samples[0])
 
 /* Runs got and want `steps` times on the same seeded inputs; every output must match. */
 static void same_results(const char *what, const ls_program *got, const ls_program *want, int steps, uint32_t *compared)
@@ -76,13 +73,13 @@ START_TEST(every_sample_exports_and_matches)
     const char *dir = tu_tmpdir();
     const char *pipelines[] = {NULL, "to_edge,constant_prop"};
     uint32_t compared = 0;
-    for (size_t k = 0; k < NSAMPLES; k++)
+    for (size_t k = 0; k < PF_N_SAMPLES; k++)
         for (int pl = 0; pl < 2; pl++) {
-            ls_program *p = pf_sample(samples[k]);
+            ls_program *p = pf_sample(pf_samples[k].name);
             ls_history h;
             pf_lower(p, pipelines[pl], &h);
             char path[512];
-            snprintf(path, sizeof path, "%s/%s_%d.pte", dir, samples[k], pl);
+            snprintf(path, sizeof path, "%s/%s_%d.pte", dir, pf_samples[k].name, pl);
             ls_program *back = export_and_load(&h, -1, path);
             if (pl == 0) {
                 ck_assert_str_eq(h.steps[h.n - 1].pass, "emit");
@@ -93,7 +90,7 @@ START_TEST(every_sample_exports_and_matches)
                 }
             }
             char what[160];
-            snprintf(what, sizeof what, "%s (%s)", samples[k], pipelines[pl] ? pipelines[pl] : "default pipeline");
+            snprintf(what, sizeof what, "%s (%s)", pf_samples[k].name, pipelines[pl] ? pipelines[pl] : "default pipeline");
             same_results(what, back, p, 2, &compared);
             ls_program_unref(back);
             ls_history_free(&h);
@@ -165,8 +162,8 @@ static bool instruction_node(const ls_node *n)
 START_TEST(reading_back_gives_the_same_plan)
 {
     const char *dir = tu_tmpdir();
-    for (size_t k = 0; k < NSAMPLES; k++) {
-        ls_program *p = pf_sample(samples[k]);
+    for (size_t k = 0; k < PF_N_SAMPLES; k++) {
+        ls_program *p = pf_sample(pf_samples[k].name);
         ls_history h;
         pf_lower(p, NULL, &h);
         const ls_program *last = h.steps[h.n - 1].program;
@@ -175,7 +172,7 @@ START_TEST(reading_back_gives_the_same_plan)
         ck_assert_ptr_nonnull(emitted);
         ck_assert_ptr_nonnull(ls_program_mem_plan(last));
         char path[512];
-        snprintf(path, sizeof path, "%s/%s.pte", dir, samples[k]);
+        snprintf(path, sizeof path, "%s/%s.pte", dir, pf_samples[k].name);
         ls_export_summary sum;
         ls_error err;
         ck_assert_msg(ls_export(&h, -1, path, false, &sum, &err) == 0, "%s", err.msg);
@@ -185,7 +182,7 @@ START_TEST(reading_back_gives_the_same_plan)
         ck_assert_msg(ls_pte_read_file(path, &q, &err) == 0, "%s", err.msg);
         cJSON *a = pt_dump(emitted), *b = pt_dump(&q);
         char where[512];
-        ck_assert_msg(pt_json_equal(a, b, where, sizeof where), "%s: %s", samples[k], where);
+        ck_assert_msg(pt_json_equal(a, b, where, sizeof where), "%s: %s", pf_samples[k].name, where);
         cJSON_Delete(a);
         cJSON_Delete(b);
         ck_assert_uint_eq(q.n_segment_data, emitted->n_segment_data);
@@ -201,11 +198,11 @@ START_TEST(reading_back_gives_the_same_plan)
             while (i < last->n_nodes && !instruction_node(last->nodes[i])) i++;
             while (j < back->n_nodes && !instruction_node(back->nodes[j])) j++;
             if (i == last->n_nodes || j == back->n_nodes) break;
-            ck_assert_msg(last->nodes[i]->op == back->nodes[j]->op, "%s: %s against %s", samples[k], last->nodes[i]->name,
+            ck_assert_msg(last->nodes[i]->op == back->nodes[j]->op, "%s: %s against %s", pf_samples[k].name, last->nodes[i]->name,
                           back->nodes[j]->name);
             i++, j++;
         }
-        ck_assert_msg(i == last->n_nodes && j == back->n_nodes, "%s: the call counts differ", samples[k]);
+        ck_assert_msg(i == last->n_nodes && j == back->n_nodes, "%s: the call counts differ", pf_samples[k].name);
         ls_program_unref(back);
         ls_pte_free(&q);
         ls_export_summary_free(&sum);
@@ -492,13 +489,13 @@ static void same_program(const char *what, const ls_program *a, const ls_program
 START_TEST(pt2_round_trip)
 {
     const char *dir = tu_tmpdir();
-    for (size_t k = 0; k < NSAMPLES; k++) {
-        ls_program *p = pf_sample(samples[k]);
+    for (size_t k = 0; k < PF_N_SAMPLES; k++) {
+        ls_program *p = pf_sample(pf_samples[k].name);
         ls_history h;
         pf_lower(p, NULL, &h);
         for (uint32_t s = 0; s < h.n; s++) {
             char path[512];
-            snprintf(path, sizeof path, "%s/%s_%u.pt2", dir, samples[k], s);
+            snprintf(path, sizeof path, "%s/%s_%u.pt2", dir, pf_samples[k].name, s);
             ls_export_summary sum;
             ls_error err;
             int rc = ls_export(&h, (int)s, path, true, &sum, &err);
@@ -510,13 +507,13 @@ START_TEST(pt2_round_trip)
                               "%s", err.msg);
                 continue;
             }
-            ck_assert_msg(rc == 0, "%s step %u: %s", samples[k], s, err.msg);
+            ck_assert_msg(rc == 0, "%s step %u: %s", pf_samples[k].name, s, err.msg);
             ck_assert(sum.pt2);
             ls_export_summary_free(&sum);
             ls_program *back;
             ck_assert_msg(ls_load(path, NULL, &back, &err) == 0, "%s", err.msg);
             char what[160];
-            snprintf(what, sizeof what, "%s step %u (%s)", samples[k], s, h.steps[s].pass);
+            snprintf(what, sizeof what, "%s step %u (%s)", pf_samples[k].name, s, h.steps[s].pass);
             same_program(what, h.steps[s].program, back);
             ls_program_unref(back);
         }

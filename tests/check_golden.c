@@ -163,27 +163,16 @@ static void run_golden_lowered(const char *sample, int steps)
     ls_program_unref(p);
 }
 
-START_TEST(golden_shared_constant) { run_golden("shared_constant", 1); }
-END_TEST
-START_TEST(golden_two_delegates) { run_golden("two_delegates", 1); }
-END_TEST
-START_TEST(golden_folded_output) { run_golden("folded_output", 1); }
-END_TEST
-START_TEST(golden_constant_mask) { run_golden("constant_mask", 1); }
-END_TEST
-START_TEST(golden_kv_cache) { run_golden("kv_cache", 3); }
-END_TEST
-START_TEST(golden_policy) { run_golden("policy", 1); }
-END_TEST
-START_TEST(golden_tiny_llama) { run_golden("tiny_llama", 3); }
+
+START_TEST(golden_samples)
+{
+    for (int i = 0; i < PF_N_SAMPLES; i++) run_golden(pf_samples[i].name, pf_samples[i].steps);
+}
 END_TEST
 
 START_TEST(golden_after_lowering)
 {
-    const char *samples[] = {"shared_constant", "two_delegates", "folded_output", "constant_mask", "kv_cache", "policy",
-                             "tiny_llama"};
-    int steps[] = {1, 1, 1, 1, 3, 1, 3};
-    for (int i = 0; i < 7; i++) run_golden_lowered(samples[i], steps[i]);
+    for (int i = 0; i < PF_N_SAMPLES; i++) run_golden_lowered(pf_samples[i].name, pf_samples[i].steps);
 }
 END_TEST
 
@@ -192,13 +181,7 @@ Suite *golden_suite(void)
     Suite *s = suite_create("golden");
     TCase *tc = tcase_create("samples");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, golden_shared_constant);
-    tcase_add_test(tc, golden_two_delegates);
-    tcase_add_test(tc, golden_folded_output);
-    tcase_add_test(tc, golden_constant_mask);
-    tcase_add_test(tc, golden_kv_cache);
-    tcase_add_test(tc, golden_policy);
-    tcase_add_test(tc, golden_tiny_llama);
+    tcase_add_test(tc, golden_samples);
     tcase_add_test(tc, golden_after_lowering);
     suite_add_tcase(s, tc);
     return s;

@@ -142,28 +142,25 @@ END_TEST
  * every step, no program lists a target twice at the end. */
 START_TEST(samples_through_default_pipeline)
 {
-    const char *names[] = {"shared_constant", "two_delegates", "folded_output", "constant_mask", "kv_cache", "policy", "tiny_llama"};
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-        char rel[128];
-        snprintf(rel, sizeof rel, "samples/%s.pt2", names[k]);
-        ls_program *p;
+    for (size_t k = 0; k < PF_N_SAMPLES; k++) {
+        const char *name = pf_samples[k].name;
+        ls_program *p = pf_sample(name);
         ls_error err;
-        if (ls_load(tu_root(rel), NULL, &p, &err) != 0) ck_abort_msg("%s", err.msg);
         ls_pipeline_opts o;
         ls_pipeline_opts_init(&o);
         ls_history h;
         ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
         ck_assert_uint_eq(h.n, 10);
         for (uint32_t i = 0; i < h.n; i++) {
-            ck_assert_msg(!h.steps[i].error, "%s step %u: %s", names[k], i, h.steps[i].error);
-            ck_assert_msg(h.steps[i].verify.n_errors == 0, "%s step %u (%s): %s", names[k], i, h.steps[i].pass,
+            ck_assert_msg(!h.steps[i].error, "%s step %u: %s", name, i, h.steps[i].error);
+            ck_assert_msg(h.steps[i].verify.n_errors == 0, "%s step %u (%s): %s", name, i, h.steps[i].pass,
                           h.steps[i].verify.v[0].msg);
         }
         const ls_program *last = h.steps[h.n - 1].program;
-        ck_assert_msg(last->n_subs >= 1, "%s: nothing lowered", names[k]);
+        ck_assert_msg(last->n_subs >= 1, "%s: nothing lowered", name);
         ck_assert(!pt_target_twice(last));
-        if (strcmp(names[k], "two_delegates") == 0) ck_assert_uint_eq(last->n_subs, 2);
-        if (strcmp(names[k], "kv_cache") == 0) {
+        if (strcmp(name, "two_delegates") == 0) ck_assert_uint_eq(last->n_subs, 2);
+        if (strcmp(name, "kv_cache") == 0) {
             char *ops = pt_call_ops(last);
             ck_assert_str_eq(ops, "executorch_call_delegate,getitem");
             free(ops);

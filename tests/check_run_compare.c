@@ -18,12 +18,6 @@
 #include "progfixtures.h"
 #include "testutil.h"
 
-static const struct {
-    const char *name;
-    int steps;
-} samples[] = {{"shared_constant", 1}, {"two_delegates", 1}, {"folded_output", 1}, {"constant_mask", 1},
-               {"kv_cache", 3},        {"policy", 1},        {"tiny_llama", 3}};
-#define N_SAMPLES (sizeof samples / sizeof samples[0])
 
 static const char *sample_path(const char *name)
 {
@@ -83,18 +77,18 @@ static void same_outputs(const char *what, const cJSON *a, const cJSON *b)
 
 START_TEST(step_to_backend_gives_the_loaded_programs_outputs)
 {
-    for (size_t s = 0; s < N_SAMPLES; s++) {
-        const char *path = sample_path(samples[s].name);
+    for (size_t s = 0; s < PF_N_SAMPLES; s++) {
+        const char *path = sample_path(pf_samples[s].name);
         int rc;
-        cJSON *ref = run_json(&rc, "run %s%s --json --steps %d", path, "", samples[s].steps);
+        cJSON *ref = run_json(&rc, "run %s%s --json --steps %d", path, "", pf_samples[s].steps);
         ck_assert_int_eq(rc, 0);
-        cJSON *low = run_json(&rc, "run %s --step %s --json --steps %d", path, "to_backend", samples[s].steps);
-        ck_assert_msg(rc == 0, "%s: exit %d", samples[s].name, rc);
+        cJSON *low = run_json(&rc, "run %s --step %s --json --steps %d", path, "to_backend", pf_samples[s].steps);
+        ck_assert_msg(rc == 0, "%s: exit %d", pf_samples[s].name, rc);
         const cJSON *ps = item(low, "pipeline_step");
         ck_assert_str_eq(item(ps, "pass")->valuestring, "to_backend");
         ck_assert_str_eq(item(ps, "backend")->valuestring, "bundled");
         ck_assert(cJSON_IsNull(item(ref, "pipeline_step")));
-        same_outputs(samples[s].name, low, ref);
+        same_outputs(pf_samples[s].name, low, ref);
         /* the step has lowered modules: their time is reported */
         ck_assert_int_gt(cJSON_GetArraySize(item(item(low, "time"), "delegates")), 0);
         cJSON_Delete(ref);
@@ -105,19 +99,19 @@ END_TEST
 
 START_TEST(compare_passes_on_every_sample)
 {
-    for (size_t s = 0; s < N_SAMPLES; s++) {
-        const char *path = sample_path(samples[s].name);
+    for (size_t s = 0; s < PF_N_SAMPLES; s++) {
+        const char *path = sample_path(pf_samples[s].name);
         int rc;
-        cJSON *j = run_json(&rc, "run %s%s --compare --json --steps %d", path, "", samples[s].steps);
+        cJSON *j = run_json(&rc, "run %s%s --compare --json --steps %d", path, "", pf_samples[s].steps);
         const cJSON *c = item(j, "compare");
-        ck_assert_msg(rc == 0 && cJSON_IsTrue(item(c, "pass")), "%s: exit %d, failed %d", samples[s].name, rc,
+        ck_assert_msg(rc == 0 && cJSON_IsTrue(item(c, "pass")), "%s: exit %d, failed %d", pf_samples[s].name, rc,
                       item(c, "failed")->valueint);
         ck_assert_str_eq(item(item(j, "pipeline_step"), "pass")->valuestring, "emit"); /* the last step runs here */
         ck_assert_int_eq(item(c, "failed")->valueint, 0);
         ck_assert(cJSON_IsTrue(item(c, "loaded_program")));
         ck_assert(cJSON_IsNull(item(c, "error")));
         const cJSON *outs = item(c, "outputs");
-        ck_assert_int_eq(cJSON_GetArraySize(outs) % samples[s].steps, 0);
+        ck_assert_int_eq(cJSON_GetArraySize(outs) % pf_samples[s].steps, 0);
         ck_assert_int_gt(cJSON_GetArraySize(outs), 0);
         for (int i = 0; i < cJSON_GetArraySize(outs); i++) {
             const cJSON *o = cJSON_GetArrayItem(outs, i);

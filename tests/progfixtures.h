@@ -15,6 +15,13 @@
 ls_program *pf_load(const char *path);
 /* samples/NAME.pt2 */
 ls_program *pf_sample(const char *name);
+/* Every sample of samples/, with the steps a run of it takes (3 for the ones with state). */
+typedef struct pf_sample_info {
+    const char *name;
+    int steps;
+} pf_sample_info;
+extern const pf_sample_info pf_samples[];
+#define PF_N_SAMPLES 7
 /* The pipeline (pipeline: a --pipeline value, NULL for the default) run on p into *h; every
  * step must run. */
 void pf_lower(ls_program *p, const char *pipeline, ls_history *h);
