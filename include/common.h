@@ -96,6 +96,9 @@ int ls_read_file(const char *path, size_t limit, uint8_t **data, size_t *size, l
  * never leaves a half-written file where the user's file was. */
 int ls_write_file_atomic(const char *path, const void *data, size_t size, ls_error *err);
 
+/* A byte count as people read it: "448 B", "1.7 KiB", "2.0 MiB", "3.1 GiB". Returns buf. */
+const char *ls_fmt_bytes(uint64_t n, char *buf, size_t cap);
+
 /* Monotonic clock in seconds, for the times the run command and benchmarks print. */
 double ls_now(void);
 

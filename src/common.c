@@ -499,6 +499,17 @@ int ls_write_file_atomic(const char *path, const void *data, size_t size, ls_err
     return 0;
 }
 
+const char *ls_fmt_bytes(uint64_t n, char *buf, size_t cap)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)n;
+    int u = 0;
+    while (v >= 1024 && u < 4) v /= 1024, u++;
+    if (u == 0) snprintf(buf, cap, "%llu B", (unsigned long long)n);
+    else snprintf(buf, cap, "%.1f %s", v, units[u]);
+    return buf;
+}
+
 void ls_memory_keep_freed(void)
 {
 #ifdef __GLIBC__

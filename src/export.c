@@ -152,17 +152,10 @@ int ls_export(const ls_history *h, int step, const char *path, bool force, ls_ex
     return rc;
 }
 
-static void human(char *buf, size_t cap, uint64_t n)
-{
-    if (n < 1024) snprintf(buf, cap, "%" PRIu64 " B", n);
-    else if (n < 1024 * 1024) snprintf(buf, cap, "%.1f KiB", n / 1024.0);
-    else snprintf(buf, cap, "%.1f MiB", n / 1048576.0);
-}
-
 void ls_export_summary_text(const ls_export_summary *s, ls_buf *b)
 {
     char sz[32];
-    human(sz, sizeof sz, s->bytes);
+    ls_fmt_bytes(s->bytes, sz, sizeof sz);
     ls_buf_printf(b, "wrote %s: %s, %s", s->path, sz, s->pt2 ? ".pt2 archive (torch.export)" : "ExecuTorch program (ET12)");
     if (s->step >= 0) ls_buf_printf(b, " of step %d %s", s->step, s->pass ? s->pass : "");
     ls_buf_putc(b, '\n');
@@ -176,18 +169,18 @@ void ls_export_summary_text(const ls_export_summary *s, ls_buf *b)
                   e->operators == 1 ? "" : "s");
     ls_buf_printf(b, "  segments  %u:", s->n_segments);
     for (uint32_t i = 0; i < s->n_segments; i++) {
-        human(sz, sizeof sz, s->segments[i].bytes);
+        ls_fmt_bytes(s->segments[i].bytes, sz, sizeof sz);
         ls_buf_printf(b, "%s %s %s", i ? " ·" : "", s->segments[i].what, sz);
     }
     ls_buf_putc(b, '\n');
     ls_buf_printf(b, "  delegates %u", s->n_delegates);
     for (uint32_t d = 0; d < s->n_delegates; d++) {
-        human(sz, sizeof sz, s->delegates[d].bytes);
+        ls_fmt_bytes(s->delegates[d].bytes, sz, sizeof sz);
         ls_buf_printf(b, "%s %s (%s in segment %u)", d ? " ·" : ":", s->delegates[d].backend_id, sz, s->delegates[d].segment);
     }
     ls_buf_putc(b, '\n');
     ls_buf_printf(b, "  constants %u (", e->constants);
-    human(sz, sizeof sz, e->constant_bytes);
+    ls_fmt_bytes(e->constant_bytes, sz, sizeof sz);
     ls_buf_printf(b, "%s)\n", sz);
     ls_buf_printf(b, "  arena     %" PRIu64 " bytes for %" PRIu64 " bytes of tensors (%u tensor%s)\n", e->arena,
                   e->tensor_bytes, e->planned_tensors, e->planned_tensors == 1 ? "" : "s");

@@ -670,13 +670,6 @@ static int emit_program(const ls_program *p, const ls_mem_plan *plan, ls_pte *pt
     return rc;
 }
 
-static void human(char *buf, size_t cap, uint64_t n)
-{
-    if (n < 1024) snprintf(buf, cap, "%" PRIu64 " bytes", n);
-    else if (n < 1024 * 1024) snprintf(buf, cap, "%.1f KiB", n / 1024.0);
-    else snprintf(buf, cap, "%.1f MiB", n / 1048576.0);
-}
-
 int ls_pass_emit(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
 {
     const ls_mem_plan *plan = ls_program_mem_plan(in);
@@ -695,15 +688,15 @@ int ls_pass_emit(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     const ls_pte_plan *pl = &pte->execution_plan.v[0];
     for (uint32_t d = 0; d < pl->delegates.n; d++) {
         const ls_pte_delegate *dl = &pl->delegates.v[d];
-        human(a, sizeof a, pte->segment_data[dl->processed.index].n);
+        ls_fmt_bytes(pte->segment_data[dl->processed.index].n, a, sizeof a);
         ls_report_add(ctx->report, NULL, NULL, "delegate %u: %s, its %s blob in segment %u", d, dl->id, a,
                       dl->processed.index);
     }
-    human(a, sizeof a, sum.constant_bytes);
+    ls_fmt_bytes(sum.constant_bytes, a, sizeof a);
     ls_report_add(ctx->report, NULL, NULL, "%u constant%s, %s in the constant segment", sum.constants,
                   sum.constants == 1 ? "" : "s", a);
-    human(a, sizeof a, sum.file_bytes);
-    human(b, sizeof b, sum.arena);
+    ls_fmt_bytes(sum.file_bytes, a, sizeof a);
+    ls_fmt_bytes(sum.arena, b, sizeof b);
     ls_report_add(ctx->report, NULL, NULL, "the .pte is %s with %u segment%s holding data; arena %s", a, sum.segments,
                   sum.segments == 1 ? "" : "s", b);
     ls_program *q = ls_program_copy(in);

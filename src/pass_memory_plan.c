@@ -159,11 +159,12 @@ static void place(ls_mem_plan *m)
     free(active);
 }
 
+/* The exact count, and the readable one when it differs: "448 bytes", "2048 bytes (2.0 KiB)". */
 static void human(char *buf, size_t cap, uint64_t n)
 {
+    char r[32];
     if (n < 1024) snprintf(buf, cap, "%" PRIu64 " bytes", n);
-    else if (n < 1024 * 1024) snprintf(buf, cap, "%" PRIu64 " bytes (%.1f KiB)", n, n / 1024.0);
-    else snprintf(buf, cap, "%" PRIu64 " bytes (%.1f MiB)", n, n / 1048576.0);
+    else snprintf(buf, cap, "%" PRIu64 " bytes (%s)", n, ls_fmt_bytes(n, r, sizeof r));
 }
 
 int ls_pass_memory_plan(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)

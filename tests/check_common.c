@@ -97,6 +97,17 @@ START_TEST(tmeta_str_names_dtype_and_sizes)
 }
 END_TEST
 
+START_TEST(byte_counts_read_as_people_read_them)
+{
+    char b[32];
+    ck_assert_str_eq(ls_fmt_bytes(0, b, sizeof b), "0 B");
+    ck_assert_str_eq(ls_fmt_bytes(1023, b, sizeof b), "1023 B");
+    ck_assert_str_eq(ls_fmt_bytes(1741, b, sizeof b), "1.7 KiB");
+    ck_assert_str_eq(ls_fmt_bytes(2u << 20, b, sizeof b), "2.0 MiB");
+    ck_assert_str_eq(ls_fmt_bytes((uint64_t)3 << 30, b, sizeof b), "3.0 GiB");
+}
+END_TEST
+
 /* The one rule for "is this tensor what the metadata says" (runtime, bundled delegate, run). */
 START_TEST(tensors_fit_their_metadata)
 {
@@ -245,6 +256,7 @@ Suite *common_suite(void)
     tcase_add_test(tc, buf_printf_matches_snprintf);
     tcase_add_test(tc, tmeta_str_names_dtype_and_sizes);
     tcase_add_test(tc, tensors_fit_their_metadata);
+    tcase_add_test(tc, byte_counts_read_as_people_read_them);
     tcase_add_test(tc, node_texts_are_interned_records);
     tcase_add_test(tc, dtype_numberings_round_trip);
     tcase_add_test(tc, dtype_promotion_follows_torch);

@@ -77,17 +77,6 @@ static uint64_t meta_bytes(const ls_tmeta *m)
     return (uint64_t)n * ls_dtype_size(m->dtype);
 }
 
-static const char *human_bytes(uint64_t b, char *buf, size_t cap)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024 && u < 4) v /= 1024, u++;
-    if (u == 0) snprintf(buf, cap, "%" PRIu64 " B", b);
-    else snprintf(buf, cap, "%.*f %s", v < 10 ? 1 : 0, v, units[u]);
-    return buf;
-}
-
 typedef struct summary {
     counts kinds, ops, inputs, outputs, tags;
     LS_VEC(const char *) unknown; /* distinct unknown targets */
@@ -149,7 +138,7 @@ static void print_counts(const char *label, uint32_t total, const counts *c, boo
     char hb[32];
     for (uint32_t i = 0; i < c->v.n && i < max; i++) {
         printf("%s%s %u", i ? " · " : ": ", c->v.v[i].key, c->v.v[i].n);
-        if (with_bytes && c->v.v[i].bytes) printf(" (%s)", human_bytes(c->v.v[i].bytes, hb, sizeof hb));
+        if (with_bytes && c->v.v[i].bytes) printf(" (%s)", ls_fmt_bytes(c->v.v[i].bytes, hb, sizeof hb));
     }
     if (c->v.n > max) printf(" · %u more", c->v.n - max);
     printf("\n");
@@ -184,7 +173,7 @@ static void print_human(const char *path, const ls_program *p, const summary *s,
     print_counts("outputs", p->n_outputs, &s->outputs, false, 8);
     if (!p->has_weights) printf("  %-9s metadata only: no weight data (none in the file, or --metadata-only)\n", "weights");
     else if (s->weight_tensors)
-        printf("  %-9s %s in %u tensor%s\n", "weights", human_bytes(s->weight_bytes, hb, sizeof hb), s->weight_tensors,
+        printf("  %-9s %s in %u tensor%s\n", "weights", ls_fmt_bytes(s->weight_bytes, hb, sizeof hb), s->weight_tensors,
                s->weight_tensors == 1 ? "" : "s");
     if (s->tags.v.n) {
         printf("  %-9s %u", "tags", s->tags.v.n);
