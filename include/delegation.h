@@ -39,7 +39,17 @@ void ls_deleg_table_build(const ls_program *p, ls_deleg_table *t);
 void ls_deleg_by_backend(const ls_deleg_table *t, ls_deleg_table *out);
 void ls_deleg_table_free(ls_deleg_table *t);
 
+/* The table as the CLI and the UI show it: one column per tag, or, past this many tags, one
+ * per backend (then *merged holds it: free it when the result is true). */
+#define LS_DELEG_MAX_TAG_COLUMNS 8
+bool ls_deleg_shown(const ls_deleg_table *full, ls_deleg_table *merged, const ls_deleg_table **shown);
+/* "12 compute nodes, 8 delegated (66.7%) to 2 tags" */
+void ls_deleg_summary(const ls_deleg_table *full, ls_buf *b);
+double ls_deleg_pct(uint32_t part, uint32_t total); /* 0 when total is 0 */
+
 bool ls_deleg_is_compute(const ls_node *n);
+/* A compute node no tag took: a row of the table's "On the CPU" list. */
+bool ls_deleg_on_cpu(const ls_node *n);
 /* "add.Tensor", "mm" (the overload unless it is "default"), the short target of an unknown op;
  * interned. */
 const char *ls_deleg_op_label(const ls_node *n);

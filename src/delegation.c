@@ -166,3 +166,28 @@ void ls_deleg_table_free(ls_deleg_table *t)
     free(t->cols);
     memset(t, 0, sizeof *t);
 }
+
+bool ls_deleg_on_cpu(const ls_node *n)
+{
+    return ls_deleg_is_compute(n) && !n->tag;
+}
+
+double ls_deleg_pct(uint32_t part, uint32_t total)
+{
+    return total ? 100.0 * part / total : 0.0;
+}
+
+bool ls_deleg_shown(const ls_deleg_table *full, ls_deleg_table *merged, const ls_deleg_table **shown)
+{
+    bool by_backend = full->n_cols > LS_DELEG_MAX_TAG_COLUMNS;
+    if (by_backend) ls_deleg_by_backend(full, merged);
+    *shown = by_backend ? merged : full;
+    return by_backend;
+}
+
+void ls_deleg_summary(const ls_deleg_table *full, ls_buf *b)
+{
+    uint32_t delegated = full->total - full->cpu;
+    ls_buf_printf(b, "%u compute node%s, %u delegated (%.1f%%) to %u tag%s", full->total, full->total == 1 ? "" : "s",
+                  delegated, ls_deleg_pct(delegated, full->total), full->n_cols, full->n_cols == 1 ? "" : "s");
+}

@@ -81,11 +81,6 @@ bool pu_is_op(const ls_node *n, ls_op_id id)
     return n && n->kind == LS_NODE_CALL && n->op && n->op->id == id;
 }
 
-bool pu_is_compute(const ls_node *n)
-{
-    return n && n->kind == LS_NODE_CALL && !pu_is_op(n, LS_OP_getitem) && !pu_is_op(n, LS_OP_call_delegate);
-}
-
 typedef struct ids_ctx {
     uint32_t **ids;
     uint32_t *cap;

@@ -68,8 +68,6 @@ ls_node *pu_edit(ls_program *p, uint32_t pos);
 /* The tensor value of a node (vals[0] of a single tensor), or NULL. */
 const ls_tmeta *pu_val(const ls_node *n);
 bool pu_is_op(const ls_node *n, ls_op_id id);
-/* A call that computes: not getitem, not executorch_call_delegate. */
-bool pu_is_compute(const ls_node *n);
 /* Ids of the nodes a node reads, in argument order (duplicates kept); returns the count. */
 uint32_t pu_inputs(const ls_node *n, uint32_t **ids, uint32_t *cap);
 

@@ -9,9 +9,7 @@
 #include "delegation.h"
 #include "ui.h"
 
-#define MAX_COLUMNS 8 /* more tags than this: one column per backend, as `lowerscope partitions` */
-
-static double pct(uint32_t part, uint32_t total) { return total ? 100.0 * part / total : 0.0; }
+#define pct ls_deleg_pct
 
 void ui_table_build(ui *u)
 {
@@ -21,13 +19,13 @@ void ui_table_build(ui *u)
     const ls_program *p = st->program;
     ls_deleg_table full, merged;
     ls_deleg_table_build(p, &full);
-    bool by_backend = full.n_cols > MAX_COLUMNS;
-    if (by_backend) ls_deleg_by_backend(&full, &merged);
-    const ls_deleg_table *t = by_backend ? &merged : &full;
-    uint32_t delegated = full.total - full.cpu;
-    ui_lines_add(l, UI_R_TITLE, -1, "%s, step %u %s%s%s%s: %u compute nodes, %u delegated (%.1f%%) to %u tag%s", u->file,
-                 u->step, st->pass, st->detail ? " (" : "", st->detail ? st->detail : "", st->detail ? ")" : "", full.total,
-                 delegated, pct(delegated, full.total), full.n_cols, full.n_cols == 1 ? "" : "s");
+    const ls_deleg_table *t;
+    bool by_backend = ls_deleg_shown(&full, &merged, &t);
+    ls_buf sum = {0};
+    ls_deleg_summary(&full, &sum);
+    ui_lines_add(l, UI_R_TITLE, -1, "%s, step %u %s%s%s%s: %s", u->file, u->step, st->pass, st->detail ? " (" : "",
+                 st->detail ? st->detail : "", st->detail ? ")" : "", sum.s);
+    ls_buf_free(&sum);
     ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
     ls_buf b = {0};
     ls_buf_printf(&b, "%-22s", "op");
@@ -58,7 +56,7 @@ void ui_table_build(ui *u)
     bool header = false;
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
-        if (!ls_deleg_is_compute(n) || n->tag) continue;
+        if (!ls_deleg_on_cpu(n)) continue;
         if (!header) {
             ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
             ui_lines_add(l, UI_R_TITLE, -1, "On the CPU:");

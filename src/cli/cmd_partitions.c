@@ -28,28 +28,19 @@ static const char HELP[] =
     "  -h, --help            this help\n"
     "\n"
     "exit codes: 0 the table was printed, 1 the step's pass failed, 2 unreadable input or bad options\n";
-#define MAX_COLUMNS 8 /* more tags than this: one column per backend */
-
-static double pct(uint32_t part, uint32_t total)
-{
-    return total ? 100.0 * part / total : 0.0;
-}
+#define pct ls_deleg_pct
 
 static void print_text(const cli_run *r, int s, const ls_deleg_table *full)
 {
     const ls_program *p = r->h.steps[s].program;
     ls_deleg_table merged;
-    const ls_deleg_table *t = full;
-    bool by_backend = full->n_cols > MAX_COLUMNS;
-    if (by_backend) {
-        ls_deleg_by_backend(full, &merged);
-        t = &merged;
-    }
+    const ls_deleg_table *t;
+    bool by_backend = ls_deleg_shown(full, &merged, &t);
     ls_buf title = {0};
     cli_step_title(&title, &r->h, s);
-    uint32_t delegated = full->total - full->cpu;
-    printf("%s, %s: %u compute node%s, %u delegated (%.1f%%) to %u tag%s\n\n", r->args.path, title.s, full->total,
-           full->total == 1 ? "" : "s", delegated, pct(delegated, full->total), full->n_cols, full->n_cols == 1 ? "" : "s");
+    ls_buf_puts(&title, ": ");
+    ls_deleg_summary(full, &title);
+    printf("%s, %s\n\n", r->args.path, title.s);
     ls_buf_free(&title);
     int opw = 10;
     for (uint32_t i = 0; i < t->n_rows; i++)
@@ -79,13 +70,13 @@ static void print_text(const cli_run *r, int s, const ls_deleg_table *full)
     int namew = 24, labelw = 16; /* the columns as wide as their longest entry */
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
-        if (!ls_deleg_is_compute(n) || n->tag) continue;
+        if (!ls_deleg_on_cpu(n)) continue;
         if ((int)strlen(n->name) > namew) namew = (int)strlen(n->name);
         if ((int)strlen(ls_deleg_op_label(n)) > labelw) labelw = (int)strlen(ls_deleg_op_label(n));
     }
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
-        if (!ls_deleg_is_compute(n) || n->tag) continue;
+        if (!ls_deleg_on_cpu(n)) continue;
         printf("  %-*s %-*s %s%s%s%s\n", namew, n->name, labelw, ls_deleg_op_label(n),
                ls_deleg_cpu_reason(&r->h, (uint32_t)s, n), n->reason_detail ? " (" : "",
                n->reason_detail ? n->reason_detail : "", n->reason_detail ? ")" : "");
@@ -142,7 +133,7 @@ static void print_json(const cli_run *r, int s, const ls_deleg_table *t)
     bool first = true;
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
-        if (!ls_deleg_is_compute(n) || n->tag) continue;
+        if (!ls_deleg_on_cpu(n)) continue;
         ls_buf_puts(&b, first ? "\n {\"node\": " : ",\n {\"node\": ");
         first = false;
         ls_buf_json_str(&b, n->name);
