@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "ptrmap.h"
 #include "runtime.h"
 
 typedef struct rstate {
@@ -51,6 +52,8 @@ struct ls_runner {
     uint32_t n_del;
     int32_t *del_of_pos;    /* call_delegate position → delegate index */
     bool *inplace_target;   /* per position: the first argument of an in-place op */
+    ls_ptrmap mutated;      /* targets a BUFFER_/PARAMETER_MUTATION output writes */
+    ls_ptrmap state_ix;     /* target → index in state */
     ls_run_stats stats;
 };
 
@@ -68,9 +71,8 @@ static int32_t pos_of(const ls_runner *r, uint32_t id)
 
 static int32_t state_of(ls_runner *r, const char *target)
 {
-    for (uint32_t i = 0; i < r->n_state; i++)
-        if (r->state[i].target == target) return (int32_t)i;
-    return -1;
+    uintptr_t i;
+    return ls_ptrmap_get(&r->state_ix, target, &i) ? (int32_t)i : -1;
 }
 
 typedef struct use_ctx {
@@ -97,12 +99,7 @@ static void release_if_last(uint32_t id, void *vctx)
  * argument of an in-place op: inplace_target, computed once for the graph)? */
 static bool placeholder_mutated(const ls_runner *r, uint32_t pos, const ls_input_spec *s)
 {
-    const ls_program *p = r->p;
-    for (uint32_t i = 0; i < p->n_outputs; i++) {
-        const ls_output_spec *o = &p->outputs[i];
-        if ((o->kind == LS_OUT_BUFFER_MUTATION || o->kind == LS_OUT_PARAMETER_MUTATION) && o->target == s->target) return true;
-    }
-    return r->inplace_target[pos];
+    return ls_ptrmap_get(&r->mutated, s->target, NULL) || r->inplace_target[pos];
 }
 
 static int bind_placeholder(ls_runner *r, uint32_t pos, const ls_node *n, const ls_input_spec *s, ls_error *err)
@@ -133,6 +130,7 @@ static int bind_placeholder(ls_runner *r, uint32_t pos, const ls_node *n, const 
                 r->state = ls_realloc(r->state, sizeof *r->state * (r->n_state + 1));
                 r->state[r->n_state].target = s->target;
                 r->state[r->n_state].t = ls_tensor_clone(nt->t); /* the program's bytes stay as loaded */
+                ls_ptrmap_put(&r->state_ix, s->target, r->n_state);
                 k = (int32_t)r->n_state++;
             }
             ph->kind = PH_STATE;
@@ -212,6 +210,10 @@ ls_runner *ls_runner_new(const ls_program *cp, ls_error *err)
         r->del_of_pos[i] = -1;
     }
     uint32_t n_ph = 0;
+    for (uint32_t i = 0; i < p->n_outputs; i++) {
+        const ls_output_spec *o = &p->outputs[i];
+        if (o->kind == LS_OUT_BUFFER_MUTATION || o->kind == LS_OUT_PARAMETER_MUTATION) ls_ptrmap_put(&r->mutated, o->target, i);
+    }
     r->inplace_target = ls_calloc(cap, sizeof *r->inplace_target);
     for (uint32_t i = 0; i < r->n; i++) {
         const ls_node *n = p->nodes[i];
@@ -299,6 +301,8 @@ void ls_runner_free(ls_runner *r)
     free(r->user_pos);
     free(r->del_of_pos);
     free(r->inplace_target);
+    ls_ptrmap_free(&r->mutated);
+    ls_ptrmap_free(&r->state_ix);
     free(r->stats.delegate_names);
     free(r->stats.delegate_backends);
     free(r->stats.delegate_seconds);
