@@ -570,17 +570,31 @@ const uint32_t *ls_program_users(const ls_program *p, uint32_t pos, uint32_t *co
     return ix->users + ix->user_off[pos];
 }
 
+typedef struct id_probe {
+    uint32_t id;
+    bool found;
+} id_probe;
+
+static void probe_id(uint32_t id, void *ctx)
+{
+    id_probe *pr = ctx;
+    pr->found |= id == pr->id;
+}
+
+static bool node_reads(const ls_node *n, uint32_t id)
+{
+    id_probe pr = {id, false};
+    for (uint16_t a = 0; a < n->nargs && !pr.found; a++) ls_arg_each_node(&n->args[a], probe_id, &pr);
+    return pr.found;
+}
+
 void ls_program_replace_uses(ls_program *p, uint32_t old_id, uint32_t new_id)
 {
     int32_t src = ls_program_pos(p, old_id);
     if (src < 0) {
-        /* not in this program (an outside value): scan everything */
-        for (uint32_t i = 0; i < p->n_nodes; i++) {
-            ls_node *probe = ls_node_clone(p->nodes[i]);
-            bool hit = ls_node_replace_input(probe, old_id, new_id);
-            ls_node_unref(probe);
-            if (hit) ls_node_replace_input(ls_program_edit(p, i), old_id, new_id);
-        }
+        /* not in this program (an outside value): every node that reads it gets a private copy */
+        for (uint32_t i = 0; i < p->n_nodes; i++)
+            if (node_reads(p->nodes[i], old_id)) ls_node_replace_input(ls_program_edit(p, i), old_id, new_id);
         return;
     }
     uint32_t n;
