@@ -233,6 +233,7 @@ int ls_pass_memory_plan(const ls_program *in, ls_program **out, ls_pass_ctx *ctx
     free(P.first);
     free(P.last);
     free(P.nbytes);
+    ls_program_touch(q); /* the index built for the plan is not kept with the step */
     *out = q;
     return 0;
 }

@@ -296,6 +296,7 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
             const ls_node *v = ls_program_node(q, o->args[i].v.node);
             if (v) q->outputs[i].name = v->name;
         }
+    ls_program_touch(q); /* the lookups above built an index: the history keeps the step without it */
     q->dialect = LS_DIALECT_EDGE;
     q->verifier = ls_intern("EDGE");
     ls_report_add(ctx->report, NULL, NULL,
