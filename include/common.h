@@ -42,7 +42,8 @@ void *ls_alloc_aligned(size_t n);
 void ls_free_aligned(void *p);
 
 /* Interned strings: equal contents give the same pointer, so names compare with ==.
- * The pool lives until ls_intern_release_all() (called once at exit). NULL in, NULL out. */
+ * The pool lives as long as the process, or until ls_intern_release_all() (the tests call it
+ * at exit, so the leak checker sees nothing left). NULL in, NULL out. */
 const char *ls_intern(const char *s);
 const char *ls_intern_n(const char *s, size_t n);
 const char *ls_internf(const char *fmt, ...) LS_PRINTF(1, 2);

@@ -205,9 +205,9 @@ LS_PTE_VEC_OF(ls_pte_subsegments, ls_pte_subsegments_list);
 typedef struct ls_pte_named_data { char *key; uint32_t segment_index; } ls_pte_named_data;
 LS_PTE_VEC_OF(ls_pte_named_data, ls_pte_named_data_list);
 
-/* The bytes of one segment, and the alignment it asks for when written (0: the default 128). */
-/* Segment bytes: owned (freed with free) or, with owner set, borrowed from a reference-counted
- * blob (the emitter hands a delegate's processed blob over without copying it). */
+/* The bytes of one segment and the alignment it asks for when written (0: the default 128):
+ * owned (freed with free) or, with owner set, borrowed from a reference-counted blob (the
+ * emitter hands a delegate's processed blob over without copying it). */
 typedef struct ls_pte_blob {
     uint8_t *v;
     uint64_t n;

@@ -48,7 +48,6 @@ ls_program *lsx_program_from_bb(const ls_bb_graph *g, ls_blob *blob, const char 
         }
     }
     ls_program_append(p, out);
-    p->next_id = g->n_nodes + 2;
     ls_program_set_inputs(p, ins.v, ins.n);
     ls_program_set_outputs(p, os, g->n_outputs);
     free(ins.v);

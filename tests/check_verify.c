@@ -13,7 +13,7 @@
 #include "testutil.h"
 #include "verify.h"
 
-/* The findings of p, checked to hold `text` in an error (or, with want == 0, no errors). */
+/* The findings of p, checked to hold `text` in an error of submodule `program` (NULL: the top level). */
 static void expect_error(const ls_program *p, const char *text, const char *program)
 {
     ls_verify_result vr;

@@ -1,4 +1,4 @@
-/* Helpers for the pass tests (header-only: the test runner links tests/check_*.c only).
+/* Helpers for the pass tests (header-only, static: each suite takes what it uses).
  * Programs are built with the core's builder (build.h); these helpers run one pass, find
  * nodes and count what the exir tests count. */
 #ifndef LS_PASSTEST_H
