@@ -97,6 +97,19 @@ int ls_read_file(const char *path, size_t limit, uint8_t **data, size_t *size, l
  * never leaves a half-written file where the user's file was. */
 int ls_write_file_atomic(const char *path, const void *data, size_t size, ls_error *err);
 
+/* Little-endian integers of n bytes (1 to 8), as every format lowerscope reads and writes
+ * stores them (.pte, .ptd, flatbuffers, .npy, the bundled blob). */
+static inline uint64_t ls_le_get(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+static inline void ls_le_put(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
 /* A byte count as people read it: "448 B", "1.7 KiB", "2.0 MiB", "3.1 GiB". Returns buf. */
 const char *ls_fmt_bytes(uint64_t n, char *buf, size_t cap);
 

@@ -38,8 +38,7 @@ static inline void put_u8(ls_buf *b, uint8_t v)
 
 static inline void put_le(ls_buf *b, uint64_t v, int nbytes)
 {
-    uint8_t *at = room(b, (size_t)nbytes);
-    for (int i = 0; i < nbytes; i++) at[i] = (uint8_t)(v >> (8 * i));
+    ls_le_put(room(b, (size_t)nbytes), v, nbytes);
 }
 
 static void put_u16(ls_buf *b, uint16_t v) { put_le(b, v, 2); }
@@ -58,7 +57,7 @@ static void put_str(ls_buf *b, const char *s)
 {
     size_t n = s ? strlen(s) : 0;
     uint8_t *at = room(b, 4 + n);
-    for (int i = 0; i < 4; i++) at[i] = (uint8_t)((uint32_t)n >> (8 * i));
+    ls_le_put(at, (uint32_t)n, 4);
     if (n) memcpy(at + 4, s, n);
 }
 
@@ -393,12 +392,12 @@ done:
 
 static void put_header_u32(uint8_t *at, uint32_t v)
 {
-    for (int i = 0; i < 4; i++) at[i] = (uint8_t)(v >> (8 * i));
+    ls_le_put(at, v, 4);
 }
 
 static void put_header_u64(uint8_t *at, uint64_t v)
 {
-    for (int i = 0; i < 8; i++) at[i] = (uint8_t)(v >> (8 * i));
+    ls_le_put(at, v, 8);
 }
 
 void ls_bb_seal(ls_blob *blob)

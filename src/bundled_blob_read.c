@@ -489,7 +489,7 @@ static uint64_t hdr_u64(const uint8_t *at)
 
 static uint32_t hdr_u32(const uint8_t *at)
 {
-    return (uint32_t)at[0] | (uint32_t)at[1] << 8 | (uint32_t)at[2] << 16 | (uint32_t)at[3] << 24;
+    return (uint32_t)ls_le_get(at, 4);
 }
 
 int ls_bb_decode(const ls_blob *blob, ls_bb_graph **out, ls_error *err)

@@ -13,17 +13,17 @@
 
 uint16_t ls_fb_le16(const uint8_t *p)
 {
-    return (uint16_t)(p[0] | (p[1] << 8));
+    return (uint16_t)ls_le_get(p, 2);
 }
 
 uint32_t ls_fb_le32(const uint8_t *p)
 {
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+    return (uint32_t)ls_le_get(p, 4);
 }
 
 uint64_t ls_fb_le64(const uint8_t *p)
 {
-    return (uint64_t)ls_fb_le32(p) | ((uint64_t)ls_fb_le32(p + 4) << 32);
+    return ls_le_get(p, 8);
 }
 
 /* ---------------------------------------------------------------- reader */
@@ -166,16 +166,6 @@ static int field_pos(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const
     return 1;
 }
 
-static uint64_t load_le(const uint8_t *p, unsigned size)
-{
-    switch (size) {
-    case 1: return p[0];
-    case 2: return ls_fb_le16(p);
-    case 4: return ls_fb_le32(p);
-    default: return ls_fb_le64(p);
-    }
-}
-
 static void store_host(void *out, uint64_t v, unsigned size)
 {
     switch (size) {
@@ -191,7 +181,7 @@ int ls_fb_scalar(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const cha
     uint32_t p;
     int rc = field_pos(r, t, slot, field, size, &p);
     if (rc <= 0) return rc;
-    store_host(out, load_le(r->buf + p, size), size);
+    store_host(out, ls_le_get(r->buf + p, (int)size), size);
     return 1;
 }
 
@@ -346,7 +336,7 @@ int ls_fb_vec_copy(ls_fb_reader *r, const ls_fb_vec *v, const char *field, void 
         return 0;
     }
     for (uint32_t i = 0; i < v->n; i++)
-        store_host(out + (size_t)i * v->elem_size, load_le(src + (size_t)i * v->elem_size, v->elem_size), v->elem_size);
+        store_host(out + (size_t)i * v->elem_size, ls_le_get(src + (size_t)i * v->elem_size, (int)v->elem_size), v->elem_size);
     return 0;
 }
 
@@ -406,7 +396,7 @@ static void fbb_push_le(ls_fbb *b, uint64_t v, unsigned size)
 {
     fbb_reserve(b, size);
     b->head -= size;
-    for (unsigned i = 0; i < size; i++) b->buf[b->head + i] = (uint8_t)(v >> (8 * i));
+    ls_le_put(b->buf + b->head, v, (int)size);
 }
 
 static uint32_t fbb_uoffset_to(ls_fbb *b, ls_fb_ref ref)
@@ -446,7 +436,7 @@ ls_fb_ref ls_fbb_vector(ls_fbb *b, const void *elems, size_t n, size_t elem_size
         case 4: { uint32_t x; memcpy(&x, src + 4 * i, 4); v = x; break; }
         default: memcpy(&v, src + 8 * i, 8); break;
         }
-        for (size_t k = 0; k < elem_size; k++) b->buf[b->head + i * elem_size + k] = (uint8_t)(v >> (8 * k));
+        ls_le_put(b->buf + b->head + i * elem_size, v, (int)elem_size);
     }
     fbb_push_le(b, n, 4);
     return (ls_fb_ref)ls_fbb_size(b);
@@ -560,7 +550,7 @@ ls_fb_ref ls_fbb_table_end(ls_fbb *b)
     }
     int32_t soff = (int32_t)((int64_t)vt_ref - obj);
     uint8_t *at = b->buf + b->cap - obj;
-    for (int i = 0; i < 4; i++) at[i] = (uint8_t)((uint32_t)soff >> (8 * i));
+    ls_le_put(at, (uint32_t)soff, 4);
     b->in_table = false;
     return obj;
 }

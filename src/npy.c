@@ -146,11 +146,11 @@ int ls_npy_parse(const uint8_t *data, size_t size, const char *where, ls_tensor 
     int major = data[6], minor = data[7];
     size_t hlen, hstart;
     if (major == 1) {
-        hlen = (size_t)data[8] | (size_t)data[9] << 8;
+        hlen = (size_t)ls_le_get(data + 8, 2);
         hstart = 10;
     } else if (major == 2 || major == 3) {
         if (size < 12) return ls_fail(err, "%s: truncated header", where);
-        hlen = (size_t)data[8] | (size_t)data[9] << 8 | (size_t)data[10] << 16 | (size_t)data[11] << 24;
+        hlen = (size_t)ls_le_get(data + 8, 4);
         hstart = 12;
     } else {
         return ls_fail(err, "%s: unsupported .npy format version %d.%d (1.0, 2.0 and 3.0 are read)", where, major, minor);
@@ -226,12 +226,7 @@ uint8_t *ls_npy_encode(const ls_tensor *t, size_t *size)
     memcpy(out, NPY_MAGIC, 6);
     out[6] = pre == 10 ? 1 : 2;
     out[7] = 0;
-    if (pre == 10) {
-        out[8] = (uint8_t)(h.len & 0xff);
-        out[9] = (uint8_t)(h.len >> 8);
-    } else {
-        for (int i = 0; i < 4; i++) out[8 + i] = (uint8_t)(h.len >> (8 * i));
-    }
+    ls_le_put(out + 8, h.len, pre == 10 ? 2 : 4);
     memcpy(out + pre, h.s, h.len);
     uint8_t *d = out + pre + h.len;
     if (t->dtype == LS_DT_BF16) {

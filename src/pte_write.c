@@ -338,11 +338,6 @@ static uint64_t lcm(uint64_t a, uint64_t b)
     return a / x * b;
 }
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static int write_pte(const ls_pte *pte, bool check, uint8_t **bytes, size_t *size, ls_error *err)
 {
     if (bytes) *bytes = NULL;
@@ -402,13 +397,13 @@ static int write_pte(const ls_pte *pte, bool check, uint8_t **bytes, size_t *siz
         return 0;
     }
     uint8_t *out = ls_calloc(1, (size_t)total);
-    put_le(out, ls_fb_le32(fb) + header, 4); /* the root table moved by the header's size */
+    ls_le_put(out, ls_fb_le32(fb) + header, 4); /* the root table moved by the header's size */
     memcpy(out + 4, fb + 4, 4);
     memcpy(out + 8, "eh00", 4);
-    put_le(out + 12, EH_LENGTH, 4);
-    put_le(out + 16, program_size, 8);
-    put_le(out + 24, base, 8);
-    put_le(out + 32, seg_bytes, 8);
+    ls_le_put(out + 12, EH_LENGTH, 4);
+    ls_le_put(out + 16, program_size, 8);
+    ls_le_put(out + 24, base, 8);
+    ls_le_put(out + 32, seg_bytes, 8);
     memcpy(out + 8 + header, fb + 8, fb_size - 8);
     for (uint32_t i = 0; i < nseg; i++)
         if (segs.v[i].size) memcpy(out + base + segs.v[i].offset, pte->segment_data[i].v, (size_t)segs.v[i].size);

@@ -184,7 +184,7 @@ START_TEST(corrupted_blobs_are_refused_with_a_message)
     ls_blob_unref(b);
 
     b = pf_blob_copy(good, good->size);
-    tu_put_le(b->data + 4, 2, 4);
+    ls_le_put(b->data + 4, 2, 4);
     refused(b, "format version 2, this build reads version 1 only");
     ls_blob_unref(b);
 
@@ -202,13 +202,13 @@ START_TEST(corrupted_blobs_are_refused_with_a_message)
 
     /* Past the checksum (resealed): the structure itself is checked. */
     b = pf_blob_copy(good, good->size);
-    tu_put_le(b->data + 32, 1u << 30, 8); /* graph section larger than the blob */
+    ls_le_put(b->data + 32, 1u << 30, 8); /* graph section larger than the blob */
     ls_bb_seal(b);
     refused(b, "graph section at 64");
     ls_blob_unref(b);
 
     b = pf_blob_copy(good, good->size);
-    tu_put_le(b->data + 40, 65, 8); /* misaligned data section */
+    ls_le_put(b->data + 40, 65, 8); /* misaligned data section */
     ls_bb_seal(b);
     refused(b, "data section at 65");
     ls_blob_unref(b);
@@ -223,7 +223,7 @@ START_TEST(corrupted_blobs_are_refused_with_a_message)
     b = pf_blob_copy(good, good->size);
     size_t at = find(b, "aten.add.Tensor") + strlen("aten.add.Tensor") + 2 /* nargs */ + 2 /* kind, flags */;
     ck_assert_uint_eq(b->data[at], 2);
-    tu_put_le(b->data + at, 3, 4);
+    ls_le_put(b->data + at, 3, 4);
     ls_bb_seal(b);
     refused(b, "node reference 3 is not a node defined before this one (3 are)");
     ls_blob_unref(b);
@@ -233,23 +233,23 @@ START_TEST(corrupted_blobs_are_refused_with_a_message)
     ck_assert_mem_eq(good->data + entry + 4, "c", 1);
     size_t sizes_at = entry + 4 + 1 + 2, nbytes_at = sizes_at + 2 * 8 + 8;
     b = pf_blob_copy(good, good->size);
-    tu_put_le(b->data + nbytes_at, 25, 8);
+    ls_le_put(b->data + nbytes_at, 25, 8);
     ls_bb_seal(b);
     refused(b, "tensor 'c' is float32[2, 3] (24 bytes) but its data is 25 bytes");
     ls_blob_unref(b);
     b = pf_blob_copy(good, good->size);
-    tu_put_le(b->data + nbytes_at - 8, 128, 8); /* offset: past the 128-byte data section */
+    ls_le_put(b->data + nbytes_at - 8, 128, 8); /* offset: past the 128-byte data section */
     ls_bb_seal(b);
     refused(b, "tensor 'c': bytes 128..152 lie outside the 128-byte data section");
     ls_blob_unref(b);
     b = pf_blob_copy(good, good->size);
-    tu_put_le(b->data + sizes_at, (uint64_t)1 << 62, 8);
+    ls_le_put(b->data + sizes_at, (uint64_t)1 << 62, 8);
     ls_bb_seal(b);
     refused(b, "more than the 128 bytes allowed");
     ls_blob_unref(b);
     /* a huge count must be refused before anything is allocated */
     b = pf_blob_copy(good, good->size);
-    tu_put_le(b->data + entry - 20, 0xFFFFFFFFu, 4);
+    ls_le_put(b->data + entry - 20, 0xFFFFFFFFu, 4);
     ls_bb_seal(b);
     refused(b, "4294967295 constants cannot fit");
     ls_blob_unref(b);
@@ -307,8 +307,8 @@ START_TEST(altered_blobs_never_crash_the_decoder)
         for (size_t len = 0; len < good->size; len++) { /* truncated, header patched to match */
             ls_blob *b = pf_blob_copy(good, len);
             if (len >= 64) {
-                tu_put_le(b->data + 16, len, 8);
-                if (len < 64 + gsize) tu_put_le(b->data + 32, len - 64, 8);
+                ls_le_put(b->data + 16, len, 8);
+                if (len < 64 + gsize) ls_le_put(b->data + 32, len - 64, 8);
                 ls_bb_seal(b);
             }
             ls_bb_graph *g = NULL;

@@ -341,8 +341,8 @@ START_TEST(damaged_exports_are_refused)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         memcpy(x, d, size);
         size_t n = cases[c].len ? cases[c].len : size;
-        if (cases[c].at == SIZE_MAX) tu_put_le(x + le(x, 4), 0, 4); /* soffset 0: the vtable is the table */
-        else if (cases[c].width) tu_put_le(x + cases[c].at, cases[c].val, cases[c].width);
+        if (cases[c].at == SIZE_MAX) ls_le_put(x + le(x, 4), 0, 4); /* soffset 0: the vtable is the table */
+        else if (cases[c].width) ls_le_put(x + cases[c].at, cases[c].val, cases[c].width);
         write_bytes(bad, x, n);
         int rc = tu_runf(&out, "run %s", bad);
         ck_assert_msg(rc == 2, "%s: exit %d: %s", cases[c].what, rc, out);

@@ -158,15 +158,15 @@ static uint8_t *build_feb2025(bool header_first, size_t *size)
     uint8_t *out = ls_calloc(1, *size);
     uint8_t *h = header_first ? out : out + 8;
     memcpy(h, "FH01", 4);
-    tu_put_le(h + 4, 40, 4);
-    tu_put_le(h + 8, header_first ? 48 : 48, 8);
-    tu_put_le(h + 16, header_first ? fb_size : fb_size - 8, 8);
-    tu_put_le(h + 24, base, 8);
-    tu_put_le(h + 32, 32, 8);
+    ls_le_put(h + 4, 40, 4);
+    ls_le_put(h + 8, header_first ? 48 : 48, 8);
+    ls_le_put(h + 16, header_first ? fb_size : fb_size - 8, 8);
+    ls_le_put(h + 24, base, 8);
+    ls_le_put(h + 32, 32, 8);
     if (header_first) {
         memcpy(out + fb_off, fb, fb_size);
     } else {
-        tu_put_le(out, ls_fb_le32(fb) + 40, 4);
+        ls_le_put(out, ls_fb_le32(fb) + 40, 4);
         memcpy(out + 4, fb + 4, 4);
         memcpy(out + 48, fb + 8, fb_size - 8);
     }
@@ -248,7 +248,7 @@ START_TEST(damaged_ptd_files_are_refused)
         for (size_t pos = 0; pos + 4 <= size; pos += 4)
             for (size_t k = 0; k < 4; k++) {
                 memcpy(buf, good, size);
-                tu_put_le(buf + pos, hostile[k], 4);
+                ls_le_put(buf + pos, hostile[k], 4);
                 if (ls_ptd_read_bytes(buf, size, "bad.ptd", &d, &err) == 0) ls_ptd_free(&d);
                 else ck_assert_msg(strncmp(err.msg, "bad.ptd: ", 9) == 0, "%s", err.msg);
             }

@@ -98,7 +98,3 @@ bool tu_contains(const char *haystack, const char *needle)
     return haystack && needle && strstr(haystack, needle) != NULL;
 }
 
-void tu_put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}

@@ -22,7 +22,5 @@ int tu_runf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 bool tu_contains(const char *haystack, const char *needle);
 
-/* Writes v's low n bytes at p, little-endian (for damaging files and blobs on purpose). */
-void tu_put_le(uint8_t *p, uint64_t v, int n);
 
 #endif
