@@ -5,9 +5,9 @@
 
 #include "program.h"
 
-static size_t list_elem_size(ls_arg_kind k)
+size_t ls_arg_elem_size(uint8_t kind)
 {
-    switch (k) {
+    switch ((ls_arg_kind)kind) {
     case LS_ARG_NODES:
     case LS_ARG_OPT_NODES: return sizeof(uint32_t);
     case LS_ARG_INTS: return sizeof(int64_t);
@@ -22,7 +22,7 @@ static size_t list_elem_size(ls_arg_kind k)
 void ls_arg_copy(ls_arg *dst, const ls_arg *src)
 {
     *dst = *src;
-    size_t es = list_elem_size((ls_arg_kind)src->kind);
+    size_t es = ls_arg_elem_size(src->kind);
     if (es) {
         void *p = ls_malloc(es * (src->n ? src->n : 1));
         if (src->n) memcpy(p, src->v.ints, es * src->n);
@@ -32,14 +32,14 @@ void ls_arg_copy(ls_arg *dst, const ls_arg *src)
 
 void ls_arg_free(ls_arg *a)
 {
-    if (list_elem_size((ls_arg_kind)a->kind)) free(a->v.ints);
+    if (ls_arg_elem_size(a->kind)) free(a->v.ints);
     memset(a, 0, sizeof *a);
 }
 
 bool ls_arg_equal(const ls_arg *a, const ls_arg *b)
 {
     if (a->kind != b->kind || a->n != b->n) return false;
-    size_t es = list_elem_size((ls_arg_kind)a->kind);
+    size_t es = ls_arg_elem_size(a->kind);
     if (es) {
         if (a->kind == LS_ARG_SYMINTS) {
             for (uint32_t i = 0; i < a->n; i++) {

@@ -201,20 +201,6 @@ static int rd_ref(rd *r, uint32_t limit, uint32_t *id)
     return 0;
 }
 
-static size_t arg_elem_size(uint8_t kind)
-{
-    switch (kind) {
-    case LS_ARG_NODES:
-    case LS_ARG_OPT_NODES: return sizeof(uint32_t);
-    case LS_ARG_INTS: return sizeof(int64_t);
-    case LS_ARG_FLOATS: return sizeof(double);
-    case LS_ARG_BOOLS: return sizeof(bool);
-    case LS_ARG_STRINGS: return sizeof(const char *);
-    case LS_ARG_SYMINTS: return sizeof(ls_symint);
-    default: return 0;
-    }
-}
-
 /* Minimum encoded bytes per list element, to bound counts before allocating. */
 static uint64_t arg_min_encoded(uint8_t kind)
 {
@@ -238,7 +224,7 @@ static int rd_arg(rd *r, ls_arg *a, uint32_t limit)
         return rd_fail(r, "unknown argument kind %u", kind);
     }
     a->flags = flags & (LS_ARGF_KEYWORD | LS_ARGF_DEFAULT);
-    size_t es = arg_elem_size(kind);
+    size_t es = ls_arg_elem_size(kind);
     if (es) {
         uint32_t n;
         if (rd_count(r, &n, arg_min_encoded(kind), "list elements") != 0) return -1;
