@@ -45,7 +45,12 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
         if (pt->states) dl += snprintf(details + dl, sizeof details - (size_t)dl, " %us", pt->states);
         int nw = w - 5 - dl;
         if (nw < 4) nw = 4;
-        snprintf(line, sizeof line, "%-*.*s %s", nw, nw, pt->name, details);
+        /* a name too long keeps its end: lowered_module_0 and _1 stay apart ("…module_1") */
+        int len = (int)strlen(pt->name);
+        if (len <= nw)
+            snprintf(line, sizeof line, "%-*s %s", nw, pt->name, details);
+        else
+            snprintf(line, sizeof line, "%s%s %s", u->utf8 ? "…" : "~", pt->name + len - (nw - 1), details);
     } else {
         snprintf(line, sizeof line, "%-16.16s %-15.15s %5u nodes %3u const %-9s %u state", pt->name,
                  pt->backend ? pt->backend : "-", pt->nodes, pt->consts, bytes, pt->states);
