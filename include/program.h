@@ -329,6 +329,9 @@ void ls_program_replace_uses(ls_program *p, uint32_t old_id, uint32_t new_id);
 /* ---- arguments */
 void ls_arg_copy(ls_arg *dst, const ls_arg *src); /* deep copy of lists */
 size_t ls_arg_elem_size(uint8_t kind); /* bytes per element of a list kind, 0 for other kinds */
+/* An argument as the CLI and the UI show it: node names (%ID for an id p lacks), numbers,
+ * 'strings', dtypes, lists in brackets, None. */
+void ls_arg_text(const struct ls_program *p, const ls_arg *a, ls_buf *b);
 void ls_arg_free(ls_arg *a);
 bool ls_arg_equal(const ls_arg *a, const ls_arg *b);
 ls_arg ls_arg_node(uint32_t id);

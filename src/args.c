@@ -1,8 +1,10 @@
 /* Node arguments: copies, equality, constructors and a walk over the node ids an argument
  * names. Lists own their element arrays; everything else is held by value. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "program.h"
 
 size_t ls_arg_elem_size(uint8_t kind)
@@ -133,5 +135,59 @@ void ls_arg_each_node(const ls_arg *a, void (*fn)(uint32_t id, void *ctx), void 
             if (a->v.symints[i].is_node) fn(a->v.symints[i].node, ctx);
         break;
     default: break;
+    }
+}
+
+/* ---- text */
+
+static void put_node_name(const ls_program *p, uint32_t id, ls_buf *b)
+{
+    const ls_node *n = ls_program_node(p, id);
+    if (n) ls_buf_puts(b, n->name);
+    else ls_buf_printf(b, "%%%" PRIu32, id);
+}
+
+void ls_arg_text(const ls_program *p, const ls_arg *a, ls_buf *b)
+{
+    switch (a->kind) {
+    case LS_ARG_NONE: ls_buf_puts(b, "None"); break;
+    case LS_ARG_NODE: put_node_name(p, a->v.node, b); break;
+    case LS_ARG_NODES:
+    case LS_ARG_OPT_NODES:
+        ls_buf_putc(b, '[');
+        for (uint32_t i = 0; i < a->n; i++) {
+            if (i) ls_buf_puts(b, ", ");
+            if (a->v.nodes[i]) put_node_name(p, a->v.nodes[i], b);
+            else ls_buf_puts(b, "None");
+        }
+        ls_buf_putc(b, ']');
+        break;
+    case LS_ARG_INT: ls_buf_printf(b, "%" PRId64, a->v.i); break;
+    case LS_ARG_FLOAT: ls_buf_printf(b, "%g", a->v.f); break;
+    case LS_ARG_BOOL: ls_buf_puts(b, a->v.b ? "True" : "False"); break;
+    case LS_ARG_STRING:
+    case LS_ARG_DEVICE: ls_buf_printf(b, "'%s'", a->v.s ? a->v.s : ""); break;
+    case LS_ARG_RAW: ls_buf_puts(b, a->v.s ? a->v.s : "?"); break;
+    case LS_ARG_DTYPE: ls_buf_puts(b, ls_dtype_name((ls_dtype)a->v.i)); break;
+    case LS_ARG_LAYOUT:
+    case LS_ARG_MEMFMT: ls_buf_printf(b, "%" PRId64, a->v.i); break;
+    case LS_ARG_INTS:
+    case LS_ARG_FLOATS:
+    case LS_ARG_BOOLS:
+    case LS_ARG_STRINGS:
+    case LS_ARG_SYMINTS:
+        ls_buf_putc(b, '[');
+        for (uint32_t i = 0; i < a->n; i++) {
+            if (i) ls_buf_puts(b, ", ");
+            if (a->kind == LS_ARG_INTS) ls_buf_printf(b, "%" PRId64, a->v.ints[i]);
+            else if (a->kind == LS_ARG_FLOATS) ls_buf_printf(b, "%g", a->v.floats[i]);
+            else if (a->kind == LS_ARG_BOOLS) ls_buf_puts(b, a->v.bools[i] ? "True" : "False");
+            else if (a->kind == LS_ARG_STRINGS) ls_buf_printf(b, "'%s'", a->v.strs[i] ? a->v.strs[i] : "");
+            else if (a->v.symints[i].is_node) put_node_name(p, a->v.symints[i].node, b);
+            else ls_buf_printf(b, "%" PRId64, a->v.symints[i].i);
+        }
+        ls_buf_putc(b, ']');
+        break;
+    default: ls_buf_puts(b, "?"); break;
     }
 }

@@ -276,7 +276,7 @@ static void args_of(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, c
         uint32_t cnt = a->kind == LS_ARG_NODE ? 1 : a->kind == LS_ARG_NODES || a->kind == LS_ARG_OPT_NODES ? a->n : 0;
         if (!cnt) {
             ls_buf b = {0};
-            ui_fmt_arg(p, a, &b);
+            ls_arg_text(p, a, &b);
             ui_lines_add(l, (a->flags & LS_ARGF_DEFAULT) ? UI_R_DIM : UI_R_NORMAL, -1, "  %-18s %s%s", label, b.s,
                          (a->flags & LS_ARGF_DEFAULT) ? " (default)" : "");
             ls_buf_free(&b);

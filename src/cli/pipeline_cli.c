@@ -50,39 +50,6 @@ void cli_step_title(ls_buf *b, const ls_history *h, int s)
     if (st->detail) ls_buf_printf(b, " (%s)", st->detail);
 }
 
-static void arg_text(ls_buf *b, const ls_program *p, const ls_arg *a)
-{
-    const ls_node *n;
-    switch (a->kind) {
-    case LS_ARG_NONE: ls_buf_puts(b, "None"); break;
-    case LS_ARG_NODE:
-        n = ls_program_node(p, a->v.node);
-        ls_buf_puts(b, n ? n->name : "?");
-        break;
-    case LS_ARG_NODES:
-    case LS_ARG_OPT_NODES:
-        ls_buf_putc(b, '[');
-        for (uint32_t i = 0; i < a->n; i++) {
-            n = a->v.nodes[i] ? ls_program_node(p, a->v.nodes[i]) : NULL;
-            ls_buf_printf(b, "%s%s", i ? ", " : "", a->v.nodes[i] ? (n ? n->name : "?") : "None");
-        }
-        ls_buf_putc(b, ']');
-        break;
-    case LS_ARG_INT: ls_buf_printf(b, "%" PRId64, a->v.i); break;
-    case LS_ARG_FLOAT: ls_buf_printf(b, "%g", a->v.f); break;
-    case LS_ARG_BOOL: ls_buf_puts(b, a->v.b ? "True" : "False"); break;
-    case LS_ARG_INTS:
-        ls_buf_putc(b, '[');
-        for (uint32_t i = 0; i < a->n; i++) ls_buf_printf(b, "%s%" PRId64, i ? ", " : "", a->v.ints[i]);
-        ls_buf_putc(b, ']');
-        break;
-    case LS_ARG_STRING:
-    case LS_ARG_DEVICE: ls_buf_printf(b, "'%s'", a->v.s ? a->v.s : ""); break;
-    case LS_ARG_DTYPE: ls_buf_puts(b, ls_dtype_name((ls_dtype)a->v.i)); break;
-    default: ls_buf_puts(b, ls_arg_kind_name((ls_arg_kind)a->kind)); break;
-    }
-}
-
 void cli_node_text(ls_buf *b, const ls_program *p, const ls_node *n)
 {
     if (n->kind == LS_NODE_PLACEHOLDER) {
@@ -96,7 +63,7 @@ void cli_node_text(ls_buf *b, const ls_program *p, const ls_node *n)
         ls_buf_puts(b, "output(");
         for (uint16_t a = 0; a < n->nargs; a++) {
             if (a) ls_buf_puts(b, ", ");
-            arg_text(b, p, &n->args[a]);
+            ls_arg_text(p, &n->args[a], b);
         }
         ls_buf_putc(b, ')');
     } else {
@@ -108,7 +75,7 @@ void cli_node_text(ls_buf *b, const ls_program *p, const ls_node *n)
             if (n->args[a].flags & LS_ARGF_DEFAULT) continue;
             if (!first) ls_buf_puts(b, ", ");
             first = false;
-            arg_text(b, p, &n->args[a]);
+            ls_arg_text(p, &n->args[a], b);
         }
         ls_buf_putc(b, ')');
     }
@@ -150,7 +117,7 @@ static void json_arg(ls_buf *b, const ls_program *p, const ls_arg *a)
         break;
     default: {
         ls_buf t = {0};
-        arg_text(&t, p, a);
+        ls_arg_text(p, a, &t);
         char *s = ls_buf_take(&t);
         ls_buf_json_str(b, s);
         free(s);
