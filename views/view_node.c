@@ -140,14 +140,12 @@ static void add_text_block(ui_lines *l, const char *label, const char *text)
     }
 }
 
-/* Same data: a copy keeps the original's bytes whatever its target is called. Tensors of
- * another dtype or size are never hashed. */
-static bool same_data(const ls_tensor *a, ls_tensor *b)
+/* The same bytes: duplicate_constants' copies share the original's storage whatever their
+ * target is called. Equal contents are not enough (every empty KV cache is zeros). */
+static bool same_data(const ls_tensor *a, const ls_tensor *b)
 {
     if (!a || !b) return false;
-    if (a == b) return true;
-    if (a->dtype != b->dtype || a->numel != b->numel || a->nbytes != b->nbytes) return false;
-    return ls_tensor_hash((ls_tensor *)a) == ls_tensor_hash(b);
+    return a == b || (a->data == b->data && a->nbytes == b->nbytes);
 }
 
 static void held_by(ui *u, ui_lines *l, const ls_program *own, const ls_input_spec *spec)
@@ -169,7 +167,7 @@ static void held_by(ui *u, ui_lines *l, const ls_program *own, const ls_input_sp
             }
             int32_t pos = ls_program_find(p, o->name);
             if (!header) {
-                ui_lines_add(l, UI_R_TITLE, -1, "held by (same target or same data)");
+                ui_lines_add(l, UI_R_TITLE, -1, "held by (same target or the same bytes)");
                 header = true;
             }
             int color = pos >= 0 ? ui_node_color(u, p, p->nodes[pos]) : -1;
