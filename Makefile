@@ -27,7 +27,9 @@ LDLIBS   := $(PKG_LIBS) -lm -lpthread
 ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 BENCH_FLAGS := -O3 -march=native -g -DNDEBUG
 
-CORE_SRC := $(wildcard src/*.c)
+# Sources are found by folder: every .c under src/ is the core (liblowerscope.a) but src/cli/,
+# the command-line front end; views/ is the terminal UI.
+CORE_SRC := $(sort $(shell find src -name '*.c' -not -path 'src/cli/*'))
 CLI_SRC  := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 VIEW_SRC := $(wildcard views/*.c)
 TEST_SRC := $(wildcard tests/check_*.c)

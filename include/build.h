@@ -2,7 +2,7 @@
  * benchmark generator to write whole programs without a file.
  *
  * Arguments are given positionally in schema order (the order of the operator's schema in
- * src/ops.def); trailing arguments left out take their schema defaults. A builder names call
+ * src/model/ops.def); trailing arguments left out take their schema defaults. A builder names call
  * nodes as torch.fx does when no name is given: "add", "add_1" in an ATen program,
  * "aten_add_tensor", "aten_add_tensor_1" in an Edge one. */
 #ifndef LS_BUILD_H

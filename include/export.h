@@ -124,7 +124,7 @@ int ls_export_program(const ls_program *p, const char *path, bool force, ls_expo
 /* The same for step `step` of a history (-1: the last step). A step whose pass failed is refused. */
 int ls_export(const ls_history *h, int step, const char *path, bool force, ls_export_summary *sum, ls_error *err);
 
-/* A .pt2 archive of the program as torch.export.save writes it (src/write_pt2.c), through a
+/* A .pt2 archive of the program as torch.export.save writes it (src/formats/pt2/pt2_write.c), through a
  * temporary file and a rename. Refuses programs torch.export's JSON cannot express: lowered
  * submodules (after to_backend) and the ExecuTorch dialect (after to_out_variant). *written
  * (may be NULL) receives the archive's size. */

@@ -3,7 +3,7 @@
  * ATen targets (torch.ops.aten.add.Tensor), Edge targets
  * (executorch.exir.dialects.edge.ops.aten.add.Tensor) and .pte operator names (aten::add +
  * overload "out") all map to the same entry; the dialect is a property of the node's target.
- * The table itself is data: src/ops.def. */
+ * The table itself is data: src/model/ops.def. */
 #ifndef LS_OPS_H
 #define LS_OPS_H
 
@@ -14,7 +14,7 @@
 
 typedef enum ls_op_id {
 #define LS_OP(id, ns, schema, out, flags) LS_OP_##id,
-#include "../src/ops.def"
+#include "../src/model/ops.def"
 #undef LS_OP
     LS_OP_COUNT
 } ls_op_id;

@@ -370,6 +370,8 @@ bool ls_program_drop_constant(ls_program *p, const char *target);
 /* The lowered submodule with this name, or NULL. */
 ls_submodule *ls_program_sub(const ls_program *p, const char *name);
 void ls_program_add_sub(ls_program *p, const ls_submodule *sub); /* copies, refs the program */
+/* A copy of a submodule holding its own references (program, blob, compile specs). */
+void ls_submodule_copy(ls_submodule *dst, const ls_submodule *src);
 /* Drops what a submodule holds (program, blob, compile specs): the caller's copy after
  * ls_program_add_sub, or one that was never added. */
 void ls_submodule_release(ls_submodule *s);
@@ -382,6 +384,11 @@ void ls_program_add_tag(ls_program *p, const char *tag, const char *backend_id);
 uint64_t ls_program_weight_bytes(const ls_program *p);
 
 /* A node's texts, never NULL (all NULL when it has none). */
+/* The tensor value of a node (vals[0] of a single tensor), or NULL. */
+static inline const ls_tmeta *ls_node_tval(const ls_node *n)
+{
+    return n && n->val_kind == LS_VAL_TENSOR && n->nvals ? &n->vals[0] : NULL;
+}
 static inline const ls_node_text *ls_node_texts(const ls_node *n)
 {
     static const ls_node_text none;

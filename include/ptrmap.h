@@ -1,6 +1,6 @@
 /* Maps from pointers (interned strings, nodes) and from strings (by content) to pointer-sized
- * values: open addressing, power-of-two tables, O(1) inserts and lookups. Internal to the
- * core; header-only so the readers and the verifier share them without a public API. */
+ * values: open addressing, power-of-two tables, O(1) inserts and lookups. Header-only: the
+ * model, the readers, the passes, the runtime and the CLI share them. */
 #ifndef LS_PTRMAP_H
 #define LS_PTRMAP_H
 
@@ -92,6 +92,20 @@ static inline void ls_ptrmap_put(ls_ptrmap *m, const void *key, uintptr_t val)
     m->keys[j] = key;
     m->vals[j] = val;
     m->used++;
+}
+
+static inline bool ls_ptrmap_has(const ls_ptrmap *m, const void *key)
+{
+    return ls_ptrmap_get(m, key, NULL);
+}
+
+/* The value as an index (what most maps hold). */
+static inline bool ls_ptrmap_get_u32(const ls_ptrmap *m, const void *key, uint32_t *val)
+{
+    uintptr_t v;
+    if (!ls_ptrmap_get(m, key, &v)) return false;
+    if (val) *val = (uint32_t)v;
+    return true;
 }
 
 static inline void ls_ptrmap_free(ls_ptrmap *m)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/pte_internal.h"
+#include "../src/formats/pte/pte_internal.h"
 #include "flatbuf.h"
 #include "pte.h"
 #include "pte_test.h"

@@ -1,4 +1,4 @@
-/* Tests of .pte files read back as programs (src/pte_load.c): every real file in shared/data/pte
+/* Tests of .pte files read back as programs (src/formats/pte/pte_load.c): every real file in shared/data/pte
  * opens (djl_corrupt is refused), out-variant calls become functional nodes with their args in
  * schema order, constants share the file's bytes, unknown operators and foreign delegates load for
  * inspection, and what the bundled runtime can run gives the right numbers. */

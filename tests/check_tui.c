@@ -20,7 +20,7 @@
 #include "passes.h"
 #include "progfixtures.h"
 #include "testutil.h"
-#include "../views/tui.h"
+#include "tui.h"
 
 /* ---- a history shaped like shared_constant: c is read by atan2 (CPU) and add, mul (tag0) */
 

@@ -28,7 +28,7 @@ void ls_backend_register(const ls_backend *b)
 
 static void register_builtins(void)
 {
-    ls_backend_register(&ls_bundled_backend); /* src/bundled_backend.c */
+    ls_backend_register(&ls_bundled_backend); /* src/backends/bundled/bundled_backend.c */
 }
 
 const ls_backend *ls_backend_find(const char *id)

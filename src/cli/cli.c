@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "../../views/tui.h"
+#include "tui.h"
 
 int ls_cmd_info(int, char **), ls_cmd_verify(int, char **);
 int ls_cmd_passes(int, char **), ls_cmd_partitions(int, char **), ls_cmd_diff(int, char **);

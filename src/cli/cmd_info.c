@@ -7,7 +7,7 @@
 
 #include "cli.h"
 #include "ops.h"
-#include "../ptrmap.h"
+#include "ptrmap.h"
 #include "verify.h"
 
 int ls_cmd_info(int argc, char **argv);

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../pass_util.h"
 #include "cli.h"
+#include "signature.h"
 #include "ops.h"
 
 int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_run *r)
@@ -133,12 +133,12 @@ void cli_json_program(ls_buf *b, const ls_program *p, const char *name, const ch
     ls_buf_json_str(b, backend);
     ls_buf_printf(b, ", \"dialect\": \"%s\", \"placeholders\": [", ls_dialect_name((ls_dialect)p->dialect));
     bool first = true;
-    pu_sig sig;
-    pu_sig_build(&sig, p);
+    ls_sig sig;
+    ls_sig_build(&sig, p);
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
         if (n->kind != LS_NODE_PLACEHOLDER) continue;
-        const ls_input_spec *sp = pu_spec(&sig, p, n);
+        const ls_input_spec *sp = ls_sig_spec(&sig, p, n);
         ls_buf_puts(b, first ? "\n  {\"name\": " : ",\n  {\"name\": ");
         first = false;
         ls_buf_json_str(b, n->name);
@@ -157,7 +157,7 @@ void cli_json_program(ls_buf *b, const ls_program *p, const char *name, const ch
         }
         ls_buf_puts(b, "]}");
     }
-    pu_sig_free(&sig);
+    ls_sig_free(&sig);
     ls_buf_puts(b, "], \"nodes\": [");
     first = true;
     for (uint32_t i = 0; i < p->n_nodes; i++) {

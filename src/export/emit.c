@@ -22,7 +22,9 @@
 #include "backend.h"
 #include "bundled_blob.h"
 #include "export_internal.h"
-#include "pass_util.h"
+#include "namer.h"
+#include "ptrmap.h"
+#include "signature.h"
 
 #define CONST_ALIGN 16
 
@@ -32,7 +34,7 @@ typedef struct emitter {
     const ls_program *p;
     const ls_mem_plan *plan;
     lsx_bounds *bounds;
-    pu_sig sig;
+    ls_sig sig;
     ls_error *err;
     LS_VEC(ls_pte_value) values;
     int32_t *val_of; /* by node id: its value index, -1 none */
@@ -173,8 +175,8 @@ static int arg_value(emitter *E, const ls_node *n, const ls_arg *a, int32_t *out
         v.kind = LS_PTE_VAL_INT, v.int_val = et;
         break;
     }
-    case LS_ARG_LAYOUT: v.kind = LS_PTE_VAL_INT, v.int_val = lsx_layout_to_c10(a->v.i); break;
-    case LS_ARG_MEMFMT: v.kind = LS_PTE_VAL_INT, v.int_val = lsx_memfmt_to_c10(a->v.i); break;
+    case LS_ARG_LAYOUT: v.kind = LS_PTE_VAL_INT, v.int_val = ls_layout_to_c10(a->v.i); break;
+    case LS_ARG_MEMFMT: v.kind = LS_PTE_VAL_INT, v.int_val = ls_memfmt_to_c10(a->v.i); break;
     case LS_ARG_STRING:
     case LS_ARG_DEVICE: v.kind = LS_PTE_VAL_STRING, v.string_val = ls_strdup(a->v.s ? a->v.s : ""); break;
     case LS_ARG_INTS:
@@ -252,8 +254,8 @@ static uint32_t append_aligned(ls_buf *b, u64_vec *offs, const ls_tensor *t)
 
 static int placeholder(emitter *E, const ls_node *n)
 {
-    const ls_input_spec *s = pu_spec(&E->sig, E->p, n);
-    const ls_tmeta *m = pu_val(n);
+    const ls_input_spec *s = ls_sig_spec(&E->sig, E->p, n);
+    const ls_tmeta *m = ls_node_tval(n);
     if (s && s->kind == LS_IN_USER_INPUT && n->val_kind == LS_VAL_SYMINT) { /* an int input */
         E->val_of[n->id] = int_value(E, 0);
         ls_vec_push(&E->inputs, E->val_of[n->id]);
@@ -265,11 +267,11 @@ static int placeholder(emitter *E, const ls_node *n)
         if (tensor_value(E, n, m, n->id, 0, NULL, &vi) != 0) return -1;
         ls_vec_push(&E->inputs, vi);
     } else if (ls_input_kind_holds_data(s->kind)) {
-        const ls_named_tensor *d = pu_data(&E->sig, E->p, s);
+        const ls_named_tensor *d = ls_sig_data(&E->sig, E->p, s);
         if (!d || !d->t)
             return efail(E, n, "%s `%s` has no data (the program was loaded as metadata only)", ls_input_kind_name((ls_input_kind)s->kind),
                          s->target ? s->target : "?");
-        bool mutated = s->kind == LS_IN_BUFFER && pu_is_mutated(&E->sig, s);
+        bool mutated = s->kind == LS_IN_BUFFER && ls_sig_is_mutated(&E->sig, s);
         uint32_t dbi;
         if (mutated) {
             if (E->mut_seg < 0) {
@@ -306,11 +308,11 @@ static int tuple_values(emitter *E, const ls_node *call, uint32_t pos, int32_t *
         if (!g->op || g->op->id != LS_OP_getitem || g->nargs != 2 || g->args[1].kind != LS_ARG_INT) continue;
         int64_t k = g->args[1].v.i;
         if (k < 0 || (uint64_t)k >= n || v[k] >= 0) continue;
-        if (!pu_val(g)) {
+        if (!ls_node_tval(g)) {
             free(v);
             return efail(E, g, "a getitem without tensor metadata cannot be emitted");
         }
-        if (tensor_value(E, g, pu_val(g), g->id, 0, NULL, &v[k]) != 0) {
+        if (tensor_value(E, g, ls_node_tval(g), g->id, 0, NULL, &v[k]) != 0) {
             free(v);
             return -1;
         }
@@ -406,7 +408,7 @@ static int kernel_call(emitter *E, const ls_node *n, uint32_t pos)
     uint8_t keep[LS_MAX_PARAMS];
     uint32_t nkeep = s->nparams;
     for (uint32_t k = 0; k < nkeep; k++) keep[k] = (uint8_t)k;
-    if (out_form) nkeep = lsx_out_params(op, keep);
+    if (out_form) nkeep = ls_out_params(op, keep);
     uint32_t nextra = out_form ? (uint32_t)(n->nargs - s->nparams) : 0;
     int32_t *args = ls_malloc(sizeof *args * (nkeep + 2 * nextra + n->nvals + 2));
     uint32_t na = 0;
@@ -444,8 +446,8 @@ static int kernel_call(emitter *E, const ls_node *n, uint32_t pos)
         int32_t ret = -1;
         if (op->flags & LS_OPF_INPLACE) {
             ret = args[0];
-        } else if (n->val_kind == LS_VAL_TENSOR && pu_val(n)) {
-            rc = tensor_value(E, n, pu_val(n), n->id, 0, NULL, &ret);
+        } else if (n->val_kind == LS_VAL_TENSOR && ls_node_tval(n)) {
+            rc = tensor_value(E, n, ls_node_tval(n), n->id, 0, NULL, &ret);
         } else if (n->val_kind == LS_VAL_TENSORS) {
             int32_t *vals;
             uint32_t nv;
@@ -479,8 +481,8 @@ static int call(emitter *E, const ls_node *n, uint32_t pos)
         return efail(E, n, "operator %s is unknown to lowerscope: it cannot be emitted", n->target ? n->target : "?");
     switch ((int)n->op->id) {
     case LS_OP_alloc:
-        if (!pu_val(n)) return efail(E, n, "an alloc without tensor metadata");
-        return tensor_value(E, n, pu_val(n), n->id, 0, NULL, &E->val_of[n->id]);
+        if (!ls_node_tval(n)) return efail(E, n, "an alloc without tensor metadata");
+        return tensor_value(E, n, ls_node_tval(n), n->id, 0, NULL, &E->val_of[n->id]);
     case LS_OP_getitem:
         if (E->val_of[n->id] < 0) {
             const ls_node *of = n->nargs ? ls_program_node(E->p, n->args[0].v.node) : NULL;
@@ -617,7 +619,7 @@ static void free_emitter(emitter *E)
     ls_buf_free(&E->consts);
     ls_buf_free(&E->muts);
     free(E->val_of);
-    pu_sig_free(&E->sig);
+    ls_sig_free(&E->sig);
     lsx_bounds_free(E->bounds);
 }
 
@@ -626,7 +628,7 @@ static int emit_program(const ls_program *p, const ls_mem_plan *plan, ls_pte *pt
 {
     emitter E = {.p = p, .plan = plan, .err = err, .mut_seg = -1};
     E.bounds = lsx_bounds_new(p);
-    pu_sig_build(&E.sig, p);
+    ls_sig_build(&E.sig, p);
     for (uint32_t i = 0; i < p->n_subs; i++) ls_ptrmap_put(&E.sub_ix, p->subs[i].name, i);
     E.val_of = ls_malloc(sizeof *E.val_of * (p->next_id ? p->next_id : 1));
     for (uint32_t i = 0; i < p->next_id; i++) E.val_of[i] = -1;

@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "export_internal.h"
-#include "pass_util.h"
+#include "namer.h"
+#include "ptrmap.h"
+#include "signature.h"
 
 #define ALIGN 16
 
@@ -64,15 +66,15 @@ static void own(planner *P, const ls_node *n, uint32_t pos, lsx_bounds *b)
 static void find_owners(planner *P, lsx_bounds *b)
 {
     ls_program *q = P->q;
-    pu_sig sig;
-    pu_sig_build(&sig, q);
+    ls_sig sig;
+    ls_sig_build(&sig, q);
     uint32_t end = q->n_nodes;
     for (uint32_t i = 0; i < q->n_nodes; i++) {
         const ls_node *n = q->nodes[i];
         if (n->kind == LS_NODE_PLACEHOLDER) {
-            const ls_input_spec *s = pu_spec(&sig, q, n);
+            const ls_input_spec *s = ls_sig_spec(&sig, q, n);
             if (s && s->kind == LS_IN_USER_INPUT) own(P, n, 0, b);
-            if (s && s->kind == LS_IN_BUFFER && pu_is_mutated(&sig, s)) {
+            if (s && s->kind == LS_IN_BUFFER && ls_sig_is_mutated(&sig, s)) {
                 own(P, n, 0, b);
                 if (P->owner[n->id]) P->last[n->id] = end; /* state: alive across runs */
             }
@@ -106,7 +108,7 @@ static void find_owners(planner *P, lsx_bounds *b)
             own(P, n, i, b); /* alloc nodes, and calls without out variant */
         }
     }
-    pu_sig_free(&sig);
+    ls_sig_free(&sig);
     for (uint32_t i = 0; i < q->n_nodes; i++) {
         use_ctx u = {P, q->nodes[i]->kind == LS_NODE_OUTPUT ? end : i};
         for (uint16_t a = 0; a < q->nodes[i]->nargs; a++) ls_arg_each_node(&q->nodes[i]->args[a], use_cb, &u);

@@ -13,7 +13,9 @@
 #include "build.h"
 #include "export_internal.h"
 #include "namer.h"
-#include "pass_util.h"
+#include "namer.h"
+#include "ptrmap.h"
+#include "signature.h"
 
 typedef struct conv {
     ls_program *q;
@@ -70,7 +72,7 @@ static void convert_call(conv *c, ls_node *n)
         ls_vec_push(&c->nodes, ls_node_ref(n));
         return;
     }
-    uint32_t nout = lsx_out_count(op);
+    uint32_t nout = ls_out_count(op);
     uint32_t nvals = op->schema.returns_list ? n->nvals : nout;
     if ((op->schema.returns_list && n->val_kind != LS_VAL_TENSORS) ||
         (!op->schema.returns_list && (n->nvals < nout || (nout == 1 && n->val_kind != LS_VAL_TENSOR)))) {
@@ -98,13 +100,13 @@ static void convert_call(conv *c, ls_node *n)
         uint32_t *ids = ls_calloc(nvals ? nvals : 1, sizeof *ids);
         for (uint32_t k = 0; k < nvals; k++) ids[k] = allocs[k]->id;
         args[na] = ls_arg_nodes(ids, nvals, false);
-        args[na].name = lsx_out_name(op, 0);
+        args[na].name = ls_out_name(op, 0);
         args[na].flags = LS_ARGF_KEYWORD;
         free(ids);
     } else {
         for (uint32_t k = 0; k < nout; k++) {
             args[na + k] = ls_arg_node(allocs[k]->id);
-            args[na + k].name = lsx_out_name(op, k);
+            args[na + k].name = ls_out_name(op, k);
             args[na + k].flags = LS_ARGF_KEYWORD;
         }
     }
@@ -148,7 +150,7 @@ static void write_backs(conv *c, ls_node *outn, ls_output_spec *specs)
         w->op = cp;
         w->dialect = LS_DIALECT_EXECUTORCH;
         ls_node_set_args(w, a, 3);
-        if (pu_val(buf)) ls_node_set_val(w, pu_val(buf));
+        if (ls_node_tval(buf)) ls_node_set_val(w, ls_node_tval(buf));
         ls_vec_push(&c->nodes, w);
         if (!o) o = ls_node_clone(outn);
         ls_arg_free(&o->args[k]);

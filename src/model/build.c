@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "namer.h"
-#include "pass_util.h"
+#include "ptrmap.h"
 
 /* Edge base names, made once per op (interned strings never move, so a racing second writer
  * stores the same pointer). */
@@ -96,19 +96,19 @@ struct ls_builder {
     LS_VEC(ls_input_spec) inputs;
     /* data tables, handed to the program at the end (appending one by one would be quadratic) */
     named_vec state, constants;
-    pu_map state_ix, const_ix; /* target → index */
+    ls_ptrmap state_ix, const_ix; /* target → index */
 };
 
-static void put_data(named_vec *v, pu_map *ix, const char *target, ls_tensor *t, const ls_tmeta *m)
+static void put_data(named_vec *v, ls_ptrmap *ix, const char *target, ls_tensor *t, const ls_tmeta *m)
 {
     uint32_t i;
     ls_named_tensor e = {.name = target, .t = ls_tensor_ref(t), .meta = *m};
-    if (pu_map_get(ix, target, &i)) {
+    if (ls_ptrmap_get_u32(ix, target, &i)) {
         ls_tensor_unref(v->v[i].t);
         v->v[i] = e;
         return;
     }
-    pu_map_put(ix, target, v->n);
+    ls_ptrmap_put(ix, target, v->n);
     ls_vec_push(v, e);
 }
 
@@ -215,8 +215,8 @@ ls_program *ls_builder_finish(ls_builder *b)
     free(p->constants);
     p->constants = b->constants.v;
     p->n_constants = b->constants.n;
-    pu_map_free(&b->state_ix);
-    pu_map_free(&b->const_ix);
+    ls_ptrmap_free(&b->state_ix);
+    ls_ptrmap_free(&b->const_ix);
     ls_namer_free(b->names);
     free(b);
     return p;

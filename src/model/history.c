@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pass_util.h"
+#include "ptrmap.h"
 
 void ls_report_add(ls_report *r, const char *program, const char *node, const char *fmt, ...)
 {
@@ -176,18 +176,18 @@ void ls_diff_programs(const ls_program *a, const ls_program *b, ls_change **chan
     diff_one(a, b, NULL, &v);
     /* submodules, matched by name: those of a (removed or changed), then those new in b */
     if (a && b && a != b) {
-        pu_map in_a = {0}, in_b = {0};
-        for (uint32_t i = 0; i < a->n_subs; i++) pu_map_put(&in_a, a->subs[i].name, i);
-        for (uint32_t i = 0; i < b->n_subs; i++) pu_map_put(&in_b, b->subs[i].name, i);
+        ls_ptrmap in_a = {0}, in_b = {0};
+        for (uint32_t i = 0; i < a->n_subs; i++) ls_ptrmap_put(&in_a, a->subs[i].name, i);
+        for (uint32_t i = 0; i < b->n_subs; i++) ls_ptrmap_put(&in_b, b->subs[i].name, i);
         for (uint32_t i = 0; i < a->n_subs; i++) {
             uint32_t j;
-            bool there = pu_map_get(&in_b, a->subs[i].name, &j);
+            bool there = ls_ptrmap_get_u32(&in_b, a->subs[i].name, &j);
             diff_one(a->subs[i].program, there ? b->subs[j].program : NULL, a->subs[i].name, &v);
         }
         for (uint32_t i = 0; i < b->n_subs; i++)
-            if (!pu_map_has(&in_a, b->subs[i].name)) diff_one(NULL, b->subs[i].program, b->subs[i].name, &v);
-        pu_map_free(&in_a);
-        pu_map_free(&in_b);
+            if (!ls_ptrmap_has(&in_a, b->subs[i].name)) diff_one(NULL, b->subs[i].program, b->subs[i].name, &v);
+        ls_ptrmap_free(&in_a);
+        ls_ptrmap_free(&in_b);
     }
     *changes = v.v;
     *n = v.n;

@@ -25,7 +25,7 @@
 typedef struct cprop {
     ls_program *q;
     uint32_t n;
-    pu_sig sig;
+    ls_sig sig;
     pu_users users;
     bool *is_const;   /* per position */
     ls_value *value;  /* per position (folded calls and constant placeholders) */
@@ -69,8 +69,8 @@ static bool foldable_op(const ls_program *q, const ls_node *n)
 
 static bool constant_input(const cprop *c, const ls_node *ph)
 {
-    const ls_input_spec *s = pu_spec(&c->sig, c->q, ph);
-    return s && ls_input_kind_holds_data(s->kind) && !pu_is_mutated(&c->sig, s);
+    const ls_input_spec *s = ls_sig_spec(&c->sig, c->q, ph);
+    return s && ls_input_kind_holds_data(s->kind) && !ls_sig_is_mutated(&c->sig, s);
 }
 
 /* `_prop_tensor_constant<K>`: K = the size of the constants table at that moment; on a clash,
@@ -120,7 +120,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
     ls_program *q = c.q;
     c.n = q->n_nodes;
     uint32_t n = c.n;
-    pu_sig_build(&c.sig, q);
+    ls_sig_build(&c.sig, q);
     pu_users_take(&c.users, q);
     c.is_const = ls_calloc(n ? n : 1, sizeof *c.is_const);
     c.value = ls_calloc(n ? n : 1, sizeof *c.value);
@@ -132,7 +132,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
         if (nd->kind == LS_NODE_PLACEHOLDER) {
             if (!constant_input(&c, nd)) continue;
             c.is_const[i] = true;
-            const ls_named_tensor *d = pu_data(&c.sig, q, pu_spec(&c.sig, q, nd));
+            const ls_named_tensor *d = ls_sig_data(&c.sig, q, ls_sig_spec(&c.sig, q, nd));
             if (d && d->t) c.value[i] = ls_value_tensor(ls_tensor_ref(d->t));
             continue;
         }
@@ -194,7 +194,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
             if (!other_reader) {
                 erase[i] = true;
                 if (nd->kind == LS_NODE_PLACEHOLDER) {
-                    const ls_input_spec *s = pu_spec(&c.sig, q, nd);
+                    const ls_input_spec *s = ls_sig_spec(&c.sig, q, nd);
                     pu_map_put(&dropped, nd->name, 1);
                     bool gone = false;
                     if (s->kind == LS_IN_PARAMETER || s->kind == LS_IN_BUFFER) {
@@ -274,7 +274,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
      * the very start, newest first, when there is no user input) */
     int32_t first_user = -1;
     for (uint32_t i = 0; i < n && first_user < 0; i++) {
-        const ls_input_spec *s = q->nodes[i]->kind == LS_NODE_PLACEHOLDER ? pu_spec(&c.sig, q, q->nodes[i]) : NULL;
+        const ls_input_spec *s = q->nodes[i]->kind == LS_NODE_PLACEHOLDER ? ls_sig_spec(&c.sig, q, q->nodes[i]) : NULL;
         if (s && s->kind == LS_IN_USER_INPUT) first_user = (int32_t)i;
     }
     LS_VEC(ls_node *) nodes = {0};
@@ -321,8 +321,8 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
     pu_map_free(&dropped);
 
     /* §2.4 an output that is a constant gets a clone of the program's dialect */
-    pu_sig sig2;
-    pu_sig_build(&sig2, q);
+    ls_sig sig2;
+    ls_sig_build(&sig2, q);
     pu_users u2; /* positions in the new array (the users themselves are not needed) */
     pu_pos_take(&u2, q);
     int32_t op = -1;
@@ -340,12 +340,12 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
             if (o->args[a].kind != LS_ARG_NODE) continue;
             int32_t vp = pu_pos(&u2, o->args[a].v.node);
             const ls_node *v = vp >= 0 ? q->nodes[vp] : NULL;
-            const ls_input_spec *s = v && v->kind == LS_NODE_PLACEHOLDER ? pu_spec(&sig2, q, v) : NULL;
-            if (!s || !ls_input_kind_holds_data(s->kind) || pu_is_mutated(&sig2, s)) continue;
+            const ls_input_spec *s = v && v->kind == LS_NODE_PLACEHOLDER ? ls_sig_spec(&sig2, q, v) : NULL;
+            if (!s || !ls_input_kind_holds_data(s->kind) || ls_sig_is_mutated(&sig2, s)) continue;
             ls_arg *args = ls_calloc(1, sizeof *args);
             args[0] = ls_arg_node(v->id);
             ls_error err;
-            ls_node *cl = ls_node_new_call(q, ls_namer_take_interned(names, ls_op_node_base(clone, d)), clone, d, args, 1, pu_val(v), &err);
+            ls_node *cl = ls_node_new_call(q, ls_namer_take_interned(names, ls_op_node_base(clone, d)), clone, d, args, 1, ls_node_tval(v), &err);
             if (!cl) continue;
             ls_vec_push(&clones, cl);
             o = pu_edit(q, (uint32_t)op);
@@ -356,7 +356,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
         }
     }
     ls_namer_free(names);
-    pu_sig_free(&sig2);
+    ls_sig_free(&sig2);
 
     /* eliminate_dead_code: calls nobody reads (in-place ops and delegate calls stay) */
     uint32_t nn = q->n_nodes;
@@ -417,7 +417,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
     free(created.v);
     free(new_specs.v);
     pu_users_free(&c.users);
-    pu_sig_free(&c.sig);
+    ls_sig_free(&c.sig);
     *out = q;
     return 0;
 }

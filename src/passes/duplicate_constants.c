@@ -27,7 +27,7 @@ typedef LS_VEC(ls_input_spec) spec_vec;
 
 typedef struct dup {
     ls_program *q;
-    pu_sig sig;
+    ls_sig sig;
     pu_users users;
     pu_map names;   /* node names in use */
     pu_map targets; /* data targets in use */
@@ -181,7 +181,7 @@ static int duplicate(dup *d, ls_pass_ctx *ctx, uint32_t pos, uint32_t spec_ix)
         for (uint32_t g = 0; g < ng; g++) gs[g].first = fill[g];
         for (uint32_t u = 0; u < nu; u++) sorted[fill[member[u]]++] = users[u];
         free(fill);
-        const ls_named_tensor *data = pu_data(&d->sig, q, s);
+        const ls_named_tensor *data = ls_sig_data(&d->sig, q, s);
         bool in_state = ls_input_in_state(s->kind, s->persistent);
         uint32_t k = 0;
         d->copies_before[pos] = ls_malloc(sizeof **d->copies_before * (ng - 1));
@@ -206,7 +206,7 @@ static int duplicate(dup *d, ls_pass_ctx *ctx, uint32_t pos, uint32_t spec_ix)
             /* the same bytes under the copy's own target (shared by reference, not copied) */
             ls_named_tensor e = {.name = target, .t = ls_tensor_ref(data ? data->t : NULL)};
             if (data) e.meta = data->meta;
-            else if (pu_val(ph)) e.meta = *pu_val(ph);
+            else if (ls_node_tval(ph)) e.meta = *ls_node_tval(ph);
             if (in_state) ls_vec_push(&d->new_state, e);
             else ls_vec_push(&d->new_constants, e);
             for (uint32_t u = gs[g].first; u < gs[g].first + gs[g].n; u++) {
@@ -262,7 +262,7 @@ int ls_pass_duplicate_constants(const ls_program *in, ls_program **out, ls_pass_
     d.q = ls_program_copy(in);
     ls_program *q = d.q;
     uint32_t n = q->n_nodes;
-    pu_sig_build(&d.sig, q);
+    ls_sig_build(&d.sig, q);
     pu_users_take(&d.users, q);
     /* only names ending in "_copy_<digits>" can clash with the copies' names */
     for (uint32_t i = 0; i < n; i++)
@@ -295,7 +295,7 @@ int ls_pass_duplicate_constants(const ls_program *in, ls_program **out, ls_pass_
         for (uint32_t u = d.users.off[i]; u < d.users.off[i + 1] && !crosses; u++)
             crosses = q->nodes[d.users.pos[u]]->tag != ph->tag;
         if (!crosses) continue;
-        if (pu_is_mutated(&d.sig, s)) {
+        if (ls_sig_is_mutated(&d.sig, s)) {
             ls_report_add(ctx->report, NULL, ph->name,
                           "`%s` is a mutable buffer read by several programs: not copied (copies of state would "
                           "diverge)",
@@ -363,7 +363,7 @@ int ls_pass_duplicate_constants(const ls_program *in, ls_program **out, ls_pass_
     pu_map_free(&d.names);
     pu_map_free(&d.targets);
     pu_users_free(&d.users);
-    pu_sig_free(&d.sig);
+    ls_sig_free(&d.sig);
     if (rc != 0) {
         ls_program_unref(q);
         return -1;

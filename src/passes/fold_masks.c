@@ -21,7 +21,7 @@ typedef struct folded {
     int64_t trues;
 } folded;
 
-static bool is_folded_mask(const ls_program *q, const pu_sig *sig, const ls_node *n, uint32_t *mask_id, uint32_t *slot)
+static bool is_folded_mask(const ls_program *q, const ls_sig *sig, const ls_node *n, uint32_t *mask_id, uint32_t *slot)
 {
     if (!pu_is_op(n, LS_OP_index_Tensor) || !n->tag || n->nargs < 2 || n->args[1].kind != LS_ARG_OPT_NODES) return false;
     const ls_arg *ix = &n->args[1];
@@ -31,7 +31,7 @@ static bool is_folded_mask(const ls_program *q, const pu_sig *sig, const ls_node
         if (!ix->v.nodes[k]) continue;
         given++;
         const ls_node *m = ls_program_node(q, ix->v.nodes[k]);
-        const ls_tmeta *v = pu_val(m);
+        const ls_tmeta *v = ls_node_tval(m);
         if (v && v->dtype == LS_DT_BOOL) {
             *mask_id = ix->v.nodes[k];
             *slot = k;
@@ -39,10 +39,10 @@ static bool is_folded_mask(const ls_program *q, const pu_sig *sig, const ls_node
     }
     if (!*mask_id || given != 1) return false;
     const ls_node *m = ls_program_node(q, *mask_id);
-    const ls_input_spec *s = pu_spec(sig, q, m);
-    const ls_named_tensor *d = pu_data(sig, q, s);
+    const ls_input_spec *s = ls_sig_spec(sig, q, m);
+    const ls_named_tensor *d = ls_sig_data(sig, q, s);
     return s && (s->kind == LS_IN_CONSTANT_TENSOR || (s->kind == LS_IN_BUFFER && !s->persistent)) &&
-           !pu_is_mutated(sig, s) && d && d->t;
+           !ls_sig_is_mutated(sig, s) && d && d->t;
 }
 
 int ls_pass_fold_masks(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
@@ -62,8 +62,8 @@ int ls_pass_fold_masks(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         ls_report_add(ctx->report, NULL, NULL, "no delegated index.Tensor uses a constant boolean mask");
         return 0;
     }
-    pu_sig sig;
-    pu_sig_build(&sig, q);
+    ls_sig sig;
+    ls_sig_build(&sig, q);
     pu_users users;
     pu_users_take(&users, q);
     pu_map names = {0}, targets = {0};
@@ -94,8 +94,8 @@ int ls_pass_fold_masks(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         uint32_t fi;
         if (!pu_map_get(&done, (const void *)(uintptr_t)(mpos + 1), &fi)) {
             const ls_node *m = q->nodes[mpos];
-            const ls_input_spec *s = pu_spec(&sig, q, m);
-            const ls_tensor *t = pu_data(&sig, q, s)->t;
+            const ls_input_spec *s = ls_sig_spec(&sig, q, m);
+            const ls_tensor *t = ls_sig_data(&sig, q, s)->t;
             folded f = {.mask_pos = mpos, .k = t->ndim};
             for (int64_t e = 0; e < t->numel; e++) f.trues += ls_tensor_get_i64(t, e) != 0;
             int64_t len = f.trues;
@@ -142,7 +142,7 @@ int ls_pass_fold_masks(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
             }
             char *nt = ls_buf_take(&names_text);
             ls_report_add(ctx->report, NULL, m->name, "mask `%s` (%s, %lld true) folded into %s (int64[%lld]%s)", m->name,
-                          pu_meta_str(pu_val(m)), (long long)f.trues, nt, (long long)f.trues, f.k > 1 ? " each" : "");
+                          pu_meta_str(ls_node_tval(m)), (long long)f.trues, nt, (long long)f.trues, f.k > 1 ? " each" : "");
             free(nt);
             fi = folds.n;
             ls_vec_push(&folds, f);
@@ -215,7 +215,7 @@ int ls_pass_fold_masks(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
             bool drop = n_after[i] && !still_read[i];
             if (drop) {
                 const ls_node *mk = q->nodes[i];
-                const ls_input_spec *s = pu_spec(&sig, q, mk);
+                const ls_input_spec *s = ls_sig_spec(&sig, q, mk);
                 pu_map_put(&dropped_specs, mk->name, 1);
                 ls_report_add(ctx->report, NULL, mk->name, "`%s` leaves the program: nothing reads it any more", mk->name);
                 if (s && s->target) ls_program_drop_constant(q, s->target);
@@ -254,6 +254,6 @@ int ls_pass_fold_masks(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     pu_map_free(&names);
     pu_map_free(&targets);
     pu_users_free(&users);
-    pu_sig_free(&sig);
+    ls_sig_free(&sig);
     return 0;
 }

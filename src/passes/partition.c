@@ -114,7 +114,7 @@ static uint32_t iset_first_gap(const iset *s, uint32_t limit)
 typedef struct round {
     const ls_profile *prof;
     ls_program *q;
-    pu_sig sig;
+    ls_sig sig;
     pu_users users;
     uint32_t n;
     uint8_t *reason;          /* per position: LS_WHY_NONE when supported */
@@ -135,8 +135,8 @@ static const ls_node *producer(const round *r, uint32_t id)
 
 static bool mask_values(const round *r, const ls_node *m, int64_t *trues, const char **detail)
 {
-    const ls_input_spec *s = pu_spec(&r->sig, r->q, m);
-    const ls_named_tensor *d = pu_data(&r->sig, r->q, s);
+    const ls_input_spec *s = ls_sig_spec(&r->sig, r->q, m);
+    const ls_named_tensor *d = ls_sig_data(&r->sig, r->q, s);
     if (!d || !d->t) {
         *detail = "the mask's values are not loaded";
         return false;
@@ -156,16 +156,16 @@ static ls_cpu_reason check_mask(const round *r, const ls_node *n, uint32_t *mask
     for (uint32_t k = 0; k < ix->n; k++) {
         if (!ix->v.nodes[k]) continue;
         given++;
-        const ls_tmeta *m = pu_val(producer(r, ix->v.nodes[k]));
+        const ls_tmeta *m = ls_node_tval(producer(r, ix->v.nodes[k]));
         if (m && m->dtype == LS_DT_BOOL && !*mask_id) *mask_id = ix->v.nodes[k];
     }
     if (!*mask_id) return LS_WHY_NONE;
     const ls_node *m = producer(r, *mask_id);
     if (given > 1) return LS_WHY_MASK_OTHER_INDEX;
     if (!m || m->kind != LS_NODE_PLACEHOLDER) return LS_WHY_MASK_COMPUTED;
-    const ls_input_spec *s = pu_spec(&r->sig, r->q, m);
+    const ls_input_spec *s = ls_sig_spec(&r->sig, r->q, m);
     if (!s || !ls_input_kind_holds_data(s->kind)) return LS_WHY_MASK_INPUT;
-    if (pu_is_mutated(&r->sig, s)) return LS_WHY_MASK_MUTATED;
+    if (ls_sig_is_mutated(&r->sig, s)) return LS_WHY_MASK_MUTATED;
     /* parameters and persistent buffers are fake tensors while ExecuTorch partitions */
     if (ls_input_in_state(s->kind, s->persistent)) return LS_WHY_MASK_PARAMETER;
     int64_t trues;
@@ -518,12 +518,12 @@ static void tag_data(round *r, const char **tags, ls_pass_ctx *ctx)
     for (uint32_t i = 0; i < r->n; i++) {
         if (!(r->cls[i] & CLS_PLACEHOLDER)) continue;
         const ls_node *ph = r->q->nodes[i];
-        const ls_input_spec *s = pu_spec(&r->sig, r->q, ph);
+        const ls_input_spec *s = ls_sig_spec(&r->sig, r->q, ph);
         if (!s || !ls_input_kind_holds_data(s->kind) || !pu_nusers(&r->users, i)) continue;
         bool all_same, any_cpu;
         const char *t = min_user_tag(r, tags, i, &all_same, &any_cpu);
         if (!t) continue;
-        if (pu_is_mutated(&r->sig, s)) {
+        if (ls_sig_is_mutated(&r->sig, s)) {
             if (!r->prof->stateful || s->kind != LS_IN_BUFFER) continue;
             if (!all_same) {
                 ls_report_add(ctx->report, NULL, ph->name,
@@ -668,7 +668,7 @@ int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     round r = {.prof = ctx->profile};
     r.q = ls_program_copy(in);
     r.n = r.q->n_nodes;
-    pu_sig_build(&r.sig, r.q);
+    ls_sig_build(&r.sig, r.q);
     pu_users_take(&r.users, r.q);
     r.reason = ls_calloc(r.n ? r.n : 1, sizeof *r.reason);
     r.detail = ls_calloc(r.n ? r.n : 1, sizeof *r.detail);
@@ -768,7 +768,7 @@ int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     free(r.op);
     free(r.ids);
     pu_users_free(&r.users);
-    pu_sig_free(&r.sig);
+    ls_sig_free(&r.sig);
     *out = r.q;
     return 0;
 }

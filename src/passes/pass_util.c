@@ -1,61 +1,9 @@
-/* Helpers shared by the passes: maps, signature facts, private node copies, report text. */
+/* Helpers shared by the passes: maps, private node copies, users and positions, report text. */
 #include "pass_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- signature */
-
-void pu_sig_build(pu_sig *s, const ls_program *p)
-{
-    memset(s, 0, sizeof *s);
-    for (uint32_t i = 0; i < p->n_inputs; i++)
-        if (!pu_map_has(&s->spec_of, p->inputs[i].name)) pu_map_put(&s->spec_of, p->inputs[i].name, i);
-    for (uint32_t i = 0; i < p->n_outputs; i++) {
-        const ls_output_spec *o = &p->outputs[i];
-        if (o->kind == LS_OUT_BUFFER_MUTATION || o->kind == LS_OUT_PARAMETER_MUTATION) {
-            if (o->target && !pu_map_has(&s->mutated_target, o->target)) pu_map_put(&s->mutated_target, o->target, i);
-            if (o->name && !pu_map_has(&s->mutation_node, o->name)) pu_map_put(&s->mutation_node, o->name, i);
-        }
-    }
-    for (uint32_t i = 0; i < p->n_state; i++) pu_map_put(&s->state_ix, p->state_dict[i].name, i);
-    for (uint32_t i = 0; i < p->n_constants; i++) pu_map_put(&s->const_ix, p->constants[i].name, i);
-}
-
-void pu_sig_free(pu_sig *s)
-{
-    pu_map_free(&s->spec_of);
-    pu_map_free(&s->mutated_target);
-    pu_map_free(&s->mutation_node);
-    pu_map_free(&s->state_ix);
-    pu_map_free(&s->const_ix);
-}
-
-const ls_input_spec *pu_spec(const pu_sig *s, const ls_program *p, const ls_node *ph)
-{
-    uint32_t i;
-    if (!ph || ph->kind != LS_NODE_PLACEHOLDER || !pu_map_get(&s->spec_of, ph->name, &i) || i >= p->n_inputs)
-        return NULL;
-    return &p->inputs[i];
-}
-
-ls_named_tensor *pu_data(const pu_sig *s, const ls_program *p, const ls_input_spec *spec)
-{
-    uint32_t i;
-    if (!spec || !spec->target) return NULL;
-    bool in_state = ls_input_in_state(spec->kind, spec->persistent);
-    bool in_const = spec->kind == LS_IN_CONSTANT_TENSOR || (spec->kind == LS_IN_BUFFER && !spec->persistent);
-    if (in_state && pu_map_get(&s->state_ix, spec->target, &i) && i < p->n_state) return &p->state_dict[i];
-    if (in_const && pu_map_get(&s->const_ix, spec->target, &i) && i < p->n_constants) return &p->constants[i];
-    return NULL;
-}
-
-bool pu_is_mutated(const pu_sig *s, const ls_input_spec *spec)
-{
-    return spec && spec->target && (spec->kind == LS_IN_BUFFER || spec->kind == LS_IN_PARAMETER) &&
-           pu_map_has(&s->mutated_target, spec->target);
-}
 
 /* ---- nodes */
 
@@ -71,10 +19,6 @@ ls_node *pu_edit(ls_program *p, uint32_t pos)
     return n;
 }
 
-const ls_tmeta *pu_val(const ls_node *n)
-{
-    return n && n->val_kind == LS_VAL_TENSOR && n->nvals ? &n->vals[0] : NULL;
-}
 
 bool pu_is_op(const ls_node *n, ls_op_id id)
 {

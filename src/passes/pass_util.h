@@ -1,7 +1,7 @@
-/* Helpers shared by the passes (private to src/): pointer maps, the signature facts every
- * pass needs (which placeholder is which kind of data, which buffers are mutated), private
- * node copies that keep the index, and small report helpers. Everything here is linear in the
- * program: the passes look facts up in these tables instead of scanning the signature. */
+/* Helpers shared by the passes (private to src/passes/): pointer maps, private node copies
+ * that keep the index, the users and positions of every node, and small report helpers. The
+ * signature facts every pass needs are the model's (signature.h). Everything here is linear in
+ * the program: the passes look facts up in these tables instead of scanning the signature. */
 #ifndef LS_PASS_UTIL_H
 #define LS_PASS_UTIL_H
 
@@ -14,6 +14,7 @@
 #include "ops.h"
 #include "program.h"
 #include "ptrmap.h"
+#include "signature.h"
 
 /* ---- a map from pointers (interned strings, nodes) to uint32: the core's pointer map */
 typedef ls_ptrmap pu_map;
@@ -29,44 +30,21 @@ static inline void pu_map_put(pu_map *m, const void *key, uint32_t val)
 }
 static inline bool pu_map_get(const pu_map *m, const void *key, uint32_t *val)
 {
-    uintptr_t v;
-    if (!ls_ptrmap_get(m, key, &v)) return false;
-    if (val) *val = (uint32_t)v;
-    return true;
+    return ls_ptrmap_get_u32(m, key, val);
 }
 static inline bool pu_map_has(const pu_map *m, const void *key)
 {
-    return ls_ptrmap_get(m, key, NULL);
+    return ls_ptrmap_has(m, key);
 }
 static inline void pu_map_free(pu_map *m)
 {
     ls_ptrmap_free(m);
 }
 
-/* ---- signature facts */
-typedef struct pu_sig {
-    pu_map spec_of;          /* placeholder name → input spec index */
-    pu_map mutated_target;   /* buffer / parameter target written by a mutation output → output index */
-    pu_map mutation_node;    /* node name named by a BUFFER_MUTATION / PARAMETER_MUTATION output → output index */
-    pu_map state_ix;         /* state dict target → index */
-    pu_map const_ix;         /* constants target → index */
-} pu_sig;
-
-void pu_sig_build(pu_sig *s, const ls_program *p);
-void pu_sig_free(pu_sig *s);
-/* The input spec of a placeholder, or NULL. */
-const ls_input_spec *pu_spec(const pu_sig *s, const ls_program *p, const ls_node *ph);
-/* Where the spec's data lives, or NULL. */
-ls_named_tensor *pu_data(const pu_sig *s, const ls_program *p, const ls_input_spec *spec);
-/* A buffer (or parameter) whose target a mutation output writes. */
-bool pu_is_mutated(const pu_sig *s, const ls_input_spec *spec);
-
 /* ---- nodes */
 /* The node at pos made private to p without dropping p's index (the caller calls
  * ls_program_touch once its edits are done and must not rely on users meanwhile). */
 ls_node *pu_edit(ls_program *p, uint32_t pos);
-/* The tensor value of a node (vals[0] of a single tensor), or NULL. */
-const ls_tmeta *pu_val(const ls_node *n);
 bool pu_is_op(const ls_node *n, ls_op_id id);
 /* Ids of the nodes a node reads, in argument order (duplicates kept); returns the count. */
 uint32_t pu_inputs(const ls_node *n, uint32_t **ids, uint32_t *cap);

@@ -38,7 +38,7 @@ typedef struct lower {
     ls_program *q;
     ls_pass_ctx *ctx;
     uint32_t n;
-    pu_sig sig;
+    ls_sig sig;
     pu_users users;
     ls_namer *names;
     int32_t *tix;         /* per position: tag index or -1 */
@@ -67,7 +67,7 @@ static int32_t pos_of(const lower *L, uint32_t id)
 static const ls_input_spec *spec_at(lower *L, uint32_t pos)
 {
     if (L->spec_ix[pos] == -2) {
-        const ls_input_spec *s = pu_spec(&L->sig, L->q, L->q->nodes[pos]);
+        const ls_input_spec *s = ls_sig_spec(&L->sig, L->q, L->q->nodes[pos]);
         L->spec_ix[pos] = s ? (int32_t)(s - L->q->inputs) : -1;
     }
     return L->spec_ix[pos] >= 0 ? &L->q->inputs[L->spec_ix[pos]] : NULL;
@@ -262,7 +262,7 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
             ls_input_spec cs = *s;
             ls_arg_copy(&cs.value, &s->value);
             ls_vec_push(&din, cs);
-            const ls_named_tensor *data = pu_data(&L->sig, q, s);
+            const ls_named_tensor *data = ls_sig_data(&L->sig, q, s);
             bool in_state = ls_input_in_state(s->kind, s->persistent);
             if (data && !pu_map_has(&placed, s->target)) {
                 pu_map_put(&placed, s->target, 1);
@@ -332,7 +332,7 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
     for (uint32_t k = 0, u = 0; k < outs.n; k++) {
         if (outs.v[k].mutation) continue;
         const ls_node *v = q->nodes[outs.v[k].pos];
-        if (pu_val(v)) vals[u] = *pu_val(v);
+        if (ls_node_tval(v)) vals[u] = *ls_node_tval(v);
         ls_node *g = ls_node_new_getitem(q, ls_namer_take_interned(L->names, L->getitem), bk->call->id, u);
         ls_node_set_vals(g, (ls_val_kind)v->val_kind, v->vals, v->nvals);
         bk->getitems[u++] = g;
@@ -556,7 +556,7 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     ls_program *q = L.q;
     L.n = q->n_nodes;
     uint32_t n = L.n;
-    pu_sig_build(&L.sig, q);
+    ls_sig_build(&L.sig, q);
     pu_users_take(&L.users, q);
     /* the names this pass makes start with these: only names that could clash are reserved */
     for (uint32_t i = 0; i < n; i++) {
@@ -753,7 +753,7 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     free(L.ids);
     ls_namer_free(L.names);
     pu_users_free(&L.users);
-    pu_sig_free(&L.sig);
+    ls_sig_free(&L.sig);
     if (rc != 0) {
         ls_program_unref(q);
         return -1;

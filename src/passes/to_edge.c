@@ -32,7 +32,7 @@ typedef struct edge {
 
 static const ls_tmeta *val_of(const edge *E, const ls_arg *a)
 {
-    return a && a->kind == LS_ARG_NODE ? pu_val(ls_program_node(E->q, a->v.node)) : NULL;
+    return a && a->kind == LS_ARG_NODE ? ls_node_tval(ls_program_node(E->q, a->v.node)) : NULL;
 }
 
 static bool static_shape(const ls_tmeta *m)
@@ -75,7 +75,7 @@ static void take_place(ls_node *n, const ls_node *orig)
 
 static bool decompose_linear(edge *E, const ls_node *n)
 {
-    const ls_tmeta *x = val_of(E, &n->args[0]), *w = val_of(E, &n->args[1]), *y = pu_val(n);
+    const ls_tmeta *x = val_of(E, &n->args[0]), *w = val_of(E, &n->args[1]), *y = ls_node_tval(n);
     bool bias = n->nargs > 2 && n->args[2].kind == LS_ARG_NODE;
     if (!static_shape(x) || !static_shape(w) || !y || w->ndim != 2 || x->ndim < 2) return false;
     int64_t in = w->sizes[1], outf = w->sizes[0];
@@ -139,7 +139,7 @@ static bool decompose_matmul(edge *E, const ls_node *n)
     ls_arg *ma = args_of(2);
     ma[0] = copy_arg(&n->args[0]);
     ma[1] = copy_arg(&n->args[1]);
-    ls_node *m = emit(E, id, ma, 2, pu_val(n));
+    ls_node *m = emit(E, id, ma, 2, ls_node_tval(n));
     if (!m) return false;
     take_place(m, n);
     return true;
@@ -152,7 +152,7 @@ static bool decompose_softmax(edge *E, const ls_node *n, ls_op_id to)
     sa[0] = copy_arg(&n->args[0]);
     sa[1] = copy_arg(&n->args[1]);
     sa[2] = ls_arg_bool(false);
-    ls_node *m = emit(E, to, sa, 3, pu_val(n));
+    ls_node *m = emit(E, to, sa, 3, ls_node_tval(n));
     if (!m) return false;
     take_place(m, n);
     return true;
@@ -160,7 +160,7 @@ static bool decompose_softmax(edge *E, const ls_node *n, ls_op_id to)
 
 static bool decompose_layer_norm(edge *E, const ls_node *n)
 {
-    const ls_tmeta *x = val_of(E, &n->args[0]), *y = pu_val(n);
+    const ls_tmeta *x = val_of(E, &n->args[0]), *y = ls_node_tval(n);
     if (!x || !y || n->args[1].kind != LS_ARG_INTS) return false;
     uint32_t k = n->args[1].n;
     if (k > x->ndim) return false;

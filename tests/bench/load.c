@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../src/read_internal.h" /* the arena, to show the parse and the walk apart */
+#include "../../src/formats/pt2/pt2_internal.h" /* the arena, to show the parse and the walk apart */
 #include "benchutil.h"
 #include "gen_program.h"
 #include "reader.h"

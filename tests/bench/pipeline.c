@@ -3,7 +3,7 @@
  * bundled backend's preprocess), medians of 5 runs, and the ratio 200k / 100k.
  * Goal: 100k nodes under 1 s on the 2-core machine, ratio ≤ 2.3 (cost linear in the program).
  *
- * The programs (src/gen_program.c): an ATen chain with parameters (linear layers, so to_edge
+ * The programs (src/formats/pt2/gen_program.c): an ATen chain with parameters (linear layers, so to_edge
  * decomposes and constant_prop folds the weight transposes), split every partition by a `sin`
  * the bundled backend leaves on the CPU (nodes / 50 partitions), and nodes / 200 lifted
  * constants of which 10% are each read in 1000 partitions — the shape that made ExecuTorch's

@@ -1,5 +1,5 @@
 /* The bundled backend's processed blob: the writer (from a lowered submodule); the checking
- * reader is bundled_blob_read.c.
+ * reader is blob_read.c.
  * Layout and rules: docs/bundled-backend.md. All integers are little-endian. The reader treats
  * the blob as untrusted: it checks every count against the bytes left before allocating, every
  * offset and length against the section that holds it, and every node reference against the

@@ -1,5 +1,5 @@
 /* The bundled delegate backend ("BundledBackend"): preprocess serialises a lowered submodule
- * (bundled_blob.c), init decodes and checks the blob (bundled_blob_read.c) into a handle,
+ * (blob_write.c), init decodes and checks the blob (blob_read.c) into a handle,
  * execute runs the decoded nodes with the runtime's CPU kernels through ls_eval_node, and the
  * consumed mutable buffers live in the handle as state across calls (docs/bundled-backend.md). */
 #include <inttypes.h>

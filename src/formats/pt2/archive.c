@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <zip.h>
 
-#include "read_internal.h"
+#include "pt2_internal.h"
 
 /* ---- the zip weight source */
 
@@ -323,5 +323,41 @@ int ls_load_folder(const char *path, const ls_load_opts *opts, ls_program **out,
         }
     }
     free(models.v);
+    return rc;
+}
+
+/* A models/<name>.json inside an unpacked archive: its weights are two folders up. */
+static ls_weight_source *sibling_weights(const char *path, const char **model)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t bl = strlen(base);
+    if (bl <= 5 || strcmp(base + bl - 5, ".json") != 0 || !slash || slash - path < 6 ||
+        strncmp(slash - 6, "models", 6) != 0 || (slash - 6 > path && slash[-7] != '/'))
+        return NULL;
+    char root[4096];
+    size_t rl = (size_t)(slash - 6 - path);
+    if (rl >= sizeof root) return NULL;
+    memcpy(root, path, rl);
+    root[rl] = 0;
+    if (!rl) snprintf(root, sizeof root, ".");
+    char probe[4200];
+    struct stat st;
+    snprintf(probe, sizeof probe, "%s/data", root);
+    if (stat(probe, &st) != 0 || !S_ISDIR(st.st_mode)) return NULL;
+    *model = ls_intern_n(base, bl - 5);
+    return ls_weight_source_folder(root, *model);
+}
+
+int ls_load_json_file(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err)
+{
+    uint8_t *data;
+    size_t size;
+    if (ls_read_file(path, LS_READ_MAX_JSON_BYTES, &data, &size, err) != 0) return -1;
+    const char *model = "model";
+    ls_weight_source *ws = sibling_weights(path, &model);
+    int rc = ls_load_json_ex(path, model, (const char *)data, size, ws, opts && opts->metadata_only, 0, out, err);
+    ls_weight_source_free(ws);
+    free(data);
     return rc;
 }

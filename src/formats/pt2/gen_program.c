@@ -8,7 +8,7 @@
 #include <string.h>
 #include <zip.h>
 
-#include "read_internal.h"
+#include "pt2_internal.h"
 
 enum { OP_LINEAR, OP_RELU, OP_MUL, OP_ADD, OP_TANH, OP_ADDC, OP_SPLIT, OP_CAT, OP_GETITEM, OP_SIN, OP_COUNT };
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read_json.h"
+#include "json_loader.h"
 
 /* A value a node argument names: must be defined before the node. */
 static int resolve(loader *L, const cJSON *name_json, uint32_t *id)

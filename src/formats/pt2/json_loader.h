@@ -1,11 +1,11 @@
-/* The exported-program loader's state, shared by read_json.c (nodes and arguments) and
- * read_program.c (the program around them: signature, placeholders, outputs, extras). */
-#ifndef LS_READ_JSON_H
-#define LS_READ_JSON_H
+/* The exported-program loader's state, shared by json_nodes.c (nodes and arguments) and
+ * json_program.c (the program around them: signature, placeholders, outputs, extras). */
+#ifndef LS_JSON_LOADER_H
+#define LS_JSON_LOADER_H
 
 #include "ops.h"
 #include "ptrmap.h"
-#include "read_internal.h"
+#include "pt2_internal.h"
 
 typedef struct loader {
     const char *where; /* "FILE" or "ARCHIVE: MEMBER", the start of every message */

@@ -1,8 +1,8 @@
 /* The exported-program JSON reader, nodes: torch.export's serialized nodes (schema 8.x and the
  * old v1 form with every union member written out) into the program model, in one pass over
  * the cJSON tree. Names are interned once and resolved through hash maps, so loading is linear
- * in the size of the file. The rest: read_args.c (arguments), read_program.c (signature,
- * placeholders, outputs), read_weights.c (data). */
+ * in the size of the file. The rest: json_args.c (arguments), json_program.c (signature,
+ * placeholders, outputs), weights.c (data). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "namer.h"
 #include "ops.h"
 #include "ptrmap.h"
-#include "read_json.h"
+#include "json_loader.h"
 
 /* ---- small things */
 

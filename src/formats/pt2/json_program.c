@@ -1,11 +1,11 @@
 /* The program around the nodes: schema version, dialect, graph signature, placeholders, the
  * output node, the parts a writer needs back (extra_json), then the weights. The nodes
- * themselves are read by read_json.c. */
+ * themselves are read by json_nodes.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "read_json.h"
+#include "json_loader.h"
 
 static int read_schema_version(loader *L, const cJSON *root)
 {

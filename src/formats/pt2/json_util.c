@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 
 #include "ptrmap.h"
-#include "read_internal.h"
+#include "pt2_internal.h"
 
 const cJSON *ls_junion(const cJSON *obj, const char **kind)
 {

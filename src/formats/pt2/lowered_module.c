@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read_internal.h"
+#include "pt2_internal.h"
 
 static int b64_value(unsigned char c)
 {

@@ -1,14 +1,15 @@
-/* What the readers share inside the core: the weight source behind ls_load_json, JSON helpers
+/* What the .pt2 readers share (private to src/formats/pt2/): the weight source behind ls_load_json, JSON helpers
  * that accept both the current union encoding ({"as_int": 3}) and the old one where every
  * member is spelled out with null except the one in use, and the loader's entry points. */
-#ifndef LS_READ_INTERNAL_H
-#define LS_READ_INTERNAL_H
+#ifndef LS_PT2_INTERNAL_H
+#define LS_PT2_INTERNAL_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "../formats.h"
 #include "common.h"
 #include "program.h"
 #include "reader.h"
@@ -39,14 +40,11 @@ void ls_weight_source_memory_add(ls_weight_source *ws, const char *rel, ls_blob 
 ls_weight_source *ls_weight_source_folder(const char *root, const char *model);
 
 /* ---- loading */
-/* A .pt2 zip archive; the same layout unpacked into a folder (or a folder holding one). */
-int ls_load_archive(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err);
-int ls_load_folder(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err);
 /* ls_load_json with the options (model name for messages, metadata only) and the nesting of
  * lowered modules (a lowered module's program is loaded by the same code, depth + 1). */
 int ls_load_json_ex(const char *where, const char *name, const char *json, size_t len, ls_weight_source *ws,
                     bool metadata_only, int depth, ls_program **out, ls_error *err);
-/* While a load runs, cJSON allocates from an arena (see read_util.c); trees parsed inside are
+/* While a load runs, cJSON allocates from an arena (see json_util.c); trees parsed inside are
  * released with ls_json_free, which leaves them to the arena. Calls nest. */
 void ls_json_arena_begin(void);
 void ls_json_arena_end(void);

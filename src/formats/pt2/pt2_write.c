@@ -19,7 +19,7 @@
 #include <zip.h>
 
 #include "export.h"
-#include "export_internal.h"
+#include "dialect.h"
 #include "ops.h"
 
 #define ALIGNMENT 64
@@ -427,7 +427,7 @@ static void extras(ls_buf *b, const char *json, const char *level, const char *f
     cJSON_Delete(root);
 }
 
-char *lsx_exported_program_json(const ls_program *p)
+static char *exported_program_json(const ls_program *p)
 {
     ls_buf b = {0}, tvals = {0};
     pw w = {.p = p, .b = &b};
@@ -649,12 +649,12 @@ int ls_write_pt2(const ls_program *p, const char *path, uint64_t *written, ls_er
     if (bl > 4 && strcmp(base + bl - 4, ".pt2") == 0) bl -= 4;
     char rootbuf[128];
     snprintf(rootbuf, sizeof rootbuf, "%.*s", (int)(bl < 100 ? bl : 100), base);
-    const char *root = lsx_sanitize(NULL, rootbuf[0] ? rootbuf : "model");
+    const char *root = ls_sanitize_name(NULL, rootbuf[0] ? rootbuf : "model");
     members m = {0};
     int rc = table_members(&m, root, p, false, err);
     if (rc == 0) rc = table_members(&m, root, p, true, err);
     if (rc == 0) {
-        char *json = lsx_exported_program_json(p);
+        char *json = exported_program_json(p);
         add_member(&m, root, "models/model.json", json, strlen(json));
         free(json);
         add_member(&m, root, "archive_format", "pt2", 3);

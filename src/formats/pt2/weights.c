@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ptrmap.h"
-#include "read_internal.h"
+#include "pt2_internal.h"
 
 typedef struct wctx {
     ls_program *p;

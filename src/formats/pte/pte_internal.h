@@ -3,6 +3,7 @@
 #define LS_PTE_INTERNAL_H
 
 #include "flatbuf.h"
+#include "program.h"
 #include "pte.h"
 
 typedef int (*lsp_read_fn)(ls_fb_reader *r, const ls_fb_table *t, void *out);
@@ -33,5 +34,12 @@ int lsp_copy_segments(const uint8_t *data, uint64_t base, uint64_t end, bool hav
 /* ls_pte_write without the cross-reference check: lets tests make files with bad indices to
  * see the reader refuse them. */
 int lsp_pte_write_unchecked(const ls_pte *pte, uint8_t **bytes, size_t *size, ls_error *err);
+
+/* pte_load.c: one method of a read .pte as a program (ptd may be NULL); pte_load_file.c: a
+ * decoded BundledBackend blob as the lowered module's program (data viewing blob). */
+int lsp_program_from_pte(ls_pte *pte, const ls_ptd *ptd, const char *method, const char *where, ls_program **out,
+                         ls_error *err);
+struct ls_bb_graph;
+ls_program *lsp_program_from_bb(const struct ls_bb_graph *g, ls_blob *blob, const char *name);
 
 #endif

@@ -15,7 +15,8 @@
 #include "build.h"
 #include "bundled_blob.h"
 #include "export.h"
-#include "export_internal.h"
+#include "dialect.h"
+#include "pte_internal.h"
 #include "namer.h"
 #include "ops.h"
 
@@ -165,7 +166,7 @@ static int data_placeholder(loader *L, uint32_t i, bool buffer)
         else
             L->missing_data = true;
     }
-    ls_node *n = new_placeholder(L, lsx_sanitize(buffer ? "b_" : "c_", target), &m);
+    ls_node *n = new_placeholder(L, ls_sanitize_name(buffer ? "b_" : "c_", target), &m);
     ls_input_spec s = {.kind = (uint8_t)(buffer ? LS_IN_BUFFER : LS_IN_CONSTANT_TENSOR),
                        .persistent = buffer,
                        .name = n->name,
@@ -253,10 +254,10 @@ static int arg_of(loader *L, const ls_param *prm, int32_t vi, ls_arg *a)
             a->v.i = ls_dtype_from_et((int)v->int_val);
         } else if (want == LS_PT_LAYOUT) {
             a->kind = LS_ARG_LAYOUT;
-            a->v.i = lsx_layout_from_c10(v->int_val);
+            a->v.i = ls_layout_from_c10(v->int_val);
         } else if (want == LS_PT_MEMFMT) {
             a->kind = LS_ARG_MEMFMT;
-            a->v.i = lsx_memfmt_from_c10(v->int_val);
+            a->v.i = ls_memfmt_from_c10(v->int_val);
         } else if (want == LS_PT_FLOAT) {
             *a = ls_arg_float((double)v->int_val);
         } else if (want == LS_PT_INT_LIST) {
@@ -399,7 +400,7 @@ static int unknown_call(loader *L, const char *target, const ls_pte_i32s *args)
     for (char *c = base; *c; c++) *c = *c >= 'A' && *c <= 'Z' ? (char)(*c - 'A' + 'a') : *c;
     char *cc = strstr(base, "::");
     if (cc) memmove(cc, cc + 1, strlen(cc + 1) + 1); /* "cortex_m::pad.out" → cortex_m_pad_out */
-    ls_node *n = ls_node_new(L->p, LS_NODE_CALL, ls_namer_take(L->names, lsx_sanitize(NULL, base)), target);
+    ls_node *n = ls_node_new(L->p, LS_NODE_CALL, ls_namer_take(L->names, ls_sanitize_name(NULL, base)), target);
     n->dialect = LS_DIALECT_EXECUTORCH;
     int32_t ret = args->n ? args->v[args->n - 1] : -1;
     ls_arg *a = ls_calloc(args->n ? args->n : 1, sizeof *a);
@@ -439,8 +440,8 @@ static int kernel_call(loader *L, uint32_t at, const ls_pte_instruction *in)
     uint32_t nkeep = op->schema.nparams, nout = 0;
     for (uint32_t k = 0; k < nkeep; k++) keep[k] = (uint8_t)k;
     if (out_form) {
-        nkeep = lsx_out_params(op, keep);
-        nout = lsx_out_count(op);
+        nkeep = ls_out_params(op, keep);
+        nout = ls_out_count(op);
     }
     if (args->n < nkeep + nout) return unknown_call(L, target, args); /* not the schema we know */
 
@@ -546,7 +547,7 @@ static int add_submodule(loader *L, uint32_t di, const char *name)
         ls_bb_graph *g = NULL;
         ls_error e2;
         if (ls_bb_decode(sub.processed, &g, &e2) == 0) {
-            sub.program = lsx_program_from_bb(g, sub.processed, name);
+            sub.program = lsp_program_from_bb(g, sub.processed, name);
             ls_bb_graph_free(g);
         }
     }
@@ -679,7 +680,7 @@ static const ls_pte_plan *pick_plan(const ls_pte *pte, const char *method)
     return ps->n ? &ps->v[0] : NULL;
 }
 
-int lsx_program_from_pte(ls_pte *pte, const ls_ptd *ptd, const char *method, const char *where, ls_program **out,
+int lsp_program_from_pte(ls_pte *pte, const ls_ptd *ptd, const char *method, const char *where, ls_program **out,
                     ls_error *err)
 {
     *out = NULL;
@@ -740,5 +741,5 @@ int lsx_program_from_pte(ls_pte *pte, const ls_ptd *ptd, const char *method, con
 
 int ls_program_from_pte(ls_pte *pte, const char *method, const char *where, ls_program **out, ls_error *err)
 {
-    return lsx_program_from_pte(pte, NULL, method, where, out, err);
+    return lsp_program_from_pte(pte, NULL, method, where, out, err);
 }

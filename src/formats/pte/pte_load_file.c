@@ -8,11 +8,11 @@
 
 #include "bundled_blob.h"
 #include "export.h"
-#include "export_internal.h"
+#include "pte_internal.h"
 
 /* The decoded blob as a program: its placeholders (user inputs, constants and state with their
  * data viewing the blob), calls and output, with the blob's ids. */
-ls_program *lsx_program_from_bb(const ls_bb_graph *g, ls_blob *blob, const char *name)
+ls_program *lsp_program_from_bb(const ls_bb_graph *g, ls_blob *blob, const char *name)
 {
     ls_program *p = ls_program_new(name, (ls_dialect)g->dialect);
     LS_VEC(ls_input_spec) ins = {0};
@@ -93,7 +93,7 @@ int ls_load_pte(const char *path, const char *method, ls_program **out, ls_error
     if (ls_pte_read_file(path, &pte, err) != 0) return -1;
     ls_ptd ptd;
     bool with_ptd = has_external(&pte) && sibling_ptd(path, &ptd);
-    int rc = lsx_program_from_pte(&pte, with_ptd ? &ptd : NULL, method, path, out, err);
+    int rc = lsp_program_from_pte(&pte, with_ptd ? &ptd : NULL, method, path, out, err);
     if (with_ptd) ls_ptd_free(&ptd);
     ls_pte_free(&pte);
     return rc;

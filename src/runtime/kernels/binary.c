@@ -4,7 +4,7 @@
  * How they run: the operands' result type follows torch.result_type; arithmetic happens in a
  * compute type (float32 for the halves, float64, int64 for integers and bool, with wrapping
  * integer arithmetic); operands not already in it are converted once, whole. The broadcast
- * iterator (kernels_common.c) hands each row to a typed loop whose operand strides are 0 or 1,
+ * iterator (kernels/support.c) hands each row to a typed loop whose operand strides are 0 or 1,
  * so the loops GCC vectorises carry no dtype switch and no index arithmetic. */
 #include <inttypes.h>
 #include <math.h>

@@ -1,8 +1,8 @@
-/* Private to the kernel files (src/kernels_*.c, src/kernel_table.c): argument access, output
+/* Private to the kernel files (every file of src/runtime/kernels/): argument access, output
  * allocation, dtype conversion, broadcasting and the small thread helper.
  *
  * Kernels receive their arguments already checked against the operator schema by
- * ls_eval_node (kernel_table.c): a Tensor parameter holds a TENSOR (or a Python scalar for the
+ * ls_eval_node (kernels/table.c): a Tensor parameter holds a TENSOR (or a Python scalar for the
  * elementwise kernels flagged LK_SCALARS), an int a INT, a list a LIST of the right items,
  * a ScalarType an INT holding an ls_dtype, None only where the schema allows it. So kernels
  * read their arguments directly and only check what the schema cannot say (shapes, ranges). */
@@ -141,30 +141,30 @@ int lk_matmul(ls_kctx *c, const ls_tensor *a, const ls_tensor *b, ls_value *out)
 /* Softmax / log-softmax of float32 rows of length n, in place allowed. */
 void lk_softmax_row(const float *x, float *y, int64_t n, bool log);
 
-/* Kernel entry points, one per family file, looked up by kernel_table.c. */
+/* Kernel entry points, one per family file, looked up by kernels/table.c. */
 #define LK_DECL(name) int name(ls_kctx *c, const ls_value *args, uint32_t nargs, ls_value *out)
-/* kernels_binary.c */
+/* kernels/binary.c */
 LK_DECL(k_atan2); LK_DECL(k_add); LK_DECL(k_sub); LK_DECL(k_rsub); LK_DECL(k_mul); LK_DECL(k_pow); LK_DECL(k_div);
 LK_DECL(k_eq); LK_DECL(k_ne); LK_DECL(k_gt); LK_DECL(k_ge); LK_DECL(k_lt); LK_DECL(k_le);
 LK_DECL(k_logical_and); LK_DECL(k_logical_or); LK_DECL(k_where); LK_DECL(k_masked_fill); LK_DECL(k_clamp_tensor);
-/* kernels_unary.c */
+/* kernels/unary.c */
 LK_DECL(k_neg); LK_DECL(k_abs); LK_DECL(k_relu); LK_DECL(k_sqrt); LK_DECL(k_rsqrt); LK_DECL(k_exp);
 LK_DECL(k_log); LK_DECL(k_sin); LK_DECL(k_cos); LK_DECL(k_tanh); LK_DECL(k_sigmoid); LK_DECL(k_silu);
 LK_DECL(k_gelu); LK_DECL(k_logical_not); LK_DECL(k_clamp);
-/* kernels_reduce.c */
+/* kernels/reduce.c */
 LK_DECL(k_sum_dim); LK_DECL(k_sum); LK_DECL(k_mean_dim); LK_DECL(k_mean); LK_DECL(k_amax); LK_DECL(k_amin);
 LK_DECL(k_argmax); LK_DECL(k_cumsum); LK_DECL(k__softmax); LK_DECL(k__log_softmax); LK_DECL(k_softmax); LK_DECL(k_log_softmax);
-/* kernels_matmul.c */
+/* kernels/matmul.c */
 LK_DECL(k_mm); LK_DECL(k_bmm); LK_DECL(k_matmul); LK_DECL(k_addmm); LK_DECL(k_linear);
-/* kernels_shape.c */
+/* kernels/shape.c */
 LK_DECL(k_view); LK_DECL(k_alias); LK_DECL(k_permute); LK_DECL(k_transpose); LK_DECL(k_t); LK_DECL(k_unsqueeze);
 LK_DECL(k_squeeze); LK_DECL(k_squeeze_dims); LK_DECL(k_expand); LK_DECL(k_slice); LK_DECL(k_select); LK_DECL(k_split);
 LK_DECL(k_chunk); LK_DECL(k_split_with_sizes); LK_DECL(k_cat); LK_DECL(k_stack); LK_DECL(k_constant_pad_nd);
-/* kernels_index.c */
+/* kernels/index.c */
 LK_DECL(k_index); LK_DECL(k_index_put); LK_DECL(k_index_put_); LK_DECL(k_index_select); LK_DECL(k_embedding); LK_DECL(k_gather);
-/* kernels_nn.c */
+/* kernels/nn.c */
 LK_DECL(k_layer_norm); LK_DECL(k_native_layer_norm); LK_DECL(k_sdpa);
-/* kernels_create.c */
+/* kernels/create.c */
 LK_DECL(k_alloc); LK_DECL(k_full); LK_DECL(k_zeros); LK_DECL(k_ones); LK_DECL(k_full_like); LK_DECL(k_zeros_like); LK_DECL(k_ones_like);
 LK_DECL(k_scalar_tensor); LK_DECL(k_arange); LK_DECL(k_arange_start); LK_DECL(k_arange_start_step); LK_DECL(k_clone); LK_DECL(k_to_copy);
 LK_DECL(k_copy); LK_DECL(k_copy_); LK_DECL(k_sym_size); LK_DECL(k_getitem);
