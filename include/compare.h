@@ -79,6 +79,19 @@ int64_t ls_compare_run_count(const ls_compare_run *c);
 const ls_runner *ls_compare_run_reference(const ls_compare_run *c);
 void ls_compare_run_free(ls_compare_run *c);
 
+/* ---- node by node (the UI's run overlay: where a lowered program starts to go wrong) */
+struct ls_node_stats;
+/* Compares every call node's value in program's last run with the value of the same node in
+ * reference's last run (the same id, ids being stable from step to step; a delegate's getitem
+ * with the node inside the lowered module it stands for), with the tolerance of the reference
+ * value's dtype (opts override it for floating point), into stats (of program's program). Both
+ * runners must keep their values (ls_runner_observe). */
+void ls_compare_nodes(const ls_runner *program, const ls_runner *reference, const ls_compare_opts *opts, int64_t run,
+                      struct ls_node_stats *stats);
+/* From now on, each ls_compare_run_step given the program's runner also compares node by node
+ * into stats (borrowed); the program's runner must keep its values (ls_runner_observe). */
+void ls_compare_run_nodes(ls_compare_run *c, struct ls_node_stats *stats);
+
 /* Folds item x (a later run of the same output or state) into acc: largest differences, first
  * failure kept. */
 void ls_compare_item_merge(ls_compare_item *acc, const ls_compare_item *x);

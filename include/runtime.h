@@ -123,6 +123,17 @@ const char *ls_runner_state_name(const ls_runner *r, uint32_t i); /* "cache" or 
 ls_tensor *ls_runner_state(const ls_runner *r, uint32_t i);       /* borrowed */
 void ls_runner_free(ls_runner *r);
 
+struct ls_node_stats;
+/* Measures every node of the runs that follow into stats (node_stats.h: time per call node,
+ * the range, NaN and Inf counts of what each node made; stats must be of this runner's
+ * program, borrowed, NULL for none) and, with keep, keeps every node's value of the last run
+ * for a node-by-node comparison (ls_runner_value, ls_compare_nodes). Timing reads the clock
+ * twice per node, so it is off unless asked for. */
+void ls_runner_observe(ls_runner *r, struct ls_node_stats *stats, bool keep);
+/* The value node position pos made in the last run, when kept; NULL otherwise. */
+const ls_value *ls_runner_value(const ls_runner *r, uint32_t pos);
+const ls_program *ls_runner_program(const ls_runner *r);
+
 /* The user inputs of a program in signature order (borrowed placeholder nodes); returns how
  * many there are (fills at most max). A program without input specs: every placeholder. */
 uint32_t ls_program_user_inputs(const ls_program *p, const ls_node **nodes, uint32_t max);

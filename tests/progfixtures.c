@@ -160,3 +160,26 @@ ls_blob *pf_blob_copy(const ls_blob *b, size_t size)
     return c;
 }
 
+
+void pf_diverging_history(ls_history *h, const ls_node **cos)
+{
+    ls_program *p = pf_sample("two_delegates");
+    pf_lower(p, "to_edge,constant_prop,partition,fold_masks,duplicate_constants,to_backend", h);
+    ls_program_unref(p);
+    ls_program *q = ls_program_copy(h->steps[h->n - 1].program);
+    int32_t pos = ls_program_find(q, ls_intern("aten_cos_default"));
+    ck_assert_int_ge(pos, 0);
+    ls_node *n = ls_program_edit(q, (uint32_t)pos);
+    n->op = ls_op_get(LS_OP_sin);
+    n->target = ls_op_target(n->op, (ls_dialect)n->dialect);
+    ls_program_touch(q);
+    h->steps = ls_realloc(h->steps, sizeof *h->steps * (h->n + 1));
+    ls_step *st = &h->steps[h->n];
+    memset(st, 0, sizeof *st);
+    st->pass = ls_intern("wrong_on_purpose");
+    st->program = q;
+    ls_diff_programs(h->steps[h->n - 1].program, q, &st->changes, &st->n_changes);
+    ls_report_add(&st->report, NULL, n->name, "`%s` computes sin instead of cos (a test of the run overlay)", n->name);
+    h->n++;
+    if (cos) *cos = n;
+}

@@ -30,6 +30,13 @@ ls_runner *pf_runner(const ls_program *p);
 /* Releases n values and the array holding them (what ls_runner_run returns). */
 void pf_values_free(ls_value *v, uint32_t n);
 
+/* two_delegates lowered by the default pipeline up to to_backend, then one more step,
+ * "wrong_on_purpose", whose program is to_backend's with the CPU's cos (between the two
+ * delegates) made a sin: a lowered form that differs from the loaded program from that node on
+ * (the run overlay's first divergence). The step's program is *wrong's, the cos node's name in
+ * *cos (both may be NULL). */
+void pf_diverging_history(ls_history *h, const ls_node **cos);
+
 /* ---- built in C */
 
 /* An input with its data (the builder takes its own reference: data is released here). */

@@ -3,6 +3,7 @@
  * with the tolerance of its dtype. lowerscope run --compare / --compare-with and the UI's run
  * screen share it. */
 #include "compare.h"
+#include "node_stats.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@ struct ls_compare_run {
     const char **ref_outputs; /* the reference's user output names (interned) */
     uint32_t n_ref_outputs;
     bool states_ready;
+    ls_node_stats *nodes; /* node-by-node comparison into these (ls_compare_run_nodes), or NULL */
 };
 
 ls_compare_run *ls_compare_run_new(const ls_program *ref, const ls_program *p, const char *where,
@@ -182,6 +184,7 @@ int ls_compare_run_step(ls_compare_run *c, const ls_value *outs, uint32_t nout, 
         ls_vec_push(&c->outputs, it);
     }
     if (rc == 0 && program) compare_states(c, program, run);
+    if (rc == 0 && program && c->nodes) ls_compare_nodes(program, c->r, &c->opts, run, c->nodes);
     for (uint32_t i = 0; i < nwant; i++) ls_value_release(&want[i]);
     free(want);
     return rc;
@@ -213,6 +216,62 @@ uint32_t ls_compare_run_failed(const ls_compare_run *c, uint32_t *compared)
     }
     if (compared) *compared = done;
     return failed;
+}
+
+void ls_compare_run_nodes(ls_compare_run *c, ls_node_stats *stats)
+{
+    c->nodes = stats;
+    ls_runner_observe(c->r, NULL, true);
+}
+
+/* The id, in the reference, of the value the node at pos of p stands for: its own id (ids are
+ * stable from step to step), or for a delegate's getitem the id of the node inside the lowered
+ * module that makes that output (a lowered node keeps its id: to_backend). 0: none. */
+static uint32_t reference_id(const ls_program *p, const ls_node *n)
+{
+    if (n->kind != LS_NODE_CALL || !n->op || n->op->id != LS_OP_getitem || n->nargs < 2 || n->args[0].kind != LS_ARG_NODE ||
+        n->args[1].kind != LS_ARG_INT)
+        return n->id;
+    const ls_node *call = ls_program_node(p, n->args[0].v.node);
+    if (!call || !call->op || call->op->id != LS_OP_call_delegate || !call->nargs || call->args[0].kind != LS_ARG_NODE)
+        return n->id;
+    const ls_node *ga = ls_program_node(p, call->args[0].v.node);
+    const ls_submodule *sub = ga && ga->kind == LS_NODE_GET_ATTR ? ls_program_sub(p, ga->target) : NULL;
+    const ls_program *sp = sub ? sub->program : NULL;
+    const ls_node *out = sp ? ls_program_output(sp) : NULL;
+    if (!out) return 0;
+    int64_t want = n->args[1].v.i, u = 0; /* the getitem's index counts the user outputs only */
+    for (uint16_t k = 0; k < out->nargs; k++) {
+        uint8_t kind = k < sp->n_outputs ? sp->outputs[k].kind : LS_OUT_USER_OUTPUT;
+        if (kind != LS_OUT_USER_OUTPUT && kind != LS_OUT_LOSS_OUTPUT) continue;
+        if (u++ == want) return out->args[k].kind == LS_ARG_NODE ? out->args[k].v.node : 0;
+    }
+    return 0;
+}
+
+void ls_compare_nodes(const ls_runner *program, const ls_runner *reference, const ls_compare_opts *opts, int64_t run,
+                      ls_node_stats *stats)
+{
+    const ls_program *p = ls_runner_program(program), *ref = ls_runner_program(reference);
+    if (!stats || stats->n != p->n_nodes) return;
+    ls_compare_run tol = {.opts = opts ? *opts : (ls_compare_opts){-1, -1}};
+    stats->rtol = tol.opts.rtol;
+    stats->atol = tol.opts.atol;
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        const ls_node *n = p->nodes[i];
+        if (n->kind != LS_NODE_CALL) continue;
+        const ls_value *got = ls_runner_value(program, i);
+        uint32_t id = got ? reference_id(p, n) : 0;
+        int32_t rpos = id ? ls_program_pos(ref, id) : -1;
+        const ls_value *want = rpos >= 0 ? ls_runner_value(reference, (uint32_t)rpos) : NULL;
+        if (!want || ref->nodes[rpos]->kind != LS_NODE_CALL) continue;
+        if (got->kind != LS_V_TENSOR && got->kind != LS_V_LIST) continue; /* sizes, None: nothing to see */
+        ls_compare_item it = {0};
+        tolerance_for(&tol, want, &it);
+        ls_value_diff d;
+        ls_compare_values(got, want, it.rtol, it.atol, &d);
+        ls_node_stat_add_diff(&stats->v[i], d.max_abs, d.max_rel, d.pass, run);
+    }
 }
 
 int64_t ls_compare_run_count(const ls_compare_run *c) { return c->runs; }

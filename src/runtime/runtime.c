@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "node_stats.h"
 #include "ptrmap.h"
 #include "runtime.h"
 
@@ -55,6 +56,8 @@ struct ls_runner {
     ls_ptrmap mutated;      /* targets a BUFFER_/PARAMETER_MUTATION output writes */
     ls_ptrmap state_ix;     /* target → index in state */
     ls_run_stats stats;
+    ls_node_stats *observed; /* per-node measurements of the runs (ls_runner_observe), or NULL */
+    ls_value *kept;          /* per position: the value of the last run, when kept */
 };
 
 static const char *where(const ls_program *p)
@@ -307,8 +310,36 @@ void ls_runner_free(ls_runner *r)
     free(r->stats.delegate_backends);
     free(r->stats.delegate_seconds);
     free(r->stats.delegate_simulated);
+    if (r->kept)
+        for (uint32_t i = 0; i < r->n; i++) ls_value_release(&r->kept[i]);
+    free(r->kept);
     ls_program_unref(r->p);
     free(r);
+}
+
+void ls_runner_observe(ls_runner *r, ls_node_stats *stats, bool keep)
+{
+    r->observed = stats && stats->n == r->n ? stats : NULL;
+    if (keep && !r->kept) r->kept = ls_calloc(r->n ? r->n : 1, sizeof *r->kept);
+}
+
+const ls_value *ls_runner_value(const ls_runner *r, uint32_t pos)
+{
+    return r->kept && pos < r->n && r->kept[pos].kind != LS_V_NONE ? &r->kept[pos] : NULL;
+}
+
+const ls_program *ls_runner_program(const ls_runner *r)
+{
+    return r->p;
+}
+
+/* What one node made, into its record: every tensor (a delegate's list: each item). */
+static void observe_value(ls_node_stat *st, const ls_value *v)
+{
+    if (v->kind == LS_V_TENSOR) ls_node_stat_add_tensor(st, v->t);
+    else if (v->kind == LS_V_LIST)
+        for (uint32_t i = 0; i < v->n; i++)
+            if (v->items[i].kind == LS_V_TENSOR) ls_node_stat_add_tensor(st, v->items[i].t);
 }
 
 /* ---- running */
@@ -421,9 +452,12 @@ int ls_runner_run(ls_runner *r, const ls_value *inputs, uint32_t n_inputs, ls_va
     /* CPU time is the run's time minus the delegates' (a clock read per node costs too much) */
     double t_start = ls_now(), del_before = 0;
     for (uint32_t d = 0; d < r->n_del; d++) del_before += r->del[d].seconds;
+    if (r->kept)
+        for (uint32_t i = 0; i < r->n; i++) ls_value_release(&r->kept[i]);
     for (uint32_t i = 0; i < r->n && rc == 0; i++) {
         const ls_node *n = p->nodes[i];
         ls_value v = ls_value_none();
+        double t_node = r->observed && n->kind == LS_NODE_CALL ? ls_now() : 0;
         switch ((ls_node_kind)n->kind) {
         case LS_NODE_PLACEHOLDER: {
             const rph *ph = &r->ph[i];
@@ -448,6 +482,14 @@ int ls_runner_run(ls_runner *r, const ls_value *inputs, uint32_t n_inputs, ls_va
         case LS_NODE_OUTPUT: out_node = n; break;
         default: break;
         }
+        if (r->observed && rc == 0 && n->kind != LS_NODE_OUTPUT) {
+            ls_node_stat *st = &r->observed->v[i];
+            if (n->kind == LS_NODE_CALL) ls_node_stat_add_time(st, ls_now() - t_node);
+            observe_value(st, &v);
+            st->runs++;
+        }
+        /* kept by reference: the comparison reads them before the next run changes any state */
+        if (r->kept && rc == 0) r->kept[i] = ls_value_copy(&v);
         r->vals[i] = v;
         r->ready[i] = true;
         /* release what is no longer read */
@@ -461,6 +503,7 @@ int ls_runner_run(ls_runner *r, const ls_value *inputs, uint32_t n_inputs, ls_va
     double del_after = 0;
     for (uint32_t d = 0; d < r->n_del; d++) del_after += r->del[d].seconds;
     r->stats.cpu_seconds += ls_now() - t_start - (del_after - del_before);
+    if (r->observed && rc == 0) r->observed->runs++;
     if (rc == 0 && !out_node) rc = ls_fail(err, "%s: the graph has no output node", where(p));
     /* outputs: user outputs are returned, then mutations written back. A user output that
      * shares storage with a buffer (a view of it) is copied first, so the write-back does not
