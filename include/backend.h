@@ -4,15 +4,21 @@
 #ifndef LS_BACKEND_H
 #define LS_BACKEND_H
 
+#include "named_data.h"
 #include "program.h"
 #include "runtime.h"
 
 typedef struct ls_backend {
     const char *id; /* "BundledBackend" */
+    /* named_out: where the backend stores data it keeps outside its blob, by key (exir's
+     * PreprocessResult.data_store_output; XNNPACK's weights); the caller adds it to the program's
+     * named data. */
     int (*preprocess)(const ls_program *sub, ls_blob **processed, ls_compile_spec **specs, uint32_t *nspecs,
-                      ls_error *err);
-    int (*init)(const ls_blob *processed, const ls_compile_spec *specs, uint32_t nspecs, void **handle,
-                ls_error *err);
+                      ls_named_data *named_out, ls_error *err);
+    /* named: the program's named data (ExecuTorch's BackendInitContext::get_named_data_map), may
+     * be NULL. What init keeps from it, it keeps a reference to. */
+    int (*init)(const ls_blob *processed, const ls_compile_spec *specs, uint32_t nspecs, const ls_named_data *named,
+                void **handle, ls_error *err);
     /* inputs: the delegate's user inputs in order; outputs: its user outputs (caller frees). */
     int (*execute)(void *handle, const ls_value *inputs, uint32_t n_inputs, ls_value **outputs, uint32_t *n_outputs,
                    ls_error *err);

@@ -267,6 +267,7 @@ typedef struct ls_program {
     uint32_t n_constants;
     ls_submodule *subs;
     uint32_t n_subs;
+    struct ls_named_data *named_data; /* blobs by key delegates read at init (named_data.h); NULL: none */
     ls_tag_info *tags; /* partition_tags of the partitioning rounds so far */
     uint32_t n_tags;
     uint32_t next_id;   /* next free node id (ids are never reused within a lineage) */
@@ -375,6 +376,10 @@ void ls_submodule_copy(ls_submodule *dst, const ls_submodule *src);
 /* Drops what a submodule holds (program, blob, compile specs): the caller's copy after
  * ls_program_add_sub, or one that was never added. */
 void ls_submodule_release(ls_submodule *s);
+
+/* The program's named data made its own (created, or copied if another version shares it),
+ * to be added to (to_backend does, with what a backend's preprocess stores). */
+struct ls_named_data *ls_program_named_data_mut(ls_program *p);
 
 /* The backend of a tag (NULL if the tag is not in p->tags). */
 const char *ls_program_tag_backend(const ls_program *p, const char *tag);

@@ -24,11 +24,11 @@ static void *init_ok(const ls_program *p, ls_blob **blob)
     ls_compile_spec *specs = (ls_compile_spec *)1;
     uint32_t nspecs = 7;
     ls_error err = {{0}};
-    ck_assert_msg(be->preprocess(p, blob, &specs, &nspecs, &err) == 0, "%s", err.msg);
+    ck_assert_msg(be->preprocess(p, blob, &specs, &nspecs, NULL, &err) == 0, "%s", err.msg);
     ck_assert_ptr_null(specs);
     ck_assert_uint_eq(nspecs, 0);
     void *h = NULL;
-    ck_assert_msg(be->init(*blob, NULL, 0, &h, &err) == 0, "%s", err.msg);
+    ck_assert_msg(be->init(*blob, NULL, 0, NULL, &h, &err) == 0, "%s", err.msg);
     ck_assert_ptr_nonnull(h);
     return h;
 }
@@ -144,7 +144,7 @@ START_TEST(state_lives_in_the_delegate_across_calls)
     }
     /* A second handle from the same blob starts from the initial value: the blob is unchanged. */
     void *h2 = NULL;
-    ck_assert_int_eq(be->init(blob, NULL, 0, &h2, &err), 0);
+    ck_assert_int_eq(be->init(blob, NULL, 0, NULL, &h2, &err), 0);
     for (int i = 0; i < 12; i++) ck_assert_double_eq(ls_tensor_get_f64(be->state_get(h2, 0), i), 0);
     ck_assert_double_eq(ls_tensor_get_f64(be->state_get(h, 0), 0), 1);
     be->destroy(h2);
@@ -297,7 +297,7 @@ START_TEST(preprocess_and_init_refuse_with_clear_messages)
     ls_output_spec outs[] = {pf_out_spec(LS_OUT_BUFFER_MUTATION, "aten_index_put_default", "other"),
                              pf_out_spec(LS_OUT_USER_OUTPUT, "aten_mm_default", NULL)};
     ls_program_set_outputs(p, outs, 2);
-    ck_assert_int_eq(be->preprocess(p, &blob, &specs, &nspecs, &err), -1);
+    ck_assert_int_eq(be->preprocess(p, &blob, &specs, &nspecs, NULL, &err), -1);
     ck_assert_msg(tu_contains(err.msg, "BundledBackend: preprocess lowered_module_0: output 0 mutates buffer 'other'"),
                   "%s", err.msg);
     ls_program_unref(p);
@@ -306,11 +306,11 @@ START_TEST(preprocess_and_init_refuse_with_clear_messages)
     ls_blob *good = pf_encode(p);
     void *h = (void *)1;
     ls_blob *b = pf_blob_copy(good, good->size - 7);
-    ck_assert_int_eq(be->init(b, NULL, 0, &h, &err), -1);
+    ck_assert_int_eq(be->init(b, NULL, 0, NULL, &h, &err), -1);
     ck_assert_ptr_null(h);
     ck_assert_msg(tu_contains(err.msg, "BundledBackend: init: bundled blob: the header says"), "%s", err.msg);
     ls_blob_unref(b);
-    ck_assert_int_eq(be->init(NULL, NULL, 0, &h, &err), -1);
+    ck_assert_int_eq(be->init(NULL, NULL, 0, NULL, &h, &err), -1);
     ck_assert_msg(tu_contains(err.msg, "never preprocessed"), "%s", err.msg);
 
     /* altered blobs (resealed) either fail at init or load and run or fail with a message */
@@ -322,7 +322,7 @@ START_TEST(preprocess_and_init_refuse_with_clear_messages)
         b->data[at] ^= 0x5A;
         ls_bb_seal(b);
         h = NULL;
-        if (be->init(b, NULL, 0, &h, &err) == 0) {
+        if (be->init(b, NULL, 0, NULL, &h, &err) == 0) {
             ls_value in[3] = {ls_value_tensor(pf_f32(2, s13, NULL)), ls_value_tensor(pf_f32(2, s13, NULL)),
                               ls_value_tensor(ls_tensor_alloc(LS_DT_I64, 1, s1))};
             ls_value *out;

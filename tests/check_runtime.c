@@ -353,7 +353,8 @@ typedef struct tb_handle {
 } tb_handle;
 static int tb_inits;
 
-static int tb_init(const ls_blob *processed, const ls_compile_spec *specs, uint32_t nspecs, void **handle, ls_error *err)
+static int tb_init(const ls_blob *processed, const ls_compile_spec *specs, uint32_t nspecs, const ls_named_data *named,
+                   void **handle, ls_error *err)
 {
     tb_inits++;
     tb_handle *h = calloc(1, sizeof *h);

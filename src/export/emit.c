@@ -49,6 +49,7 @@ typedef struct emitter {
     ls_buf muts;
     u64_vec mut_off;
     int32_t mut_seg; /* segment of mutable data, -1 none */
+    ls_named_data *named; /* the program's named data and what preprocess adds here: one segment each */
     LS_VEC(int32_t) inputs;
     LS_VEC(int32_t) outputs;
     uint32_t kernel_calls, delegate_calls, constants;
@@ -342,7 +343,9 @@ static int delegate_index(emitter *E, const ls_node *n, const ls_submodule *sub,
         if (!be || !be->preprocess || !sub->program)
             return efail(E, n, "%s (%s) has no processed blob and no backend %s is here to make one", sub->name,
                          sub->backend_id, sub->backend_id);
-        if (be->preprocess(sub->program, &blob, &specs, &nspecs, &e2) != 0)
+        if (!E->named) E->named = ls_named_data_new();
+        E->named = ls_named_data_own(E->named);
+        if (be->preprocess(sub->program, &blob, &specs, &nspecs, E->named, &e2) != 0)
             return efail(E, n, "%s: %s preprocess: %s", sub->name, sub->backend_id, e2.msg);
         own_specs = true;
     }
@@ -578,6 +581,19 @@ static void build_pte(emitter *E, ls_pte *pte)
         pte->mutable_data_segments.v[0].offsets = (ls_pte_u64s){E->mut_off.v, E->mut_off.n, true};
         memset(&E->mut_off, 0, sizeof E->mut_off);
     }
+    /* named data after the delegates' blobs, a segment per key, as exir's emitter lays them out
+     * (cc_quantized.pte: segments 2 and 3 are the two weights its XNNPACK blob names) */
+    uint32_t n_named = ls_named_data_count(E->named);
+    pte->named_data.v = ls_calloc(n_named ? n_named : 1, sizeof *pte->named_data.v);
+    pte->named_data.n = n_named;
+    pte->named_data.present = n_named > 0;
+    for (uint32_t i = 0; i < n_named; i++) {
+        ls_blob *b = (ls_blob *)ls_named_data_blob(E->named, i); /* a reference is taken, the bytes stay */
+        pte->named_data.v[i].key = ls_strdup(ls_named_data_key(E->named, i));
+        pte->named_data.v[i].segment_index = E->segs.n;
+        ls_pte_blob seg = {b->data, b->size, ls_named_data_alignment(E->named, i), ls_blob_ref(b)};
+        ls_vec_push(&E->segs, seg);
+    }
     pte->segments.v = ls_calloc(E->segs.n ? E->segs.n : 1, sizeof *pte->segments.v);
     pte->segments.n = E->segs.n;
     pte->segments.present = true;
@@ -619,6 +635,7 @@ static void free_emitter(emitter *E)
     ls_buf_free(&E->consts);
     ls_buf_free(&E->muts);
     free(E->val_of);
+    ls_named_data_unref(E->named);
     ls_sig_free(&E->sig);
     lsx_bounds_free(E->bounds);
 }
@@ -626,7 +643,7 @@ static void free_emitter(emitter *E)
 /* Emits p with plan into pte. */
 static int emit_program(const ls_program *p, const ls_mem_plan *plan, ls_pte *pte, ls_emit_summary *sum, ls_error *err)
 {
-    emitter E = {.p = p, .plan = plan, .err = err, .mut_seg = -1};
+    emitter E = {.p = p, .plan = plan, .err = err, .mut_seg = -1, .named = ls_named_data_ref(p->named_data)};
     E.bounds = lsx_bounds_new(p);
     ls_sig_build(&E.sig, p);
     for (uint32_t i = 0; i < p->n_subs; i++) ls_ptrmap_put(&E.sub_ix, p->subs[i].name, i);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "named_data.h"
 #include "namer.h"
 
 struct ls_index {
@@ -290,6 +291,7 @@ ls_program *ls_program_copy(const ls_program *src)
         for (uint32_t i = 0; i < src->n_subs; i++) ls_submodule_copy(&p->subs[i], &src->subs[i]);
     }
     p->extra_json = src->extra_json ? ls_strdup(src->extra_json) : NULL;
+    ls_named_data_ref(p->named_data);
     p->exec = NULL;
     p->exec_free = NULL;
     p->tags = NULL;
@@ -321,6 +323,7 @@ void ls_program_unref(ls_program *p)
     for (uint32_t i = 0; i < p->n_subs; i++) ls_submodule_release(&p->subs[i]);
     free(p->subs);
     free(p->extra_json);
+    ls_named_data_unref(p->named_data);
     if (p->exec_free) p->exec_free(p->exec);
     free(p->tags);
     drop_index(p);

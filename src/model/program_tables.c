@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include "named_data.h"
 #include "namer.h"
 
 /* ---- submodules */
@@ -190,4 +191,10 @@ void ls_program_add_tag(ls_program *p, const char *tag, const char *backend_id)
     p->tags[p->n_tags].tag = t;
     p->tags[p->n_tags].backend_id = ls_intern(backend_id);
     p->n_tags++;
+}
+
+ls_named_data *ls_program_named_data_mut(ls_program *p)
+{
+    p->named_data = p->named_data ? ls_named_data_own(p->named_data) : ls_named_data_new();
+    return p->named_data;
 }

@@ -368,7 +368,12 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
     ls_buf prep = {0};
     if (be && be->preprocess) {
         ls_error perr;
-        if (be->preprocess(d, &sub.processed, &sub.specs, &sub.nspecs, &perr) == 0) {
+        ls_named_data *named = ls_named_data_new();
+        int prc = be->preprocess(d, &sub.processed, &sub.specs, &sub.nspecs, named, &perr);
+        if (prc == 0 && ls_named_data_count(named))
+            prc = ls_named_data_merge(ls_program_named_data_mut(L->q), named, &perr);
+        ls_named_data_unref(named);
+        if (prc == 0) {
             ls_buf_printf(&prep, ", preprocessed%s to %zu bytes", simulated ? " by the bundled delegate standing in" : "",
                           sub.processed ? sub.processed->size : (size_t)0);
         } else if (simulated) {

@@ -183,7 +183,7 @@ static int prepare_delegate(ls_runner *r, uint32_t pos, const ls_node *n, ls_err
         return ls_fail(err, "%s: delegate %s (%s) has no processed blob: the program was not preprocessed for its backend",
                        where(p), sub->name, sub->backend_id);
     void *handle = NULL;
-    if (be->init && be->init(sub->processed, sub->specs, sub->nspecs, &handle, err) != 0)
+    if (be->init && be->init(sub->processed, sub->specs, sub->nspecs, p->named_data, &handle, err) != 0)
         return ls_fail_prefix(err, "%s: delegate %s (%s)", where(p), sub->name, sub->backend_id);
     r->del = ls_realloc(r->del, sizeof *r->del * (r->n_del + 1));
     r->del[r->n_del] = (rdelegate){sub, be, handle, 0, simulated};

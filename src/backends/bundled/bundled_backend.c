@@ -25,8 +25,9 @@ typedef struct bb_handle {
 /* ---- preprocess */
 
 static int bb_preprocess(const ls_program *sub, ls_blob **processed, ls_compile_spec **specs, uint32_t *nspecs,
-                         ls_error *err)
+                         ls_named_data *named_out, ls_error *err)
 {
+    (void)named_out; /* the bundled blob holds its constants itself */
     if (specs) *specs = NULL;
     if (nspecs) *nspecs = 0;
     if (ls_bb_encode(sub, processed, err) != 0)
@@ -64,9 +65,10 @@ static void note_use(uint32_t id, void *vctx)
     c->last_use[id - 1] = c->at;
 }
 
-static int bb_init(const ls_blob *processed, const ls_compile_spec *specs, uint32_t nspecs, void **handle,
-                   ls_error *err)
+static int bb_init(const ls_blob *processed, const ls_compile_spec *specs, uint32_t nspecs, const ls_named_data *named,
+                   void **handle, ls_error *err)
 {
+    (void)named;
     (void)specs;
     (void)nspecs; /* preprocess returns none; others' specs are ignored */
     *handle = NULL;

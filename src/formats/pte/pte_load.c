@@ -17,6 +17,7 @@
 #include "export.h"
 #include "dialect.h"
 #include "pte_internal.h"
+#include "named_data.h"
 #include "namer.h"
 #include "ops.h"
 
@@ -708,6 +709,14 @@ int lsp_program_from_pte(ls_pte *pte, const ls_ptd *ptd, const char *method, con
     L.names = ls_namer_new(NULL);
     int rc = convert(&L);
     if (rc == 0 && L.missing_data) L.p->has_weights = false;
+    /* named_data: each key names a whole segment (checked against the segments by the reader) */
+    for (uint32_t i = 0; rc == 0 && i < pte->named_data.n; i++) {
+        const ls_pte_named_data *nd = &pte->named_data.v[i];
+        if (nd->segment_index >= pte->n_segment_data || !L.segs[nd->segment_index]) continue;
+        if (ls_named_data_put(ls_program_named_data_mut(L.p), nd->key ? nd->key : "", L.segs[nd->segment_index], 0,
+                              err) != 0)
+            rc = ls_fail_prefix(err, "%s: named_data[%u]", L.where, i);
+    }
     /* the segment bytes belong to the blobs now */
     for (uint32_t s = 0; s < pte->n_segment_data; s++) {
         if (!L.segs[s]) continue;
