@@ -38,7 +38,7 @@ BENCH_SRC := $(filter-out tests/bench/benchutil.c,$(wildcard tests/bench/*.c))
 # $(call objs,DIR,SOURCES)
 objs = $(patsubst %.c,$(1)/%.o,$(2))
 
-.PHONY: all deps run check test test-asan bench samples clean tags
+.PHONY: all deps run check test test-asan bench samples corpus clean tags
 all: build/lowerscope
 
 # ---- the three flavours share one set of rules: build/ (default), build/asan/, build/bench/
@@ -112,6 +112,16 @@ build/bench/bench_%: build/bench/tests/bench/%.o build/bench/tests/bench/benchut
 
 samples:
 	python3 samples/gen_samples.py samples
+
+# tests/corpus: the JSON, archive and .npy files from gen_corpus.py; the .pte ones are a real
+# export with one field changed (gen_corpus_pte.c)
+corpus: build/lowerscope build/gen_corpus_pte
+	python3 tests/corpus/gen_corpus.py
+	$(Q)tmp=$$(mktemp -d) && ./build/lowerscope export samples/shared_constant.pt2 -o $$tmp/sample.pte >/dev/null && \
+	  ./build/gen_corpus_pte $$tmp/sample.pte tests/corpus; rc=$$?; rm -rf $$tmp; exit $$rc
+
+build/gen_corpus_pte: build/tests/corpus/gen_corpus_pte.o build/liblowerscope.a
+	$(Q)$(CC) -o $@ $^ $(LDLIBS)
 
 clean:
 	rm -rf build

@@ -51,6 +51,9 @@ typedef struct ls_history {
     const char *path; /* the file loaded */
     ls_step *steps;
     uint32_t n;
+    /* Why no pass ran (interned: "the verifier rejects the program's structure (1 error)"), or
+     * NULL: the loaded program has structural verifier errors (ls_finding.structural). */
+    const char *not_run;
 } ls_history;
 
 void ls_history_free(ls_history *h);

@@ -16,12 +16,18 @@ typedef struct ls_finding {
     const char *program; /* NULL for the top level, else the submodule name */
     const char *node;    /* the node it is about (interned) or NULL */
     char *msg;           /* owned */
+    /* An error that leaves the program malformed (a dangling reference, a signature that does
+     * not match the graph, a spec without a target...): no pass runs on such a program. The
+     * others (an op of the other dialect, a target listed twice) are problems ExecuTorch meets
+     * in a later step, and the pipeline runs to show where. */
+    bool structural;
 } ls_finding;
 
 typedef struct ls_verify_result {
     ls_finding *v;
     uint32_t n;
     uint32_t n_errors;
+    uint32_t n_structural; /* errors with `structural` set */
 } ls_verify_result;
 
 void ls_verify(const ls_program *p, ls_verify_result *out);

@@ -1,8 +1,8 @@
 /* Tests of the readers: the real .pt2 archive, its unpacked folder and the old v1 JSON from
  * ../shared (skipped when absent), the fixtures in tests/programs, the broken files in
- * tests/corpus (each refused with exit 2 and a message naming the file) and the samples. */
+ * tests/corpus (the messages of the loaders; check_corpus.c runs the binary on each) and the
+ * samples. */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,48 +371,6 @@ START_TEST(json_in_memory)
 }
 END_TEST
 
-/* every file in tests/corpus (but the script that makes them) */
-static int corpus_files(char names[][256], int max)
-{
-    DIR *d = opendir(tu_root("tests/corpus"));
-    ck_assert_ptr_nonnull(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < max) {
-        if (e->d_name[0] == '.' || strstr(e->d_name, ".py")) continue;
-        snprintf(names[n++], 256, "%s", e->d_name);
-    }
-    closedir(d);
-    return n;
-}
-
-START_TEST(corpus_is_refused_with_a_message)
-{
-    char names[64][256];
-    int n = corpus_files(names, 64);
-    ck_assert_int_ge(n, 11);
-    for (int i = 0; i < n; i++) {
-        char rel[300];
-        snprintf(rel, sizeof rel, "tests/corpus/%.200s", names[i]);
-        const char *path = tu_root(rel);
-        char *out = NULL;
-        const char *argv[] = {"info", path, NULL};
-        int rc = tu_run(&out, argv);
-        ck_assert_msg(rc == 2, "%s: exit %d: %s", rel, rc, out);
-        ck_assert_msg(tu_contains(out, path), "%s: message does not name the file: %s", rel, out);
-        ck_assert_msg(!tu_contains(out, "Sanitizer") && !tu_contains(out, "runtime error"), "%s: %s", rel, out);
-        /* one message, one line */
-        ck_assert_msg(strchr(out, '\n') == out + strlen(out) - 1, "%s: %s", rel, out);
-        free(out);
-        ls_program *p;
-        ls_error err;
-        ck_assert_int_eq(ls_load(path, NULL, &p, &err), -1);
-        ck_assert_ptr_null(p);
-        ck_assert_msg(strncmp(err.msg, path, strlen(path)) == 0, "%s", err.msg);
-    }
-}
-END_TEST
-
 static void expect_message(const char *file, const char *text)
 {
     char rel[300];
@@ -544,7 +502,6 @@ Suite *reader_suite(void)
     tcase_add_test(tc, strided_weights_become_contiguous);
     tcase_add_test(tc, lowered_program_loads);
     tcase_add_test(tc, json_in_memory);
-    tcase_add_test(tc, corpus_is_refused_with_a_message);
     tcase_add_test(tc, corpus_messages_name_the_place);
     tcase_add_test(tc, samples_load_and_info_works);
     tcase_add_test(tc, generated_programs);

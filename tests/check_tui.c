@@ -122,9 +122,10 @@ static ls_history *history_with_errors(void)
     ls_verify_result *v = &h->steps[h->n - 1].verify;
     ls_verify_result_free(v);
     v->v = ls_calloc(2, sizeof *v->v);
-    v->v[0] = (ls_finding){LS_SEV_ERROR, NULL, ls_intern("c"), ls_strdup("Constant tensor c is listed twice in the signature")};
+    v->v[0] = (ls_finding){LS_SEV_ERROR, NULL, ls_intern("c"), ls_strdup("Constant tensor c is listed twice in the signature"),
+                           false};
     v->v[1] = (ls_finding){LS_SEV_WARNING, ls_intern("lowered_module_0"), ls_intern("aten_mul_tensor"),
-                             ls_strdup("aten_mul_tensor is never used")};
+                           ls_strdup("aten_mul_tensor is never used"), false};
     v->n = 2;
     v->n_errors = 1;
     return h;
@@ -365,6 +366,13 @@ START_TEST(screen_kv_run)
 }
 END_TEST
 
+/* A program the verifier rejects structurally: step 0 only, and the UI says why. */
+START_TEST(screen_structural)
+{
+    run_history_script("tests/corpus/constant_without_target.json", "structural", NULL);
+}
+END_TEST
+
 static char *file_text(const char *dir, const char *name)
 {
     char path[4096];
@@ -468,6 +476,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, sample_resize);
     tcase_add_test(tc, sample_nocolor);
     tcase_add_test(tc, screen_kv_run);
+    tcase_add_test(tc, screen_structural);
     tcase_add_test(tc, screen_kv_export);
     suite_add_tcase(s, tc);
     return s;

@@ -252,6 +252,7 @@ void ui_run_action(ui *u, ui_action a)
         break;
     case UI_A_STEP_NEXT:
         if (u->step + 1 < u->h->n) ui_set_step(u, u->step + 1);
+        else if (u->h->not_run) ui_message(u, true, "no pass ran: %s", u->h->not_run);
         else ui_message(u, false, "last step");
         break;
     case UI_A_STEP_PREV:

@@ -510,6 +510,8 @@ int ls_tui_run(const ls_history *h, const ls_tui_opts *o, ls_error *err)
     ui_tags_init(u);
     u->step = (uint32_t)first;
     u->panes[UI_P_TIMELINE].sel = u->step;
+    /* why the timeline holds the load step only; the changes pane lists the findings */
+    if (h->not_run) ui_message(u, true, "no pass ran: %s", h->not_run);
     int rc = 0;
     if (o->script && ui_script_open(u, o->script, err) != 0) {
         rc = 2;

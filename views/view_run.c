@@ -45,6 +45,10 @@ static ui_run_session *session_new(ui *u)
     snprintf(s->args, sizeof s->args, "%s", u->run_args);
     const ls_program *p = u->h->steps[u->step].program;
     ls_error err = {{0}};
+    if (u->h->not_run) { /* the runtime, like a pass, needs a well-formed program */
+        s->error = ls_strdup(u->h->not_run);
+        return s;
+    }
     if (!(s->r = ls_runner_new(p, &err))) {
         s->error = ls_strdup(err.msg);
         return s;

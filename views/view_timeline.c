@@ -6,7 +6,8 @@
 
 static void title(ui *u, ls_buf *b)
 {
-    ls_buf_printf(b, "Passes · %u steps", u->h->n);
+    ls_buf_printf(b, "Passes · %u step%s", u->h->n, u->h->n == 1 ? "" : "s");
+    if (u->h->not_run) ls_buf_puts(b, " (no pass)");
 }
 
 static uint32_t count(ui *u)

@@ -53,6 +53,7 @@ int ls_cmd_diff(int argc, char **argv)
         cli_run_free(&r);
         return LS_EXIT_INPUT;
     }
+    if (r.h.not_run) cli_note_not_run(&r.h);
     int s = cli_find_step(&r.h, r.args.step);
     if (s < 0) {
         cli_run_free(&r);

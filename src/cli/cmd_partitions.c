@@ -27,7 +27,8 @@ static const char HELP[] =
     CLI_LOAD_OPTIONS_HELP
     "  -h, --help            this help\n"
     "\n"
-    "exit codes: 0 the table was printed, 1 the step's pass failed, 2 unreadable input or bad options\n";
+    "exit codes: 0 the table was printed, 1 the step's pass failed or no pass ran (the\n"
+    "verifier rejects the program's structure), 2 unreadable input or bad options\n";
 #define pct ls_deleg_pct
 
 static void print_text(const cli_run *r, int s, const ls_deleg_table *full)
@@ -168,6 +169,10 @@ int ls_cmd_partitions(int argc, char **argv)
             ls_deleg_table_free(&t);
             if (r.h.steps[s].error) {
                 fprintf(stderr, "lowerscope: partitions: step %d failed: %s\n", s, r.h.steps[s].error);
+                rc = LS_EXIT_FINDINGS;
+            }
+            if (r.h.not_run) { /* the table is the loaded program's: say why there is no other */
+                cli_note_not_run(&r.h);
                 rc = LS_EXIT_FINDINGS;
             }
         }

@@ -67,6 +67,7 @@ static void print_text(const cli_run *r)
                    f->program ? ": " : "", f->msg);
         }
     }
+    if (h->not_run) printf("\nno pass ran: %s\n", h->not_run);
 }
 
 static void print_json(const cli_run *r)
@@ -126,7 +127,9 @@ static void print_json(const cli_run *r)
         }
         ls_buf_puts(&b, "]}");
     }
-    ls_buf_puts(&b, "\n]}\n");
+    ls_buf_puts(&b, "\n],\n\"not_run\": ");
+    ls_buf_json_str(&b, h->not_run);
+    ls_buf_puts(&b, "}\n");
     fwrite(b.s, 1, b.len, stdout);
     ls_buf_free(&b);
 }
@@ -141,6 +144,7 @@ int ls_cmd_passes(int argc, char **argv)
         else print_text(&r);
         for (uint32_t i = 0; i < r.h.n; i++)
             if (r.h.steps[i].error || r.h.steps[i].verify.n_errors) rc = LS_EXIT_FINDINGS;
+        if (r.h.not_run) rc = LS_EXIT_FINDINGS;
     }
     cli_run_free(&r);
     return rc;

@@ -188,6 +188,16 @@ static int choose_program(const run_opts *o, run_target *t)
     ls_error err;
     t->step = -1;
     if (!o->step && !o->compare) {
+        /* the runtime, like a pass, needs a well-formed program */
+        ls_verify_result vr;
+        ls_verify(t->loaded, &vr);
+        uint32_t structural = vr.n_structural;
+        ls_verify_result_free(&vr);
+        if (structural) {
+            ls_cli_error("%s: the verifier rejects the program's structure (%u error%s): it cannot run (lowerscope verify "
+                         "%s lists the errors)", o->path, structural, structural == 1 ? "" : "s", o->path);
+            return -1;
+        }
         t->p = t->loaded;
         if (!(t->r = ls_runner_new(t->p, &err))) ls_cli_error("%s", err.msg);
         return t->r ? 0 : -1;
@@ -197,6 +207,10 @@ static int choose_program(const run_opts *o, run_target *t)
         return -1;
     }
     const ls_history *h = &t->h;
+    if (h->not_run) {
+        cli_note_not_run(h);
+        return -1;
+    }
     if (o->step) {
         int s = cli_find_step(h, o->step);
         if (s < 0) return -1;

@@ -27,6 +27,11 @@ int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, 
     return LS_EXIT_OK;
 }
 
+void cli_note_not_run(const ls_history *h)
+{
+    ls_cli_error("%s: step 0 load: no pass ran: %s (lowerscope verify %s lists the errors)", h->path, h->not_run, h->path);
+}
+
 void cli_run_free(cli_run *r)
 {
     ls_history_free(&r->h);

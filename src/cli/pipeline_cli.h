@@ -35,6 +35,8 @@ typedef struct cli_run {
  * LS_EXIT_OK, or the exit code after printing the error. */
 int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_run *r);
 void cli_run_free(cli_run *r);
+/* "lowerscope: FILE: step 0 load: the verifier rejects ...": why only step 0 exists (stderr). */
+void cli_note_not_run(const ls_history *h);
 
 /* A step by number ("3"), pass name ("to_backend": the last one), or name:detail
  * ("partition:bundled"); -1 (message printed) when there is none. */

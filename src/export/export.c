@@ -139,6 +139,7 @@ int ls_export(const ls_history *h, int step, const char *path, bool force, ls_ex
     if (step < 0) step = (int)h->n - 1;
     if ((uint32_t)step >= h->n) return ls_fail(err, "step %d does not exist (steps 0 to %u)", step, h->n - 1);
     const ls_step *st = &h->steps[step];
+    if (h->not_run) return ls_fail(err, "%s: step 0 load: no pass ran: %s, so there is nothing to export", h->path ? h->path : "the program", h->not_run);
     if (st->error)
         return ls_fail(err, "step %d %s failed (%s): export an earlier step", step, st->pass, st->error);
     /* a step torch.export's JSON cannot hold: the message says which step */

@@ -175,7 +175,8 @@ int ls_npy_parse(const uint8_t *data, size_t size, const char *where, ls_tensor 
                        avail < nbytes ? "truncated" : "too much", ls_tmeta_str(&m, ms, sizeof ms), nbytes, avail);
     const uint8_t *src = data + hstart + hlen;
     ls_tensor *t;
-    if (h.fortran && h.ndim > 1) {
+    /* no elements: nothing to reorder (and the stride product of the other sizes can overflow) */
+    if (h.fortran && h.ndim > 1 && nbytes) {
         int64_t st[LS_MAX_DIMS], s = 1;
         for (int d = 0; d < h.ndim; d++) st[d] = s, s *= h.shape[d];
         uint8_t *tmp = NULL;

@@ -21,10 +21,15 @@ void ls_tmeta_init(ls_tmeta *m, ls_dtype dtype, int ndim, const int64_t *sizes)
 
 int64_t ls_tmeta_numel(const ls_tmeta *m)
 {
-    int64_t n = 1;
+    bool empty = false;
     for (int i = 0; i < m->ndim; i++) {
         if (m->sizes[i] < 0) return -1;
-        if (m->sizes[i] != 0 && n > INT64_MAX / m->sizes[i]) return -1;
+        empty |= m->sizes[i] == 0;
+    }
+    if (empty) return 0; /* whatever the product of the other sizes would be */
+    int64_t n = 1;
+    for (int i = 0; i < m->ndim; i++) {
+        if (n > INT64_MAX / m->sizes[i]) return -1;
         n *= m->sizes[i];
     }
     return n;

@@ -188,9 +188,7 @@ static ls_step *add_step(ls_history *h, const char *pass, const char *detail)
 /* The verifier after a step: the submodules it shares with the step before keep their findings. */
 static void verify_step(const ls_pipeline_opts *opts, ls_step *s, const ls_step *before)
 {
-    if (!opts->verify) return;
-    if (before) ls_verify_next(s->program, before->program, &before->verify, &s->verify);
-    else ls_verify(s->program, &s->verify);
+    if (opts->verify) ls_verify_next(s->program, before->program, &before->verify, &s->verify);
 }
 
 int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history *h, ls_error *err)
@@ -203,7 +201,15 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
     if (n > sizeof plan / sizeof plan[0]) return ls_fail(err, "the pipeline has too many steps (%u)", n);
     ls_step *s0 = add_step(h, "load", NULL);
     s0->program = ls_program_ref(loaded);
-    verify_step(opts, s0, NULL);
+    /* the loaded program is always verified: a pass assumes a well-formed program (every
+     * reference defined, the signature matching the graph), so one the verifier rejects
+     * structurally stays at step 0 with its findings */
+    ls_verify(s0->program, &s0->verify);
+    if (s0->verify.n_structural) {
+        h->not_run = ls_internf("the verifier rejects the program's structure (%u error%s)",
+                                s0->verify.n_structural, s0->verify.n_structural == 1 ? "" : "s");
+        return 0;
+    }
     for (uint32_t i = 0; i < n; i++) {
         ls_program *prev = h->steps[h->n - 1].program;
         ls_step *s = add_step(h, plan[i].pass->name, plan[i].profile ? plan[i].profile->name : NULL);

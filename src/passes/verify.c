@@ -23,28 +23,51 @@ typedef struct vctx {
     const id_pos *ids; /* where each node id sits in p */
 } vctx;
 
-static void add(vctx *c, ls_severity sev, const char *node, const char *fmt, ...) LS_PRINTF(4, 5);
-static void add(vctx *c, ls_severity sev, const char *node, const char *fmt, ...)
+/* A finding. An error is structural (the passes cannot work on the program: ls_finding) unless
+ * it is one that ExecuTorch itself only meets later, which add_late records. */
+static void vadd(vctx *c, ls_severity sev, bool structural, const char *node, const char *fmt, va_list ap)
+    LS_PRINTF(5, 0);
+static void vadd(vctx *c, ls_severity sev, bool structural, const char *node, const char *fmt, va_list ap)
 {
-    va_list ap;
-    va_start(ap, fmt);
+    va_list ap2;
+    va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
     if (n < 0) n = 0;
     char *msg = ls_malloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(msg, (size_t)n + 1, fmt, ap);
-    va_end(ap);
+    vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
     if (c->out->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 8;
         c->out->v = ls_realloc(c->out->v, sizeof *c->out->v * c->cap);
     }
     ls_finding *f = &c->out->v[c->out->n++];
     f->severity = (uint8_t)sev;
+    f->structural = sev == LS_SEV_ERROR && structural;
     f->program = c->prog;
     f->node = node;
     f->msg = msg;
     if (sev == LS_SEV_ERROR) c->out->n_errors++;
+    if (f->structural) c->out->n_structural++;
+}
+
+static void add(vctx *c, ls_severity sev, const char *node, const char *fmt, ...) LS_PRINTF(4, 5);
+static void add(vctx *c, ls_severity sev, const char *node, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vadd(c, sev, true, node, fmt, ap);
+    va_end(ap);
+}
+
+/* An error the pipeline still runs on: ExecuTorch meets it in a later step (to_edge's dialect
+ * check, unlifting), which is what the user wants to see happen. */
+static void add_late(vctx *c, const char *node, const char *fmt, ...) LS_PRINTF(3, 4);
+static void add_late(vctx *c, const char *node, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vadd(c, LS_SEV_ERROR, false, node, fmt, ap);
+    va_end(ap);
 }
 
 /* Python-like reprs, so messages read like torch's: ['a', 'b'] and {'x': 'y'}. */
@@ -278,13 +301,13 @@ static bool check_graph(vctx *c, id_pos *ids, bool sweep, node_vec *ph)
         /* the dialect: an Edge op in an ATen program, or an ATen compute op in an Edge one */
         bool special = (n->op->flags & LS_OPF_SPECIAL) || is_sym_op(n->op);
         if (p->dialect == LS_DIALECT_ATEN && (n->dialect == LS_DIALECT_EDGE || n->dialect == LS_DIALECT_EXECUTORCH))
-            add(c, LS_SEV_ERROR, n->name,
+            add_late(c, n->name,
                 "Operator '%s' is not an allowed operator type in the ATen dialect (verifier %s): node '%s' holds an "
                 "%s op",
                 n->target, p->verifier ? p->verifier : "ATEN", n->name,
                 n->dialect == LS_DIALECT_EDGE ? "Edge-dialect" : "ExecuTorch (out-variant)");
         else if (p->dialect == LS_DIALECT_EDGE && n->dialect == LS_DIALECT_ATEN && !special)
-            add(c, LS_SEV_ERROR, n->name,
+            add_late(c, n->name,
                 "Operator '%s' is not an allowed operator type in the Edge dialect: node '%s' holds an ATen op "
                 "(to_edge turns it into executorch.exir.dialects.edge.ops.%s)",
                 n->target, n->name, n->op->qualname);
@@ -407,7 +430,7 @@ static void check_inputs(vctx *c, node_vec ph)
         uintptr_t first;
         if (!ls_ptrmap_add(&targets, s->target, i, &first)) {
             const ls_input_spec *f = &p->inputs[first];
-            add(c, LS_SEV_ERROR, s->name,
+            add_late(c, s->name,
                 "`%s` is not a buffer: %s target '%s' is listed twice in one program, by placeholders '%s' and '%s'; "
                 "unlifting this program (ExportedProgram.module()) fails",
                 s->target, s->kind == LS_IN_BUFFER ? "buffer" : "constant", s->target, f->name ? f->name : "None",
@@ -542,12 +565,13 @@ static void verify_program(const ls_program *p, const char *prog, ls_verify_resu
     id_pos_init(&ids, p);
     vctx c = {p, prog, out, *cap, &ids};
     node_vec ph = {0};
-    uint32_t first = out->n, errors = out->n_errors;
+    uint32_t first = out->n, errors = out->n_errors, structural = out->n_structural;
     if (!check_graph(&c, &ids, true, &ph)) {
         /* a reference to a later or missing node, or an id twice: again, every id known */
         for (uint32_t k = first; k < out->n; k++) free(out->v[k].msg);
         out->n = first;
         out->n_errors = errors;
+        out->n_structural = structural;
         ph.n = 0;
         id_pos_free(&ids);
         id_pos_init(&ids, p);
@@ -596,6 +620,7 @@ static void copy_finding(ls_verify_result *out, uint32_t *cap, const ls_finding 
     *d = *f;
     d->msg = ls_strdup(f->msg);
     if (f->severity == LS_SEV_ERROR) out->n_errors++;
+    if (f->structural) out->n_structural++;
 }
 
 static bool same_named(const ls_named_tensor *a, const ls_named_tensor *b, uint32_t n)

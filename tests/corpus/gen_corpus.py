@@ -3,8 +3,10 @@
 
     python3 tests/corpus/gen_corpus.py
 
-tests/corpus/    broken files: every one must be refused with exit code 2 and one message
-                 naming the file and the place (tests/check_reader.c runs the binary on each)
+tests/corpus/    hostile files: each is refused with exit code 2 and one message naming the file
+                 and the place, or gives what tests/check_corpus.c says (it runs the binary on
+                 each; make check also replays every one through the fuzz harnesses).
+                 gen_corpus_pte.c writes the .pte ones (make corpus runs both)
 tests/programs/  small valid programs for the reader and verifier tests
 
 The files are committed, so the tests need nothing but the binary.
@@ -136,6 +138,32 @@ def write(folder, name, data):
         f.write(data)
 
 
+def without_constant_target(sample):
+    """The sample archive with its tensor_constant spec's target left out (its members otherwise
+    as they are), and its program as bare JSON. The archive's loader refuses it (the constant's
+    data cannot be found); the JSON loads, the verifier rejects it, and no pass may run on it."""
+    src = zipfile.ZipFile(sample)
+    model = None
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith("models/model.json"):
+                model = json.loads(data)
+                for spec in model["graph_module"]["signature"]["input_specs"]:
+                    spec.get("tensor_constant", {}).pop("tensor_constant_name", None)
+                data = dumps(model).encode()
+            z.writestr(zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0)), data)
+    return buf.getvalue(), dumps(model)
+
+
+def npy(descr, fortran, shape, data):
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (
+        descr, fortran, ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else ""))
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data
+
+
 def corpus():
     good = archive(base_program(), {"w": payload("weight_0", tmeta([4], requires_grad=True))},
                    {"weight_0": floats(1, 2, 3, 4)})
@@ -177,6 +205,19 @@ def corpus():
     depth = 5000
     text = text.replace('"range_constraints": {}', '"range_constraints": ' + "[" * depth + "]" * depth, 1)
     write(CORPUS, "deep_nesting.json", text)
+
+    # What fuzzing found (issue 12). tests/check_corpus.c says what each must give.
+    p = base_program()
+    p["graph_module"]["graph"]["nodes"][0]["outputs"] = [{"as_tensor": {}}]
+    write(CORPUS, "output_without_name.json", dumps(p))
+    write(CORPUS, "output_without_name.pt2", archive(p, {"w": payload("weight_0", tmeta([4], requires_grad=True))},
+                                                      {"weight_0": floats(1, 2, 3, 4)}))
+    archived, bare = without_constant_target(
+        os.path.join(os.path.dirname(os.path.dirname(HERE)), "samples", "shared_constant.pt2"))
+    write(CORPUS, "constant_without_target.pt2", archived)
+    write(CORPUS, "constant_without_target.json", bare)
+    # Fortran order, a zero dimension last: no data, but the other sizes' product overflows int64
+    write(CORPUS, "fortran_zero_dim.npy", npy("<f4", True, (2 ** 61, 4, 0), b""))
 
     write(CORPUS, "weights_config.json", json.dumps({"config": {}}))
     write(CORPUS, "empty.json", "")

@@ -387,6 +387,10 @@ static int read_node(loader *L, const cJSON *sn, uint32_t idx)
     if (nout == 1) single = ls_junion(outputs->child, &ok);
     bool one_value = single && (ls_key_is(ok, "as_tensor") || strncmp(ok, "as_sym_", 7) == 0);
     if (one_value) name = ls_arg_value_name(outputs->child);
+    /* a tensor output is looked up by its name in tensor_values: without one there is nothing
+     * to look up (inputs are refused the same way, json_args.c) */
+    if (one_value && !name && ls_key_is(ok, "as_tensor"))
+        return ls_fail(L->err, "%s: graph node #%u (%s): output 0: a tensor output without a name", L->where, idx, target);
     if (!name && given_name && *given_name) name = given_name;
 
     ls_node *n = ls_node_new(L->p, LS_NODE_CALL, name, NULL);

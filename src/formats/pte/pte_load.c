@@ -590,7 +590,8 @@ static int delegate_call(loader *L, uint32_t at, const ls_pte_instruction *in)
                              ls_op_target(cd, LS_DIALECT_NONE));
     n->op = cd;
     ls_node_set_args(n, a, (uint16_t)(nin + 1));
-    return define_outputs(L, n, args->v + nin, args->n - nin, true);
+    /* no arguments at all is a valid DelegateCall (the runtime takes a list of any length) */
+    return define_outputs(L, n, args->n ? args->v + nin : NULL, args->n - nin, true);
 }
 
 /* ---- the program */

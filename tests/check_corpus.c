@@ -1,0 +1,199 @@
+/* The hostile inputs of tests/corpus, run through the binary as a user would: every file is
+ * refused with exit 2 and one message naming it, unless the table below says what it must
+ * give instead (each row: a command on it, the exit code and a piece of the output). What a
+ * fuzzer found stays here; make check also replays every file through the fuzz harnesses. */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "npy.h"
+#include "passes.h"
+#include "program.h"
+#include "progfixtures.h"
+#include "reader.h"
+#include "testutil.h"
+
+typedef struct corpus_case {
+    const char *file; /* in tests/corpus */
+    /* the command line: %1$s the file, %2$s samples/shared_constant.pt2, %3$s a path to write */
+    const char *args;
+    int exit;
+    const char *says;
+} corpus_case;
+
+static const corpus_case cases[] = {
+    /* a call's output {"as_tensor": {}}: refused like an input without a name (was SIGSEGV) */
+    {"output_without_name.json", "info %1$s", 2,
+     "output_without_name.json: graph node #0 (torch.ops.aten.add.Tensor): output 0: a tensor output without a name"},
+    {"output_without_name.json", "passes %1$s", 2, "output 0: a tensor output without a name"},
+    {"output_without_name.pt2", "verify %1$s", 2,
+     "output_without_name.pt2: models/model.json: graph node #0 (torch.ops.aten.add.Tensor): output 0: a tensor "
+     "output without a name"},
+    /* a tensor_constant spec without its target: the verifier rejects it and no pass runs
+     * (duplicate_constants was reached and crashed); the archive cannot even find its data */
+    {"constant_without_target.json", "passes %1$s", 1, "  ! error: InputSpec for c has no target.\n"},
+    {"constant_without_target.json", "passes %1$s", 1,
+     "\nno pass ran: the verifier rejects the program's structure (1 error)\n"},
+    {"constant_without_target.json", "passes %1$s --json", 1,
+     "\"not_run\": \"the verifier rejects the program's structure (1 error)\"}"},
+    {"constant_without_target.json", "partitions %1$s", 1,
+     "constant_without_target.json: step 0 load: no pass ran: the verifier rejects the program's structure (1 "
+     "error)"},
+    {"constant_without_target.json", "diff %1$s --step 1", 2, "--step 1: the pipeline has steps 0 to 0"},
+    {"constant_without_target.json", "run %1$s", 2,
+     "constant_without_target.json: the verifier rejects the program's structure (1 error): it cannot run"},
+    {"constant_without_target.json", "run %1$s --compare", 2, "step 0 load: no pass ran: the verifier rejects"},
+    {"constant_without_target.json", "export %1$s -o %3$s", 2,
+     "constant_without_target.json: step 0 load: no pass ran: the verifier rejects the program's structure (1 "
+     "error), so there is nothing to export"},
+    {"constant_without_target.pt2", "info %1$s", 2,
+     "constant_without_target.pt2: models/model.json: input spec 0 ('c', tensor constant): no target"},
+    /* a DelegateCall with no arguments is valid to the runtime (a list of any length); it loads,
+     * and running it says what the delegate lacks (was arithmetic on a NULL pointer) */
+    {"delegate_call_without_arguments.pte", "verify %1$s", 0, "delegate_call_without_arguments.pte: valid"},
+    {"delegate_call_without_arguments.pte", "run %1$s", 2,
+     "delegate lowered_module_0 (BundledBackend): BundledBackend: lowered_module_0: 0 inputs given, the delegate "
+     "takes 1"},
+    /* Fortran order with a zero dimension: no elements, nothing to reorder (the stride product
+     * of the other sizes overflowed int64) */
+    {"fortran_zero_dim.npy", "run %2$s --input x=%1$s", 2,
+     "fortran_zero_dim.npy: input 'x' expects float32[4], the file holds float32[2305843009213693952, 4, 0]"},
+};
+#define N_CASES (sizeof cases / sizeof cases[0])
+
+/* every file in tests/corpus but the generators */
+static int corpus_files(char names[][256], int max)
+{
+    DIR *d = opendir(tu_root("tests/corpus"));
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        if (e->d_name[0] == '.' || strncmp(e->d_name, "gen_", 4) == 0) continue;
+        snprintf(names[n++], 256, "%s", e->d_name);
+    }
+    closedir(d);
+    ck_assert_int_lt(n, max);
+    return n;
+}
+
+static bool in_table(const char *file)
+{
+    for (size_t i = 0; i < N_CASES; i++)
+        if (strcmp(cases[i].file, file) == 0) return true;
+    return false;
+}
+
+static void assert_clean(const char *what, const char *out)
+{
+    ck_assert_msg(!tu_contains(out, "Sanitizer") && !tu_contains(out, "runtime error"), "%s: %s", what, out);
+}
+
+START_TEST(corpus_is_refused_with_a_message)
+{
+    char names[128][256];
+    int n = corpus_files(names, 128);
+    ck_assert_int_ge(n, 20);
+    for (int i = 0; i < n; i++) {
+        if (in_table(names[i])) continue;
+        char rel[300];
+        snprintf(rel, sizeof rel, "tests/corpus/%.200s", names[i]);
+        const char *path = tu_root(rel);
+        char *out = NULL;
+        const char *argv[] = {"info", path, NULL};
+        int rc = tu_run(&out, argv);
+        ck_assert_msg(rc == 2, "%s: exit %d: %s", rel, rc, out);
+        ck_assert_msg(tu_contains(out, path), "%s: message does not name the file: %s", rel, out);
+        assert_clean(rel, out);
+        /* one message, one line */
+        ck_assert_msg(strchr(out, '\n') == out + strlen(out) - 1, "%s: %s", rel, out);
+        free(out);
+        ls_program *p;
+        ls_error err;
+        ck_assert_int_eq(ls_load(path, NULL, &p, &err), -1);
+        ck_assert_ptr_null(p);
+        ck_assert_msg(strncmp(err.msg, path, strlen(path)) == 0, "%s", err.msg);
+    }
+}
+END_TEST
+
+START_TEST(corpus_cases_give_what_they_must)
+{
+    for (size_t i = 0; i < N_CASES; i++) {
+        const corpus_case *c = &cases[i];
+        char rel[300], written[4096];
+        snprintf(rel, sizeof rel, "tests/corpus/%s", c->file);
+        snprintf(written, sizeof written, "%s/out.pte", tu_tmpdir());
+        struct stat st;
+        ck_assert_msg(stat(tu_root(rel), &st) == 0, "%s is missing (make corpus)", rel);
+        char *out = NULL;
+        int rc = tu_runf(&out, c->args, tu_root(rel), tu_root("samples/shared_constant.pt2"), written);
+        ck_assert_msg(rc == c->exit, "%s: '%s': exit %d, want %d: %s", c->file, c->args, rc, c->exit, out);
+        ck_assert_msg(tu_contains(out, c->says), "%s: '%s': want '%s' in:\n%s", c->file, c->args, c->says, out);
+        assert_clean(c->file, out);
+        free(out);
+        if (strstr(c->args, "%3$s")) ck_assert_msg(stat(written, &st) != 0, "%s: '%s' wrote %s", c->file, c->args, written);
+    }
+}
+END_TEST
+
+/* The rule itself, in-process: a program with a structural error stays at step 0 with its
+ * findings; the errors ExecuTorch meets later (a target listed twice, an op of the other
+ * dialect) still run the pipeline so the user sees where it fails. */
+START_TEST(structural_errors_stop_the_pipeline)
+{
+    ls_program *p = pf_load(tu_root("tests/corpus/constant_without_target.json"));
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_history h;
+    ls_error err;
+    ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
+    ck_assert_uint_eq(h.n, 1);
+    ck_assert_ptr_nonnull(h.not_run);
+    ck_assert_uint_eq(h.steps[0].verify.n_structural, 1);
+    ck_assert(h.steps[0].verify.v[0].structural);
+    ck_assert_str_eq(h.steps[0].verify.v[0].msg, "InputSpec for c has no target.");
+    ls_history_free(&h);
+    ls_program_unref(p);
+    static const char *const late[] = {"tests/programs/listed_twice.json", "tests/programs/edge_in_aten.json"};
+    for (int i = 0; i < 2; i++) {
+        p = pf_load(tu_root(late[i]));
+        ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
+        ck_assert_msg(h.steps[0].verify.n_errors > 0 && h.steps[0].verify.n_structural == 0, "%s", late[i]);
+        ck_assert_msg(h.n > 1 && !h.not_run, "%s: %u steps", late[i], h.n);
+        ls_history_free(&h);
+        ls_program_unref(p);
+    }
+    ls_pipeline_opts_free(&o);
+}
+END_TEST
+
+/* Fortran order with no elements reads as the empty tensor of that shape */
+START_TEST(fortran_order_without_elements)
+{
+    ls_tensor *t;
+    ls_error err;
+    ck_assert_int_eq(ls_npy_load(tu_root("tests/corpus/fortran_zero_dim.npy"), &t, &err), 0);
+    ck_assert_int_eq(t->ndim, 3);
+    ck_assert_int_eq(t->sizes[0], (int64_t)1 << 61);
+    ck_assert_int_eq(t->sizes[2], 0);
+    ck_assert_int_eq(t->numel, 0);
+    ls_tensor_unref(t);
+}
+END_TEST
+
+Suite *corpus_suite(void)
+{
+    Suite *s = suite_create("corpus");
+    TCase *tc = tcase_create("corpus");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, corpus_is_refused_with_a_message);
+    tcase_add_test(tc, corpus_cases_give_what_they_must);
+    tcase_add_test(tc, structural_errors_stop_the_pipeline);
+    tcase_add_test(tc, fortran_order_without_elements);
+    suite_add_tcase(s, tc);
+    return s;
+}
