@@ -55,6 +55,12 @@ const char *ls_intern_text_n(const char *s, size_t n);
 const void *ls_intern_record(const void *rec, size_t n);
 void ls_intern_release_all(void);
 
+/* The lock around caches built on demand inside shared objects (a program's index and lookup
+ * maps): the UI's thread and the pipeline's read the same programs of the history. Held only
+ * while a cache is built; readers find a built cache through an acquire load. */
+void ls_cache_lock(void);
+void ls_cache_unlock(void);
+
 /* A growable array of T: LS_VEC(int) v = {0}; ls_vec_push(&v, 3); free(v.v); */
 #define LS_VEC(T)      \
     struct {           \

@@ -248,6 +248,7 @@ typedef struct ls_tag_info {
 } ls_tag_info;
 
 typedef struct ls_index ls_index;
+typedef struct ls_tables ls_tables;
 
 typedef struct ls_program {
     uint32_t refs;
@@ -282,6 +283,7 @@ typedef struct ls_program {
     void *exec;
     void (*exec_free)(void *exec);
     ls_index *index;  /* built on demand, dropped on change */
+    ls_tables *tables; /* name lookups of the tables beside the nodes (program_tables.c), on demand */
 } ls_program;
 
 /* ---- lifetime */
@@ -352,7 +354,11 @@ void ls_node_set_vals(ls_node *n, ls_val_kind kind, const ls_tmeta *ms, uint16_t
 /* The node's vals made its own (copied if another node shares them), to be changed in place. */
 ls_tmeta *ls_node_vals_mut(ls_node *n);
 
-/* ---- signature and data */
+/* ---- signature and data (looked up by name through maps built on the first lookup) */
+/* Call after assigning a table's array or entries' names directly (the functions below keep
+ * their maps themselves). */
+void ls_program_tables_touch(ls_program *p);
+void ls_program_tables_free(ls_program *p);
 int32_t ls_program_input_spec(const ls_program *p, const char *placeholder); /* index or -1 */
 int32_t ls_program_output_spec(const ls_program *p, const char *name);      /* first index or -1 */
 void ls_program_set_inputs(ls_program *p, const ls_input_spec *specs, uint32_t n);   /* copies */

@@ -1,5 +1,6 @@
 /* Tests of the program model and the operator table. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -220,6 +221,61 @@ START_TEST(data_tables_share_tensors)
 }
 END_TEST
 
+/* Name lookups of the tables go through maps past a few entries: they must give what a scan
+ * gives (the first entry of a name) after appends, drops, replaced tables and copies. */
+START_TEST(table_lookups_follow_every_change)
+{
+    ls_program *p = ls_program_new("m", LS_DIALECT_ATEN);
+    int64_t sz[1] = {2};
+    ls_tensor *t = ls_tensor_alloc(LS_DT_F32, 1, sz);
+    char name[32];
+    for (int i = 0; i < 300; i++) {
+        snprintf(name, sizeof name, "c%d", i);
+        ck_assert_ptr_null(ls_program_constant(p, name)); /* a lookup before each append */
+        ls_program_put_constant(p, name, t, NULL);
+        ck_assert_ptr_eq(ls_program_constant(p, name), &p->constants[i]);
+        snprintf(name, sizeof name, "tag%d", i);
+        ls_program_add_tag(p, name, i % 2 ? "A" : NULL);
+    }
+    ck_assert_ptr_eq(ls_program_constant(p, "c0"), &p->constants[0]);
+    ck_assert(ls_program_drop_constant(p, "c10"));
+    ck_assert_ptr_null(ls_program_constant(p, "c10"));
+    ck_assert_str_eq(ls_program_constant(p, "c11")->name, "c11");
+    ck_assert_ptr_eq(ls_program_constant(p, "c299"), &p->constants[298]);
+    ck_assert_str_eq(ls_program_tag_backend(p, "tag7"), "A");
+    ck_assert_ptr_null(ls_program_tag_backend(p, "tag8"));
+    ls_program_add_tag(p, "tag8", "B"); /* an existing tag takes the backend */
+    ck_assert_uint_eq(p->n_tags, 300);
+    ck_assert_str_eq(ls_program_tag_backend(p, "tag8"), "B");
+    /* inputs: a replaced table is looked up afresh, twice the same name gives the first */
+    ls_input_spec specs[40];
+    memset(specs, 0, sizeof specs);
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof name, "in%d", i % 39);
+        specs[i].name = ls_intern(name);
+    }
+    ls_program_set_inputs(p, specs, 40);
+    ck_assert_int_eq(ls_program_input_spec(p, "in0"), 0);
+    ck_assert_int_eq(ls_program_input_spec(p, "in38"), 38);
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof name, "x%d", i);
+        specs[i].name = ls_intern(name);
+    }
+    ls_program_set_inputs(p, specs, 40);
+    ck_assert_int_eq(ls_program_input_spec(p, "in0"), -1);
+    ck_assert_int_eq(ls_program_input_spec(p, "x39"), 39);
+    /* a copy has maps of its own */
+    ls_program *q = ls_program_copy(p);
+    ls_program_put_constant(q, "only_in_q", t, NULL);
+    ck_assert_ptr_nonnull(ls_program_constant(q, "only_in_q"));
+    ck_assert_ptr_null(ls_program_constant(p, "only_in_q"));
+    ck_assert_ptr_eq(ls_program_constant(q, "c5"), &q->constants[5]);
+    ls_tensor_unref(t);
+    ls_program_unref(q);
+    ls_program_unref(p);
+}
+END_TEST
+
 /* The diff pairs shared nodes without reading them, wherever they moved, and reads only what
  * a step made or changed: a node inserted in front shifts every other one. */
 START_TEST(diff_sees_through_shifted_nodes)
@@ -267,6 +323,7 @@ Suite *program_suite(void)
     tcase_add_test(tc, users_come_in_graph_order_once_each);
     tcase_add_test(tc, namer_follows_fx);
     tcase_add_test(tc, data_tables_share_tensors);
+    tcase_add_test(tc, table_lookups_follow_every_change);
     tcase_add_test(tc, diff_sees_through_shifted_nodes);
     suite_add_tcase(s, tc);
     return s;

@@ -215,6 +215,7 @@ ls_program *ls_builder_finish(ls_builder *b)
     free(p->constants);
     p->constants = b->constants.v;
     p->n_constants = b->constants.n;
+    ls_program_tables_touch(p);
     ls_ptrmap_free(&b->state_ix);
     ls_ptrmap_free(&b->const_ix);
     ls_namer_free(b->names);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,18 @@ void ls_intern_release_all(void)
         free(tables[i]->slots);
         *tables[i] = (intern_table){0};
     }
+}
+
+static pthread_mutex_t cache_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void ls_cache_lock(void)
+{
+    pthread_mutex_lock(&cache_mutex);
+}
+
+void ls_cache_unlock(void)
+{
+    pthread_mutex_unlock(&cache_mutex);
 }
 
 /* ---- string buffers */

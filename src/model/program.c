@@ -275,6 +275,7 @@ ls_program *ls_program_copy(const ls_program *src)
     *p = *src;
     p->refs = 1;
     p->index = NULL;
+    p->tables = NULL;
     p->nodes = ls_malloc(sizeof *p->nodes * (src->n_nodes ? src->n_nodes : 1));
     p->cap_nodes = src->n_nodes ? src->n_nodes : 1;
     for (uint32_t i = 0; i < src->n_nodes; i++) p->nodes[i] = ls_node_ref(src->nodes[i]);
@@ -327,6 +328,7 @@ void ls_program_unref(ls_program *p)
     if (p->exec_free) p->exec_free(p->exec);
     free(p->tags);
     drop_index(p);
+    ls_program_tables_free(p);
     free(p);
 }
 

@@ -199,6 +199,7 @@ int ls_read_weights(ls_program *p, const char *where, ls_weight_source *ws, bool
     if (!wcfg && !ccfg) {
         /* no weight data: metadata only (complete anyway when the program needs none) */
         metadata_entries(p);
+        ls_program_tables_touch(p);
         p->has_weights = !needs;
         return 0;
     }
@@ -210,6 +211,7 @@ int ls_read_weights(ls_program *p, const char *where, ls_weight_source *ws, bool
     for (uint32_t i = 0; i < c.blobs.cap; i++)
         if (c.blobs.keys[i]) ls_blob_unref((ls_blob *)c.blobs.vals[i]);
     ls_ptrmap_free(&c.blobs);
+    ls_program_tables_touch(p);
     /* every parameter, buffer and constant the signature names must have its data */
     for (uint32_t i = 0; i < p->n_inputs && rc == 0; i++) {
         const ls_input_spec *s = &p->inputs[i];
