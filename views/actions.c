@@ -131,11 +131,7 @@ void ui_replace_history(ui *u, ls_history *h)
     if (u->owned_h) ui_core_free(u->owned_h);
     u->owned_h = h;
     u->h = h;
-    free(u->tags);
-    free(u->tag_backends);
-    u->tags = NULL;
-    u->tag_backends = NULL;
-    u->n_tags = 0;
+    ui_tags_free(u);
     ui_tags_init(u);
     u->depth = 0;
     u->filter = UI_FILTER_NONE;

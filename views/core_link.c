@@ -11,6 +11,12 @@
 
 static ls_pipeline_opts pipeline_opts;
 static bool pipeline_opts_set;
+static double loaded_at;
+
+double ui_core_loaded_at(void)
+{
+    return loaded_at;
+}
 
 int ui_core_options(int *argc, char **argv, ls_error *err)
 {
@@ -25,6 +31,7 @@ int ui_core_open(const char *path, ls_history **h, ls_error *err)
     if (!pipeline_opts_set) ui_core_options(&(int){1}, (char *[]){"lowerscope", NULL}, err);
     ls_program *p = NULL;
     if (ls_load(path, NULL, &p, err) != 0) return -1;
+    loaded_at = ls_now();
     ls_history *hist = ls_calloc(1, sizeof *hist);
     int rc = ls_pipeline_run(p, &pipeline_opts, hist, err);
     ls_program_unref(p); /* the history holds its own reference */

@@ -17,13 +17,17 @@
 static void add_tag(ui *u, const char *tag, const char *backend)
 {
     if (!tag) return;
-    for (uint32_t i = 0; i < u->n_tags; i++)
-        if (u->tags[i] == tag) {
-            if (!u->tag_backends[i]) u->tag_backends[i] = backend;
-            return;
-        }
-    u->tags = ls_realloc(u->tags, sizeof *u->tags * (u->n_tags + 1));
-    u->tag_backends = ls_realloc(u->tag_backends, sizeof *u->tag_backends * (u->n_tags + 1));
+    uint32_t i;
+    if (ls_ptrmap_get_u32(&u->tag_ix, tag, &i)) {
+        if (!u->tag_backends[i]) u->tag_backends[i] = backend;
+        return;
+    }
+    if (u->n_tags == u->cap_tags) {
+        u->cap_tags = u->cap_tags ? u->cap_tags * 2 : 16;
+        u->tags = ls_realloc(u->tags, sizeof *u->tags * u->cap_tags);
+        u->tag_backends = ls_realloc(u->tag_backends, sizeof *u->tag_backends * u->cap_tags);
+    }
+    ls_ptrmap_put(&u->tag_ix, tag, u->n_tags);
     u->tags[u->n_tags] = tag;
     u->tag_backends[u->n_tags++] = backend;
 }
@@ -51,17 +55,36 @@ void ui_tags_init(ui *u)
 
 int ui_tag_index(const ui *u, const char *tag)
 {
-    if (!tag) return -1;
-    for (uint32_t i = 0; i < u->n_tags; i++)
-        if (u->tags[i] == tag) return (int)i;
-    return -1;
+    uint32_t i;
+    return ls_ptrmap_get_u32(&u->tag_ix, tag, &i) ? (int)i : -1;
+}
+
+void ui_tags_free(ui *u)
+{
+    free(u->tags);
+    free(u->tag_backends);
+    ls_ptrmap_free(&u->tag_ix);
+    ls_ptrmap_free(&u->sub_tags);
+    u->tags = NULL;
+    u->tag_backends = NULL;
+    u->n_tags = u->cap_tags = 0;
 }
 
 /* The tag a lowered submodule came from (ls_deleg_sub_tag), so it gets its tag's colour. */
 const char *ui_sub_tag(const ui *u, const ls_program *p, const char *sub)
 {
     const ls_submodule *s = ls_program_sub(p, sub);
-    return s ? ls_deleg_sub_tag(s) : sub;
+    if (!s) return sub;
+    if (!s->program) return s->name;
+    /* ls_deleg_sub_tag reads the module's nodes up to a tagged one: once per module, as every
+     * drawn row of a delegate asks (the cache is keyed by the module's program, which the steps
+     * that keep the module share) */
+    ui *mu = (ui *)u;
+    uintptr_t tag;
+    if (ls_ptrmap_get(&mu->sub_tags, s->program, &tag)) return (const char *)tag;
+    const char *t = ls_deleg_sub_tag(s);
+    ls_ptrmap_put(&mu->sub_tags, s->program, (uintptr_t)t);
+    return t;
 }
 
 const char *ui_delegate_sub(const ls_program *p, const ls_node *n)
@@ -317,14 +340,28 @@ static void build_rows(ui *u)
 
 /* ---- partitions */
 
-static ui_part *part_for(ui *u, const char *tag)
+/* A new row of the partitions pane (the array grows by doubling: a step has a part per tag). */
+static ui_part *new_part(ui_model *m)
 {
-    ui_model *m = &u->m;
-    for (uint32_t i = 0; i < m->n_parts; i++)
-        if (!m->parts[i].sub && m->parts[i].tag == tag) return &m->parts[i];
-    m->parts = ls_realloc(m->parts, sizeof *m->parts * (m->n_parts + 1));
+    if (m->n_parts == m->cap_parts) {
+        m->cap_parts = m->cap_parts ? m->cap_parts * 2 : 16;
+        m->parts = ls_realloc(m->parts, sizeof *m->parts * m->cap_parts);
+    }
     ui_part *pt = &m->parts[m->n_parts++];
     memset(pt, 0, sizeof *pt);
+    return pt;
+}
+
+/* The part of a tag (NULL: the CPU, or the scope's delegate inside a lowered module), found
+ * through part_ix (tag → part index; the CPU's part is always the first). */
+static ui_part *part_for(ui *u, ls_ptrmap *part_ix, const char *tag)
+{
+    ui_model *m = &u->m;
+    uint32_t at;
+    if (!tag && m->n_parts && !m->parts[0].tag && !m->parts[0].sub) return &m->parts[0];
+    if (tag && ls_ptrmap_get_u32(part_ix, tag, &at)) return &m->parts[at];
+    if (tag) ls_ptrmap_put(part_ix, tag, m->n_parts);
+    ui_part *pt = new_part(m);
     pt->tag = tag;
     pt->color = ui_tag_index(u, tag);
     if (tag) {
@@ -377,26 +414,24 @@ static void build_parts(ui *u)
     m->n_parts = 0;
     if (!m->prog) return;
     const ls_program *p = m->prog;
-    part_for(u, NULL);
-    for (uint32_t t = 0; t < u->n_tags; t++) /* tags in history order, only those present */
-        for (uint32_t i = 0; i < p->n_nodes; i++)
-            if (p->nodes[i]->tag == u->tags[t]) {
-                part_for(u, u->tags[t]);
-                break;
-            }
+    ls_ptrmap part_ix = {0}, present = {0};
+    part_for(u, &part_ix, NULL);
+    for (uint32_t i = 0; i < p->n_nodes; i++) ls_ptrmap_put(&present, p->nodes[i]->tag, 1);
+    for (uint32_t t = 0; t < u->n_tags && present.used; t++) /* tags in history order, only those present */
+        if (ls_ptrmap_has(&present, u->tags[t])) part_for(u, &part_ix, u->tags[t]);
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
         if (n->kind == LS_NODE_CALL && !ui_delegate_sub(p, n)) {
-            if (!n->op || n->op->id != LS_OP_getitem) part_for(u, n->tag)->nodes++; /* compute nodes */
+            if (!n->op || n->op->id != LS_OP_getitem) part_for(u, &part_ix, n->tag)->nodes++; /* compute nodes */
         }
         else if (n->kind == LS_NODE_PLACEHOLDER && m->spec_of_pos[i] >= 0)
-            count_data(part_for(u, n->tag), p, n, &p->inputs[m->spec_of_pos[i]]);
+            count_data(part_for(u, &part_ix, n->tag), p, n, &p->inputs[m->spec_of_pos[i]]);
     }
+    ls_ptrmap_free(&part_ix);
+    ls_ptrmap_free(&present);
     for (uint32_t s = 0; s < p->n_subs; s++) {
         const ls_submodule *sub = &p->subs[s];
-        m->parts = ls_realloc(m->parts, sizeof *m->parts * (m->n_parts + 1));
-        ui_part *pt = &m->parts[m->n_parts++];
-        memset(pt, 0, sizeof *pt);
+        ui_part *pt = new_part(m);
         pt->name = pt->sub = sub->name;
         pt->backend = sub->backend_id;
         pt->tag = ui_sub_tag(u, p, sub->name);

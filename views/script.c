@@ -24,12 +24,14 @@
 typedef struct ev {
     int key; /* >= 0 a key, UI_KEY_CMD a command */
     char *cmd;
+    char *label; /* the event as the script spells it ("<Right>", ":step 0"), for the key times */
     MEVENT mouse;
 } ev;
 
 struct ui_script {
     ev *v;
     uint32_t n, next;
+    FILE *times; /* LOWERSCOPE_KEY_TIMES: one line per event, how long it took to act and redraw */
 };
 
 static int parse_mouse(const char **s, MEVENT *m)
@@ -72,12 +74,13 @@ int ui_script_open(ui *u, const char *path, ls_error *err)
         if (!*line || *line == '#') continue;
         if (*line == ':') {
             sc->v = ls_realloc(sc->v, sizeof *sc->v * (sc->n + 1));
-            sc->v[sc->n++] = (ev){.key = UI_KEY_CMD, .cmd = ls_strdup(line + 1)};
+            sc->v[sc->n++] = (ev){.key = UI_KEY_CMD, .cmd = ls_strdup(line + 1), .label = ls_strdup(line)};
             continue;
         }
         const char *s = line;
         while (*s) {
             ev e = {0};
+            const char *start = s;
             if (parse_mouse(&s, &e.mouse)) {
                 e.key = UI_KEY_MOUSE;
             } else {
@@ -90,19 +93,48 @@ int ui_script_open(ui *u, const char *path, ls_error *err)
                     return -1;
                 }
             }
+            e.label = ls_strndup(start, (size_t)(s - start));
             sc->v = ls_realloc(sc->v, sizeof *sc->v * (sc->n + 1));
             sc->v[sc->n++] = e;
         }
     }
     free(text);
     u->script = sc;
+    const char *times = getenv("LOWERSCOPE_KEY_TIMES");
+    if (times && *times && !(sc->times = fopen(times, "w"))) {
+        ls_fail(err, "LOWERSCOPE_KEY_TIMES=%s: cannot write it", times);
+        ui_script_free(u);
+        return -1;
+    }
     return 0;
+}
+
+/* The time the last event took, from reading it to the screen drawn after it (the benches read
+ * these lines: label, milliseconds, the step and scope depth it ended on). */
+void ui_script_timed(ui *u, double seconds)
+{
+    ui_script *sc = u->script;
+    if (!sc || !sc->times || !sc->next) return;
+    fprintf(sc->times, "%s\t%.3f\t%u\t%d\n", sc->v[sc->next - 1].label, seconds * 1e3, u->step, u->depth);
+    fflush(sc->times);
+}
+
+void ui_script_note(ui *u, const char *label, double seconds)
+{
+    if (u->script && u->script->times) {
+        fprintf(u->script->times, "%s\t%.3f\t%u\t%d\n", label, seconds * 1e3, u->step, u->depth);
+        fflush(u->script->times);
+    }
 }
 
 void ui_script_free(ui *u)
 {
     if (!u->script) return;
-    for (uint32_t i = 0; i < u->script->n; i++) free(u->script->v[i].cmd);
+    for (uint32_t i = 0; i < u->script->n; i++) {
+        free(u->script->v[i].cmd);
+        free(u->script->v[i].label);
+    }
+    if (u->script->times) fclose(u->script->times);
     free(u->script->v);
     free(u->script);
     u->script = NULL;

@@ -395,9 +395,16 @@ static void handle_key(ui *u, int key)
 static void event_loop(ui *u)
 {
     char cmd[1024];
+    double t0 = 0;
+    bool timing = false, first = true;
     while (!u->quit && !g_stop) {
         ui_draw(u);
+        if (first && ui_core_loaded_at() > 0) ui_script_note(u, "first-screen", ls_now() - ui_core_loaded_at());
+        first = false;
+        if (timing) ui_script_timed(u, ls_now() - t0);
         int key = read_key(u, cmd, sizeof cmd);
+        t0 = ls_now();
+        timing = u->script != NULL;
         if (key == UI_KEY_NONE) { /* end of the script */
             ui_run_action(u, ui_keys_flush(u));
             break;
@@ -544,8 +551,7 @@ out:
     free(u->node_lines.v);
     free(u->screen_lines.v);
     if (u->re_ok) regfree(&u->re);
-    free(u->tags);
-    free(u->tag_backends);
+    ui_tags_free(u);
     free(u);
     return rc;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "history.h"
+#include "ptrmap.h"
 #include "tui.h"
 
 typedef struct ui ui;
@@ -153,7 +154,7 @@ typedef struct ui_model {
     uint32_t *slot_id, *slot_vis; /* open addressing: node id -> vis index */
     uint32_t slot_cap;
     ui_part *parts;
-    uint32_t n_parts;
+    uint32_t n_parts, cap_parts;
     uint32_t n_added, n_changed, n_removed;
     int32_t *spec_of_pos; /* placeholder position -> input spec index (prog) */
 } ui_model;
@@ -167,6 +168,7 @@ const ls_program *ui_scope_program(const ui *u, uint32_t step);
 const ls_program *ui_scope_program_parent(const ui *u); /* the program holding the scope */
 const ls_program *ui_row_program(const ui *u, const ui_row *r); /* prog, or prev for removed rows */
 void ui_tags_init(ui *u);
+void ui_tags_free(ui *u);
 int ui_tag_index(const ui *u, const char *tag); /* -1 for NULL or unknown */
 int ui_node_color(const ui *u, const ls_program *p, const ls_node *n);
 const char *ui_node_op(const ls_program *p, const ls_node *n); /* short op, "[param]", ... */
@@ -250,7 +252,9 @@ struct ui {
     /* tags seen over the whole history, in order; index = colour */
     const char **tags;
     const char **tag_backends;
-    uint32_t n_tags;
+    uint32_t n_tags, cap_tags;
+    ls_ptrmap tag_ix; /* tag → index in tags */
+    ls_ptrmap sub_tags; /* a lowered module's program → the tag it came from (ui_sub_tag) */
     /* panes and screens */
     ui_pane panes[UI_P_ALL];
     ui_pane_id focus;
@@ -344,6 +348,10 @@ int ui_script_open(ui *u, const char *path, ls_error *err);
 void ui_script_free(ui *u);
 /* Next scripted event: a key (>= 0), or UI_KEY_CMD with the :command in *cmd; UI_KEY_NONE at the end. */
 int ui_script_next(ui *u, char *cmd, size_t cap);
+/* With LOWERSCOPE_KEY_TIMES=FILE: the last event took `seconds` (acting and drawing); a note
+ * of something else timed (the first screen). */
+void ui_script_timed(ui *u, double seconds);
+void ui_script_note(ui *u, const char *label, double seconds);
 int ui_save_display(ui *u, const char *path, ls_error *err);
 
 /* ---- text screens */
@@ -368,6 +376,7 @@ int ui_core_options(int *argc, char **argv, ls_error *err); /* consumes --pipeli
 int ui_core_open(const char *path, ls_history **h, ls_error *err);
 void ui_core_free(ls_history *h);
 void ui_core_done(void); /* frees the pipeline options */
+double ui_core_loaded_at(void); /* ls_now() when the file had been read (0: none yet) */
 /* The loaded program (step 0 of old) lowered again with one backend (a profile file or "bundled"). */
 int ui_core_relower(const ls_history *old, const char *backend, ls_history **out, ls_error *err);
 
