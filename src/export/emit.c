@@ -407,7 +407,10 @@ static int kernel_call(emitter *E, const ls_node *n, uint32_t pos)
     bool out_form = n->dialect == LS_DIALECT_EXECUTORCH && op->out_overload && n->nargs > s->nparams;
     char name[160];
     snprintf(name, sizeof name, "%s::%s", op->ns, op->name);
-    int32_t oi = op_index(E, name, out_form ? op->out_overload : op->overload);
+    /* exir's _emit_operator writes a default overload as "" (the kernel registers as
+     * "aten::copy_", Method::resolve_operator appends ".overload" only when it is not empty) */
+    const char *overload = out_form ? op->out_overload : op->overload;
+    int32_t oi = op_index(E, name, strcmp(overload, "default") ? overload : "");
     uint8_t keep[LS_MAX_PARAMS];
     uint32_t nkeep = s->nparams;
     for (uint32_t k = 0; k < nkeep; k++) keep[k] = (uint8_t)k;

@@ -138,11 +138,14 @@ static void place(ls_mem_plan *m)
         for (uint32_t k = 0; k < na; k++)
             if (m->slots[active[k]].last >= x->first) active[w++] = active[k];
         na = w;
-        uint64_t need = x->nbytes, at = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
+        uint64_t need = x->nbytes, at = 0, best = 0, best_gap = UINT64_MAX;
+        bool found = false;
         uint32_t ins = na;
         for (uint32_t k = 0; k <= na; k++) {
             uint64_t end = k < na ? m->slots[active[k]].offset : UINT64_MAX;
-            if (end >= at && end - at >= need && end - at < best_gap) {
+            /* the gap after the last live tensor is open-ended: taken when no closed gap fits */
+            if (end >= at && end - at >= need && (end - at < best_gap || !found)) {
+                found = true;
                 best = at;
                 best_gap = end - at;
                 ins = k;
