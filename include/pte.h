@@ -247,6 +247,10 @@ typedef struct ls_pte {
  * *pte is left empty (nothing to free). The bytes are not kept. */
 int ls_pte_read_bytes(const uint8_t *data, size_t size, const char *name, ls_pte *pte, ls_error *err);
 int ls_pte_read_file(const char *path, ls_pte *pte, ls_error *err);
+/* The same without the cross-reference check (the flatbuffer is still verified, so every field
+ * is safe to read): for the runtime's load checks (pte_check.h), which report every bad
+ * reference in the runtime's words rather than stop at the first. */
+int ls_pte_read_file_unchecked(const char *path, ls_pte *pte, ls_error *err);
 void ls_pte_free(ls_pte *pte);
 
 /* Checks the cross references of a model (value, operator, delegate, segment and buffer

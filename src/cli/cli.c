@@ -51,11 +51,9 @@ void ls_cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
-int ls_cli_load(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_args *a,
-                ls_program **p)
+int ls_cli_parse(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_args *a)
 {
     memset(a, 0, sizeof *a);
-    *p = NULL;
     for (int i = 1; i < argc; i++) {
         if ((accept & CLI_JSON) && strcmp(argv[i], "--json") == 0) a->json = true;
         else if ((accept & CLI_STEP) && strcmp(argv[i], "--step") == 0 && i + 1 < argc) a->step = argv[++i];
@@ -75,6 +73,14 @@ int ls_cli_load(const char *cmd, const char *usage, int argc, char **argv, unsig
         ls_cli_error("%s: which file? (usage: lowerscope %s)", cmd, usage);
         return LS_EXIT_INPUT;
     }
+    return LS_EXIT_OK;
+}
+
+int ls_cli_load(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_args *a,
+                ls_program **p)
+{
+    *p = NULL;
+    if (ls_cli_parse(cmd, usage, argc, argv, accept, a) != LS_EXIT_OK) return LS_EXIT_INPUT;
     ls_error err;
     if (ls_load(a->path, &a->load, p, &err) != 0) {
         ls_cli_error("%s", err.msg);

@@ -41,6 +41,8 @@ enum { CLI_JSON = 1, CLI_STEP = 2 }; /* what a command takes besides FILE, --mod
 
 /* Parses argv[1..argc) (accept: CLI_JSON | CLI_STEP, what the command takes) and loads FILE into
  * *p (NULL on failure). Returns LS_EXIT_OK, or LS_EXIT_INPUT after printing the error. */
+/* The parsing alone (the same messages), for a command that looks at the file first. */
+int ls_cli_parse(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_args *a);
 int ls_cli_load(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_args *a,
                 ls_program **p);
 

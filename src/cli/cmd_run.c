@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "check_cli.h"
 #include "cli.h"
 #include "npy.h"
 #include "passes.h"
@@ -514,6 +515,21 @@ static int run_all(run_state *s)
     run_opts *o = &s->o;
     run_target *t = &s->t;
     ls_error err;
+    /* A .pte ExecuTorch's runtime would refuse is not run either: what it computes here would
+     * say nothing of what the file does on a device. */
+    if (cli_is_pte(o->path)) {
+        ls_pte_check_report rep;
+        if (cli_runtime_check(o->path, &rep, &err) == 0 && rep.n_fails) {
+            ls_buf b = {0};
+            ls_pte_check_report_text(&rep, o->path, &b);
+            fputs(b.s, stderr);
+            ls_buf_free(&b);
+            ls_pte_check_report_free(&rep);
+            ls_cli_error("%s: not run: ExecuTorch's runtime refuses it (lowerscope verify lists why)", o->path);
+            return LS_EXIT_FINDINGS;
+        }
+        ls_pte_check_report_free(&rep);
+    }
     if (ls_load(o->path, &o->load, &t->loaded, &err) != 0) {
         ls_cli_error("%s", err.msg);
         return LS_EXIT_INPUT;

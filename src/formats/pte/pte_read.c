@@ -398,7 +398,7 @@ static int parse_extended_header(const uint8_t *data, size_t size, ls_pte *p, co
     return 0;
 }
 
-int ls_pte_read_bytes(const uint8_t *data, size_t size, const char *name, ls_pte *pte, ls_error *err)
+static int read_bytes(const uint8_t *data, size_t size, const char *name, bool check, ls_pte *pte, ls_error *err)
 {
     memset(pte, 0, sizeof *pte);
     if (!name) name = "program";
@@ -422,7 +422,7 @@ int ls_pte_read_bytes(const uint8_t *data, size_t size, const char *name, ls_pte
     if (lsp_copy_segments(data, p.segment_base_offset, seg_end, p.segment_base_offset != 0, &p.segments,
                           &p.segment_data, &p.n_segment_data, name, err) < 0)
         goto fail;
-    if (ls_pte_check(&p, name, err) < 0) goto fail;
+    if (check && ls_pte_check(&p, name, err) < 0) goto fail;
     *pte = p;
     return 0;
 fail:
@@ -430,15 +430,30 @@ fail:
     return -1;
 }
 
-int ls_pte_read_file(const char *path, ls_pte *pte, ls_error *err)
+int ls_pte_read_bytes(const uint8_t *data, size_t size, const char *name, ls_pte *pte, ls_error *err)
+{
+    return read_bytes(data, size, name, true, pte, err);
+}
+
+static int read_file(const char *path, bool check, ls_pte *pte, ls_error *err)
 {
     memset(pte, 0, sizeof *pte);
     uint8_t *data;
     size_t size;
     if (ls_read_file(path, PTE_READ_LIMIT, &data, &size, err) < 0) return -1;
-    int rc = ls_pte_read_bytes(data, size, path, pte, err);
+    int rc = read_bytes(data, size, path, check, pte, err);
     free(data);
     return rc;
+}
+
+int ls_pte_read_file(const char *path, ls_pte *pte, ls_error *err)
+{
+    return read_file(path, true, pte, err);
+}
+
+int ls_pte_read_file_unchecked(const char *path, ls_pte *pte, ls_error *err)
+{
+    return read_file(path, false, pte, err);
 }
 
 /* ---------------------------------------------------------------- freeing */
