@@ -9,7 +9,7 @@ CC       ?= cc
 PKGS     := ncursesw libcjson libxxhash check libzip
 # Debian packages that provide the above, plus what the tests and samples use.
 DEB_PKGS := build-essential pkg-config libncurses-dev libcjson-dev libxxhash-dev check \
-            libzip-dev python3 python3-numpy flatbuffers-compiler
+            libzip-dev python3 python3-numpy flatbuffers-compiler graphviz
 SAMPLE   ?= samples/shared_constant.pt2
 SHARED   ?= $(abspath ../shared)
 
