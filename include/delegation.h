@@ -4,7 +4,9 @@
  * Compute nodes are the call nodes other than getitem, executorch_call_delegate and
  * memory.alloc (an out argument's memory: the to_executorch steps add one per call, and none
  * does any work). Nodes of a lowered module count for the tag they carry, or else for the tag
- * the module came from (ls_deleg_sub_tag). */
+ * the module came from (ls_deleg_sub_tag). A delegate whose blob lowerscope cannot read (a .pte's
+ * QnnBackend, CoreMLBackend, ...: no program inside, backend.h) counts as one opaque call, in a
+ * row of its own ("QnnBackend delegate (opaque)"), and the summary says how many are. */
 #ifndef LS_DELEGATION_H
 #define LS_DELEGATION_H
 
@@ -32,6 +34,7 @@ typedef struct ls_deleg_table {
     ls_deleg_row *rows; /* most nodes first, then by op */
     uint32_t n_rows;
     uint32_t total, cpu; /* compute nodes, and those on the CPU */
+    uint32_t n_opaque;   /* delegate calls counted as one call each: their blob is not readable */
 } ls_deleg_table;
 
 void ls_deleg_table_build(const ls_program *p, ls_deleg_table *t);
@@ -56,6 +59,34 @@ const char *ls_deleg_op_label(const ls_node *n);
 /* The tag a lowered module came from: the tag its nodes carry, the one its program records,
  * or else its own name. */
 const char *ls_deleg_sub_tag(const ls_submodule *s);
+
+/* The row label of an opaque delegate's calls: "QnnBackend delegate (opaque)" (interned). */
+const char *ls_deleg_opaque_label(const ls_submodule *s);
+
+/* What a delegate call passes: its inputs (the arguments after the lowered module) and its
+ * outputs, with their bytes by metadata (a dim without a size counts 0). */
+typedef struct ls_deleg_io {
+    uint32_t n_in, n_out;
+    uint64_t in_bytes, out_bytes;
+} ls_deleg_io;
+void ls_deleg_call_io(const ls_program *p, const ls_node *call, ls_deleg_io *io);
+
+/* A program's delegates as partitions (a .pte's are all it has): per lowered submodule, its
+ * backend, blob, compile specs, its calls and what they pass, and whether lowerscope reads the
+ * blob (then the compute nodes inside are counted) or not (one opaque call per call). */
+typedef struct ls_deleg_part {
+    const ls_submodule *sub;
+    const ls_node *call; /* the first executorch_call_delegate calling it, NULL: none */
+    uint32_t n_calls;
+    ls_deleg_io io;      /* of the first call */
+    uint64_t blob_bytes; /* 0: no processed blob yet */
+    bool readable;       /* sub->program is set */
+    uint32_t nodes;      /* compute nodes inside (readable) */
+} ls_deleg_part;
+/* One entry per submodule of p, in p->subs order (caller frees *parts). */
+void ls_deleg_parts(const ls_program *p, ls_deleg_part **parts, uint32_t *n);
+/* The compute nodes of p left on the CPU (ls_deleg_on_cpu): "kernels left on the CPU". */
+uint32_t ls_deleg_cpu_count(const ls_program *p);
 
 /* Why an untagged compute node of step `step` is on the CPU: the partitioner's reason
  * (ls_cpu_reason_text; n->reason_detail may say more), "unknown op", or, for a node the

@@ -24,15 +24,17 @@
 /* ---------------------------------------------------------------- .pte → program */
 
 /* Converts one method of a read .pte ("forward" when method is NULL, else the first method with
- * instructions) into a program in the ExecuTorch dialect. Takes the segment bytes out of `pte`
- * (tensors and delegate blobs share them); the rest of `pte` stays the caller's to free. Unknown
- * operators load as unknown nodes (shown, never run); delegates of other backends as opaque
- * calls (no submodule program); BundledBackend blobs are decoded into the submodule's program.
- * `where` names the file in messages. */
+ * instructions) into a program in the ExecuTorch dialect, holding the file as its origin
+ * (pte_file.h). Takes all of *pte (left empty: freeing it is harmless). Unknown operators load
+ * as unknown nodes (shown, never run); delegates whose blob no inspector reads as opaque calls
+ * (no submodule program). `where` names the file in messages. */
 int ls_program_from_pte(ls_pte *pte, const char *method, const char *where, ls_program **out, ls_error *err);
-/* Reads PATH and converts it; EXTERNAL tensors are taken from a .ptd beside it when there is one
- * (PATH with .ptd for .pte), else they are left without data. */
+/* Reads PATH and converts one method (ls_pte_file_open, ls_pte_file_method): EXTERNAL tensors
+ * take their bytes from the .ptd files given (data, n_data) or found beside it, else they are
+ * left without data and the file says why when the runtime asks. */
 int ls_load_pte(const char *path, const char *method, ls_program **out, ls_error *err);
+int ls_load_pte_opts(const char *path, const char *method, const char *const *data, uint32_t n_data, ls_program **out,
+                     ls_error *err);
 
 /* ---------------------------------------------------------------- the to_executorch steps */
 

@@ -55,14 +55,18 @@ typedef struct ls_pipeline_opts {
     ls_profile *backends[LS_MAX_BACKENDS]; /* --backend, in order; none given: the bundled profile */
     uint32_t n_backends;
     bool verify;                           /* run the verifier after every step (default true) */
+    /* A .pte is its own step 0 (the program as the file holds it) and the pipeline does not run
+     * on it unless asked: --relower, or --pipeline or --backend given (chosen). */
+    bool relower, chosen;
 } ls_pipeline_opts;
 
 void ls_pipeline_opts_init(ls_pipeline_opts *o);
 void ls_pipeline_opts_free(ls_pipeline_opts *o);
-/* One option and its value: "--pipeline" "to_edge,partition", "--backend" "FILE|bundled".
+/* One option and its value: "--pipeline" "to_edge,partition", "--backend" "FILE|bundled",
+ * "--relower" (no value).
  * Returns 1 when the option is one of these (consumed), 0 when it is not, -1 on a bad value. */
 int ls_pipeline_opt(ls_pipeline_opts *o, const char *opt, const char *value, ls_error *err);
-/* Consumes every --pipeline/--backend (also --opt=value) from argv[1..], compacting argv.
+/* Consumes every --pipeline/--backend (also --opt=value) and --relower from argv[1..], compacting argv.
  * The CLI and the TUI share it. */
 int ls_pipeline_opts_parse(ls_pipeline_opts *o, int *argc, char **argv, ls_error *err);
 
@@ -75,10 +79,19 @@ typedef struct ls_plan_step {
 uint32_t ls_pipeline_plan(const ls_pipeline_opts *o, ls_plan_step *steps, uint32_t max);
 
 /* Runs the pipeline on a loaded program: step 0 "load" is the program itself, then one step
- * per planned pass with its program, changes, report, verifier result and time. A failing pass
+ * per planned pass with its program, changes, report, verifier result and time. A program read
+ * from a .pte is step 0 alone (its report says what the file holds) unless opts ask to lower it
+ * again (relower, chosen). A failing pass
  * records its message in its step (program = the step before's) and stops the pipeline; that
  * is not an error of this function, which fails only on bad options. The history holds its own
  * reference to `loaded`. */
 int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history *h, ls_error *err);
+/* Step 0's report for a program read from a .pte (load_report.c): what the file holds — the
+ * method and the others, each delegate with its backend, blob, compile specs and what it passes,
+ * the kernels on the CPU, named and external data — and, unless relowered, that the pipeline
+ * runs only when asked. */
+void ls_pte_load_report(const ls_program *p, bool relowered, ls_report *r);
+/* Whether ls_pipeline_run stops at step 0 for this program: a .pte not asked to be lowered again. */
+bool ls_pipeline_as_held(const ls_program *loaded, const ls_pipeline_opts *opts);
 
 #endif

@@ -250,6 +250,24 @@ typedef struct ls_tag_info {
 typedef struct ls_index ls_index;
 typedef struct ls_tables ls_tables;
 
+/* The file a program was read from, when that file holds more than the one program: a .pte's
+ * other methods, its named data, its external-data references and every table as read
+ * (pte_file.h: ls_pte_file embeds this as its first member). Reference-counted and shared by
+ * every copy of the program, so every step of a history can reach the file its step 0 came
+ * from (a writer re-exports what the program does not model from it). */
+enum { LS_ORIGIN_PTE = 1 };
+typedef struct ls_origin {
+    uint32_t refs;
+    uint8_t kind; /* LS_ORIGIN_PTE */
+    void (*destroy)(struct ls_origin *o);
+    /* Why the file gave no bytes for the tensor `target` of the state dict or constants (a
+     * .ptd that was not given), as a sentence naming what would; NULL when it has no reason.
+     * The runtime asks before it refuses to run without the data. May be NULL. */
+    const char *(*missing_data)(const struct ls_origin *o, const char *target);
+} ls_origin;
+ls_origin *ls_origin_ref(ls_origin *o);
+void ls_origin_unref(ls_origin *o);
+
 typedef struct ls_program {
     uint32_t refs;
     const char *name;     /* model name ("model") or submodule name */
@@ -273,6 +291,11 @@ typedef struct ls_program {
     uint32_t n_tags;
     uint32_t next_id;   /* next free node id (ids are never reused within a lineage) */
     bool has_weights;   /* false: loaded as metadata only */
+    /* The file it came from when that holds more (a .pte: every method, named data, .ptd
+     * references; pte_file.h), and which of the file's methods this program is (interned;
+     * NULL for a file of one program). ls_program_copy carries both. */
+    ls_origin *origin;
+    const char *method;
     /* kept from the file so a written .pt2 carries them back */
     const char *torch_version;
     int schema_major, schema_minor;

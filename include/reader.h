@@ -7,9 +7,15 @@
 #include "common.h"
 #include "program.h"
 
+#define LS_MAX_DATA_FILES 16
+
 typedef struct ls_load_opts {
     bool metadata_only; /* do not read weight bytes even when present */
     const char *model;  /* which models/<name>.json of an archive; NULL = "model" or the only one */
+    const char *method; /* which method of a .pte (pte_file.h); NULL = "forward", else the first
+                           with instructions. A .pte given --model NAME takes it as the method. */
+    const char *data[LS_MAX_DATA_FILES]; /* .ptd files for a .pte's external data (--data) */
+    uint32_t n_data;
 } ls_load_opts;
 
 /* Sniffs the file (zip, folder, JSON, .pte) and loads it. On failure err names the file, the

@@ -223,11 +223,13 @@ START_TEST(run_errors_exit_2_with_a_reason)
     free(out);
     ck_assert_int_eq(tu_runf(&out, "run %s/none.pt2", dir), 2);
     free(out);
-    /* weights in a .ptd that is not there: the message names the tensor */
+    /* weights in a .ptd that is not there: the message names the tensor and how to give it */
     const char *ptd_model = tu_shared("data/pte/rs_data_map_model.pte");
     if (ptd_model) {
         ck_assert_int_eq(tu_runf(&out, "run %s", ptd_model), 2);
-        ck_assert_msg(tu_contains(out, "without weight data: tensor_constant 'a' (placeholder c_a) is missing"), "%s", out);
+        ck_assert_msg(tu_contains(out, "tensor_constant a (placeholder c_a): 'a' is stored outside the program") &&
+                          tu_contains(out, "--data FILE.ptd"),
+                      "%s", out);
         free(out);
     }
 }

@@ -140,6 +140,22 @@ void ui_replace_history(ui *u, ls_history *h)
     ui_set_step(u, h->n - 1);
 }
 
+void ui_open_method(ui *u, const char *method)
+{
+    ls_error err = {{0}};
+    ls_history *nh;
+    if (!method || !*method) {
+        ui_message(u, true, "method NAME: which method (lowerscope info lists them)");
+        return;
+    }
+    if (ui_core_method(u->h, method, &nh, &err) != 0) {
+        ui_message(u, true, "%s", err.msg);
+        return;
+    }
+    ui_replace_history(u, nh);
+    ui_message(u, false, "method %s", method);
+}
+
 void ui_open_screen(ui *u, ui_screen s)
 {
     if (u->screen == s) {
@@ -306,6 +322,12 @@ void ui_run_action(ui *u, ui_action a)
         snprintf(u->prompt, sizeof u->prompt, "export ");
         u->prompt_len = strlen(u->prompt);
         break;
+    case UI_A_METHOD: {
+        const char *next = ui_core_next_method(u->h);
+        if (next) ui_open_method(u, next);
+        else ui_message(u, true, "no other method that runs here (:method NAME opens any; lowerscope info lists them)");
+        break;
+    }
     case UI_A_COMMAND: ui_prompt_open(u, ':'); break;
     case UI_A_REDRAW: clearok(curscr, TRUE); break;
     case UI_A_QUIT:

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "pte_file.h"
 #include "reader.h"
 #include "ui.h"
 
@@ -81,4 +82,69 @@ int ui_core_relower(const ls_history *old, const char *backend, ls_history **out
     }
     *out = h;
     return 0;
+}
+
+/* The options the UI was started with, the pipeline to run given by `relower`. */
+static void opts_like_start(ls_pipeline_opts *o, bool relower)
+{
+    ls_pipeline_opts_init(o);
+    if (pipeline_opts_set) {
+        memcpy(o->passes, pipeline_opts.passes, sizeof o->passes);
+        o->n_passes = pipeline_opts.n_passes;
+        o->verify = pipeline_opts.verify;
+        o->relower = pipeline_opts.relower;
+    }
+    o->relower |= relower;
+}
+
+static int history_of(ls_program *p, const ls_pipeline_opts *o, ls_history **out, ls_error *err)
+{
+    ls_history *h = ls_calloc(1, sizeof *h);
+    if (ls_pipeline_run(p, o, h, err) != 0) {
+        ls_history_free(h);
+        free(h);
+        return -1;
+    }
+    *out = h;
+    return 0;
+}
+
+int ui_core_relower_all(const ls_history *old, ls_history **out, ls_error *err)
+{
+    *out = NULL;
+    ls_pipeline_opts o;
+    opts_like_start(&o, true);
+    int rc = history_of(old->steps[0].program, &o, out, err);
+    ls_pipeline_opts_free(&o);
+    return rc;
+}
+
+int ui_core_method(const ls_history *old, const char *method, ls_history **out, ls_error *err)
+{
+    *out = NULL;
+    const ls_program *loaded = old->steps[0].program;
+    ls_pte_file *f = ls_program_pte_file(loaded);
+    if (!f) return ls_fail(err, "method: %s is not a .pte: it has one program", old->path ? old->path : "the file");
+    ls_program *p;
+    if (ls_pte_file_method(f, method, &p, err) != 0) return -1;
+    ls_pipeline_opts o;
+    opts_like_start(&o, old->n > 1); /* lowered again before: lowered again now */
+    int rc = history_of(p, &o, out, err);
+    ls_pipeline_opts_free(&o);
+    ls_program_unref(p);
+    return rc;
+}
+
+const char *ui_core_next_method(const ls_history *h)
+{
+    const ls_program *loaded = h->steps[0].program;
+    const ls_pte_file *f = ls_program_pte_file(loaded);
+    if (!f || !loaded->method) return NULL;
+    uint32_t at = 0;
+    while (at < f->n_methods && f->methods[at].name != loaded->method) at++;
+    for (uint32_t k = 1; k <= f->n_methods; k++) {
+        const ls_pte_method *m = &f->methods[(at + k) % f->n_methods];
+        if (m->kind == LS_PTE_METHOD_RUN) return m->name == loaded->method ? NULL : m->name;
+    }
+    return NULL;
 }

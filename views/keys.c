@@ -58,6 +58,7 @@ static const ui_binding bindings[] = {
     {"r", UI_A_RUN},
     {"?", UI_A_HELP},
     {"e", UI_A_EXPORT},
+    {"M", UI_A_METHOD},
     {":", UI_A_COMMAND},
     {"<C-l>", UI_A_REDRAW},
     {"q", UI_A_QUIT},

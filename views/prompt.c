@@ -16,6 +16,8 @@ static const ui_cmd_info commands[] = {
     {"diff on|off", "diff marks"},
     {"run [FILE.npy ...]", "run this step and the loaded program; compare"},
     {"backend FILE", "lower again with a backend description"},
+    {"relower", "lower a .pte again with the pipeline (a .pte opens as it is)"},
+    {"method NAME", "open another method of a .pte (lowerscope info lists them)"},
     {"export PATH", "write this step's program (.pte, or .pt2)"},
     {"table", "delegation table"},
     {"help", "this help"},
@@ -265,6 +267,21 @@ int ui_command(ui *u, const char *line)
             ui_replace_history(u, nh);
             ui_message(u, false, "lowered again for %s: %u steps", arg, nh->n);
         }
+        return 0;
+    }
+    if (!strcmp(cmd, "relower")) {
+        ls_error err = {{0}};
+        ls_history *nh;
+        if (u->h->n > 1) ui_message(u, true, "relower: the pipeline has run already (%u steps)", u->h->n);
+        else if (ui_core_relower_all(u->h, &nh, &err) != 0) ui_message(u, true, "%s", err.msg);
+        else {
+            ui_replace_history(u, nh);
+            ui_message(u, false, "lowered again: %u steps", nh->n);
+        }
+        return 0;
+    }
+    if (!strcmp(cmd, "method")) {
+        ui_open_method(u, arg);
         return 0;
     }
     if (!strcmp(cmd, "save-display")) {

@@ -249,8 +249,9 @@ static void draw_header(ui *u)
     const ls_program *p = st->program;
     char buf[512];
     int x = 1;
-    snprintf(buf, sizeof buf, "%s │ %s │ step %u/%u %s%s%s │ ", u->file, ls_dialect_name(p->dialect), u->step,
-             u->h->n ? u->h->n - 1 : 0, st->pass, st->detail ? " " : "", st->detail ? st->detail : "");
+    snprintf(buf, sizeof buf, "%s%s%s │ %s │ step %u/%u %s%s%s │ ", u->file, p->method ? " · " : "", p->method ? p->method : "",
+             ls_dialect_name(p->dialect), u->step, u->h->n ? u->h->n - 1 : 0, st->pass, st->detail ? " " : "",
+             st->detail ? st->detail : "");
     x += ui_put(u, 0, x, u->cols - x, a, pair, buf);
     short vp;
     attr_t va;

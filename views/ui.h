@@ -86,6 +86,7 @@ int ui_tag_of_pair(const ui *u, short pair); /* tag index of a colour pair, -1 i
     X(RUN, "Screens", "run this step and the loaded program side by side")                                         \
     X(HELP, "Screens", "this help")                                                                                  \
     X(EXPORT, "Screens", "export the program at this step (asks for a path)")                                        \
+    X(METHOD, "Screens", "next method of a .pte that runs (:method NAME opens any)")                                  \
     X(COMMAND, "Screens", "command line (:step N, :goto NAME, :q ...)")                                              \
     X(REDRAW, "Screens", "redraw the screen")                                                                        \
     X(QUIT, "Screens", "quit (in a screen: back to the main screen)")
@@ -319,6 +320,7 @@ void ui_leave_sub(ui *u);
 void ui_select_id(ui *u, uint32_t id);
 void ui_open_screen(ui *u, ui_screen s);
 void ui_replace_history(ui *u, ls_history *h); /* takes ownership */
+void ui_open_method(ui *u, const char *method); /* another method of the .pte (:method, M) */
 void ui_restore(void); /* leaves curses mode; safe to call twice, from atexit and signals */
 const ls_node *ui_selected_node(ui *u, const ls_program **p, uint8_t *mark);
 ui_pane *ui_pane_of(ui *u, ui_pane_id id);
@@ -379,5 +381,12 @@ void ui_core_done(void); /* frees the pipeline options */
 double ui_core_loaded_at(void); /* ls_now() when the file had been read (0: none yet) */
 /* The loaded program (step 0 of old) lowered again with one backend (a profile file or "bundled"). */
 int ui_core_relower(const ls_history *old, const char *backend, ls_history **out, ls_error *err);
+/* The loaded program lowered again with the pipeline the UI was started with (:relower: a .pte
+ * is otherwise step 0 alone). */
+int ui_core_relower_all(const ls_history *old, ls_history **out, ls_error *err);
+/* Method `method` of the .pte step 0 of old came from, as a new history (lowered again when old
+ * was); the next method that runs after the current one (M), NULL when there is no other. */
+int ui_core_method(const ls_history *old, const char *method, ls_history **out, ls_error *err);
+const char *ui_core_next_method(const ls_history *h);
 
 #endif

@@ -56,6 +56,7 @@ typedef struct wline {
 
 static struct {
     const ui *u;
+    const ls_history *h; /* :method and :backend replace the history: the same step is another one */
     uint32_t step;
     int w;
     wline *v;
@@ -65,8 +66,9 @@ static struct {
 static void wrap_build(ui *u)
 {
     int w = ui_pane_of(u, UI_P_CHANGES)->r.w - 4;
-    if (wrap.u == u && wrap.step == u->step && wrap.w == w && wrap.v) return;
+    if (wrap.u == u && wrap.h == u->h && wrap.step == u->step && wrap.w == w && wrap.v) return;
     wrap.u = u;
+    wrap.h = u->h;
     wrap.step = u->step;
     wrap.w = w;
     wrap.n = 0;

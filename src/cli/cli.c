@@ -53,16 +53,41 @@ void ls_cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+int ls_cli_load_opt(const char *cmd, ls_load_opts *o, bool metadata_only, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    bool has_value = *i + 1 < argc;
+    if (metadata_only && strcmp(a, "--metadata-only") == 0) {
+        o->metadata_only = true;
+        return 1;
+    }
+    if ((strcmp(a, "--model") == 0 || strcmp(a, "--method") == 0) && has_value) {
+        if (a[4] == 'd') o->model = argv[++*i];
+        else o->method = argv[++*i];
+        return 1;
+    }
+    if (strcmp(a, "--data") == 0 && has_value) {
+        if (o->n_data == LS_MAX_DATA_FILES) {
+            ls_cli_error("%s: at most %d --data files", cmd, LS_MAX_DATA_FILES);
+            return -1;
+        }
+        o->data[o->n_data++] = argv[++*i];
+        return 1;
+    }
+    return 0;
+}
+
 int ls_cli_parse(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_args *a)
 {
     memset(a, 0, sizeof *a);
+    int lo;
     for (int i = 1; i < argc; i++) {
         if ((accept & CLI_JSON) && strcmp(argv[i], "--json") == 0) a->json = true;
         else if ((accept & CLI_STEP) && strcmp(argv[i], "--step") == 0 && i + 1 < argc) a->step = argv[++i];
         else if ((accept & CLI_STEP) && strncmp(argv[i], "--step=", 7) == 0) a->step = argv[i] + 7;
-        else if (strcmp(argv[i], "--metadata-only") == 0) a->load.metadata_only = true;
-        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) a->load.model = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1]) {
+        else if ((lo = ls_cli_load_opt(cmd, &a->load, true, argc, argv, &i)) != 0) {
+            if (lo < 0) return LS_EXIT_INPUT;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
             ls_cli_error("%s: unknown option or missing value '%s' (usage: lowerscope %s)", cmd, argv[i], usage);
             return LS_EXIT_INPUT;
         } else if (!a->path) a->path = argv[i];

@@ -29,7 +29,8 @@ const ls_command *ls_cli_commands(int *count);
  * kept next to its option parsing, to stdout and returns true; the command then exits 0. */
 bool ls_cli_help(int argc, char **argv, const char *help);
 
-/* FILE and the options of the commands that read one: --model NAME, --metadata-only, and
+/* FILE and the options of the commands that read one: --model NAME, --method NAME, --data FILE,
+ * --metadata-only, and
  * --json and --step S (--step=S) for the commands that take them. */
 typedef struct cli_args {
     const char *path;
@@ -38,6 +39,18 @@ typedef struct cli_args {
     ls_load_opts load;
 } cli_args;
 enum { CLI_JSON = 1, CLI_STEP = 2 }; /* what a command takes besides FILE, --model, --metadata-only */
+
+/* The help lines of the options every command reading a .pte takes (ls_cli_load_opt). */
+#define CLI_PTE_OPTIONS_HELP                                                                                           \
+    "  --method NAME         which method of a .pte (default: forward, else the first that runs);\n"              \
+    "                        lowerscope info lists them\n"                                                       \
+    "  --data FILE.ptd       external data of a .pte (repeatable; default: FILE's stem .ptd or\n"               \
+    "                        _default_external_constant.ptd beside it, as exir writes them)\n"
+
+/* One option of how FILE is read, at argv[*i]: --model NAME, --method NAME, --data FILE.ptd
+ * (repeatable) and, with metadata_only, --metadata-only. Returns 1 when it was one (*i moved
+ * past its value), 0 when not, -1 after printing what is wrong. */
+int ls_cli_load_opt(const char *cmd, ls_load_opts *o, bool metadata_only, int argc, char **argv, int *i);
 
 /* Parses argv[1..argc) (accept: CLI_JSON | CLI_STEP, what the command takes) and loads FILE into
  * *p (NULL on failure). Returns LS_EXIT_OK, or LS_EXIT_INPUT after printing the error. */

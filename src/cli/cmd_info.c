@@ -24,6 +24,7 @@ static const char HELP[] =
     "  --model NAME          which models/NAME.json of an archive holding several (default: model,\n"
     "                        or the only one)\n"
     "  --metadata-only       do not read weight data even when the file has it (fast on big archives)\n"
+    CLI_PTE_OPTIONS_HELP
     "  -h, --help            this help\n"
     "\n"
     "exit codes: 0 the file was read (whatever the verifier says), 2 unreadable input or bad usage\n";

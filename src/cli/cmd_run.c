@@ -40,6 +40,7 @@ static const char RUN_HELP[] =
     "  --save DIR            write every output and the final state as .npy files into DIR\n"
     "  --json                one JSON document instead of the text (format_version 2, docs/cli.md)\n"
     "  --model NAME          which models/NAME.json of an archive holding several\n"
+    CLI_PTE_OPTIONS_HELP
     "  --step S              run the program as it is after step S of the lowering pipeline: a number,\n"
     "                        a pass name (its last step) or pass:backend; 0 is the loaded program\n"
     CLI_PIPELINE_OPTIONS_HELP
@@ -104,6 +105,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         return -1;
     }
     o->pipeline_given = argc != before;
+    int lo;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has_next = i + 1 < argc;
@@ -133,8 +135,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             if (!parse_tolerance(a, argv[++i], a[2] == 'r' ? &o->tol.rtol : &o->tol.atol)) return -1;
         } else if (strcmp(a, "--save") == 0 && has_next) {
             o->save_dir = argv[++i];
-        } else if (strcmp(a, "--model") == 0 && has_next) {
-            o->load.model = argv[++i];
+        } else if ((lo = ls_cli_load_opt("run", &o->load, false, argc, argv, &i)) != 0) {
+            if (lo < 0) return -1;
         } else if (strcmp(a, "--input") == 0 && has_next) {
             const char *spec = argv[++i], *eq = strchr(spec, '=');
             if (!eq || eq == spec || !eq[1]) {

@@ -26,6 +26,7 @@ static const char HELP[] =
     "  --model NAME          which models/NAME.json of an archive holding several\n"
     "  --metadata-only       do not read weight data (the checks of data against shapes are skipped)\n"
     "  --json                the results as JSON (docs/cli.md)\n"
+    CLI_PTE_OPTIONS_HELP
     "  -h, --help            this help\n"
     "\n"
     "exit codes: 0 valid (warnings allowed), 1 verifier errors or a file the runtime refuses,\n"

@@ -19,7 +19,8 @@
     "                        (both also as --opt=value)\n"
 #define CLI_LOAD_OPTIONS_HELP                                                                                          \
     "  --model NAME          which models/NAME.json of an archive holding several\n"                                  \
-    "  --metadata-only       do not read weight data even when the file has it (fast on big archives)\n"
+    "  --metadata-only       do not read weight data even when the file has it (fast on big archives)\n"      \
+    CLI_PTE_OPTIONS_HELP
 #define CLI_STEP_OPTION_HELP                                                                                           \
     "  --step S              a step number, a pass name (its last step) or pass:backend (partition:bundled)\n"
 

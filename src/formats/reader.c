@@ -32,7 +32,8 @@ int ls_load(const char *path, const ls_load_opts *opts, ls_program **out, ls_err
         if (got >= 4 && head[0] == 'P' && head[1] == 'K' && (head[2] == 3 || head[2] == 5)) {
             rc = ls_load_archive(path, opts, out, err);
         } else if (got >= 8 && memcmp(head + 4, "ET", 2) == 0) { /* ET12, or another version: its reader says */
-            rc = ls_load_pte(path, opts ? opts->model : NULL, out, err); /* opts->model: the method */
+            const char *method = opts ? opts->method ? opts->method : opts->model : NULL;
+            rc = ls_load_pte_opts(path, method, opts ? opts->data : NULL, opts ? opts->n_data : 0, out, err);
         } else if (i < (size_t)got && (head[i] == '{' || head[i] == '[') ) {
             rc = ls_load_json_file(path, opts, out, err);
         } else {

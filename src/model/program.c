@@ -293,6 +293,7 @@ ls_program *ls_program_copy(const ls_program *src)
     }
     p->extra_json = src->extra_json ? ls_strdup(src->extra_json) : NULL;
     ls_named_data_ref(p->named_data);
+    ls_origin_ref(p->origin);
     p->exec = NULL;
     p->exec_free = NULL;
     p->tags = NULL;
@@ -301,6 +302,17 @@ ls_program *ls_program_copy(const ls_program *src)
         memcpy(p->tags, src->tags, sizeof *p->tags * src->n_tags);
     }
     return p;
+}
+
+ls_origin *ls_origin_ref(ls_origin *o)
+{
+    if (o) o->refs++;
+    return o;
+}
+
+void ls_origin_unref(ls_origin *o)
+{
+    if (o && --o->refs == 0 && o->destroy) o->destroy(o);
 }
 
 ls_program *ls_program_ref(ls_program *p)
@@ -325,6 +337,7 @@ void ls_program_unref(ls_program *p)
     free(p->subs);
     free(p->extra_json);
     ls_named_data_unref(p->named_data);
+    ls_origin_unref(p->origin);
     if (p->exec_free) p->exec_free(p->exec);
     free(p->tags);
     drop_index(p);

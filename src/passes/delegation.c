@@ -101,11 +101,31 @@ static void count(builder *b, const char *op, const char *tag, const char *backe
     }
 }
 
+/* The submodule a call_delegate node calls, or NULL. */
+static const ls_submodule *called_sub(const ls_program *p, const ls_node *n)
+{
+    if (n->kind != LS_NODE_CALL || !n->op || n->op->id != LS_OP_call_delegate || !n->nargs || n->args[0].kind != LS_ARG_NODE)
+        return NULL;
+    const ls_node *ga = ls_program_node(p, n->args[0].v.node);
+    return ga && ga->kind == LS_NODE_GET_ATTR ? ls_program_sub(p, ga->target) : NULL;
+}
+
+const char *ls_deleg_opaque_label(const ls_submodule *s)
+{
+    return ls_internf("%s delegate (opaque)", s->backend_id && *s->backend_id ? s->backend_id : "?");
+}
+
 static void count_program(builder *b, const ls_program *p, const ls_submodule *sub, const ls_program *top)
 {
     const char *sub_tag = sub ? ls_deleg_sub_tag(sub) : NULL;
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
+        const ls_submodule *callee = called_sub(p, n);
+        if (callee && !callee->program) { /* a blob lowerscope cannot read: one opaque call */
+            count(b, ls_deleg_opaque_label(callee), ls_deleg_sub_tag(callee), callee->backend_id, 1);
+            b->t->n_opaque++;
+            continue;
+        }
         if (!ls_deleg_is_compute(n)) continue;
         const char *tag = n->tag ? n->tag : sub_tag;
         /* the backend names a new column only: looked up once per tag, not once per node */
@@ -190,4 +210,72 @@ void ls_deleg_summary(const ls_deleg_table *full, ls_buf *b)
     uint32_t delegated = full->total - full->cpu;
     ls_buf_printf(b, "%u compute node%s, %u delegated (%.1f%%) to %u tag%s", full->total, full->total == 1 ? "" : "s",
                   delegated, ls_deleg_pct(delegated, full->total), full->n_cols, full->n_cols == 1 ? "" : "s");
+    if (full->n_opaque)
+        ls_buf_printf(b, "; %u delegate call%s opaque to lowerscope, counted as one call each", full->n_opaque,
+                      full->n_opaque == 1 ? "" : "s");
+}
+
+static uint64_t meta_bytes(const ls_tmeta *m)
+{
+    int64_t n = ls_tmeta_numel(m);
+    return n > 0 ? (uint64_t)n * ls_dtype_size(m->dtype) : 0;
+}
+
+void ls_deleg_call_io(const ls_program *p, const ls_node *call, ls_deleg_io *io)
+{
+    memset(io, 0, sizeof *io);
+    for (uint16_t a = 1; a < call->nargs; a++) {
+        const ls_arg *arg = &call->args[a];
+        if (arg->kind == LS_ARG_NODE) {
+            io->n_in++;
+            const ls_tmeta *m = ls_node_tval(ls_program_node(p, arg->v.node));
+            if (m) io->in_bytes += meta_bytes(m);
+        } else if (arg->kind != LS_ARG_NONE) {
+            io->n_in++; /* a scalar passed by value */
+        }
+    }
+    for (uint16_t k = 0; k < call->nvals; k++) {
+        io->n_out++;
+        io->out_bytes += meta_bytes(&call->vals[k]);
+    }
+}
+
+static uint32_t compute_nodes(const ls_program *p)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p->n_nodes; i++) n += ls_deleg_is_compute(p->nodes[i]);
+    return n;
+}
+
+void ls_deleg_parts(const ls_program *p, ls_deleg_part **parts, uint32_t *n)
+{
+    *n = p->n_subs;
+    *parts = p->n_subs ? ls_calloc(p->n_subs, sizeof **parts) : NULL;
+    ls_ptrmap at = {0}; /* submodule → its entry */
+    for (uint32_t s = 0; s < p->n_subs; s++) {
+        ls_deleg_part *pt = &(*parts)[s];
+        pt->sub = &p->subs[s];
+        pt->blob_bytes = p->subs[s].processed ? p->subs[s].processed->size : 0;
+        pt->readable = p->subs[s].program != NULL;
+        pt->nodes = pt->readable ? compute_nodes(p->subs[s].program) : 0;
+        ls_ptrmap_put(&at, pt->sub, s);
+    }
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        const ls_submodule *callee = called_sub(p, p->nodes[i]);
+        uintptr_t s;
+        if (!callee || !ls_ptrmap_get(&at, callee, &s)) continue;
+        ls_deleg_part *pt = &(*parts)[s];
+        if (!pt->n_calls++) {
+            pt->call = p->nodes[i];
+            ls_deleg_call_io(p, pt->call, &pt->io);
+        }
+    }
+    ls_ptrmap_free(&at);
+}
+
+uint32_t ls_deleg_cpu_count(const ls_program *p)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p->n_nodes; i++) n += ls_deleg_on_cpu(p->nodes[i]);
+    return n;
 }

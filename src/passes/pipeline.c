@@ -6,6 +6,7 @@
 
 #include "export.h"
 #include "passes.h"
+#include "pte_file.h"
 #include "verify.h"
 
 static const ls_pass pass_table[] = {
@@ -89,6 +90,11 @@ static int parse_pipeline(ls_pipeline_opts *o, const char *value, ls_error *err)
 
 int ls_pipeline_opt(ls_pipeline_opts *o, const char *opt, const char *value, ls_error *err)
 {
+    if (strcmp(opt, "--relower") == 0) {
+        o->relower = true;
+        return 1;
+    }
+    o->chosen |= strcmp(opt, "--pipeline") == 0 || strcmp(opt, "--backend") == 0;
     if (strcmp(opt, "--pipeline") == 0) {
         if (!value) return ls_fail(err, "--pipeline needs a comma-separated list of passes");
         return parse_pipeline(o, value, err) == 0 ? 1 : -1;
@@ -127,6 +133,10 @@ int ls_pipeline_opts_parse(ls_pipeline_opts *o, int *argc, char **argv, ls_error
         } else {
             snprintf(opt, sizeof opt, "%s", a);
             value = i + 1 < *argc ? argv[i + 1] : NULL;
+        }
+        if (strcmp(a, "--relower") == 0) {
+            o->relower = true;
+            continue;
         }
         int rc = (strcmp(opt, "--pipeline") == 0 || strcmp(opt, "--backend") == 0) ? ls_pipeline_opt(o, opt, value, err) : 0;
         if (rc < 0) return -1;
@@ -191,11 +201,17 @@ static void verify_step(const ls_pipeline_opts *opts, ls_step *s, const ls_step 
     if (opts->verify) ls_verify_next(s->program, before->program, &before->verify, &s->verify);
 }
 
+bool ls_pipeline_as_held(const ls_program *loaded, const ls_pipeline_opts *opts)
+{
+    return ls_program_pte_file(loaded) && !opts->relower && !opts->chosen;
+}
+
 int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history *h, ls_error *err)
 {
     memset(h, 0, sizeof *h);
     if (!loaded) return ls_fail(err, "no program to lower");
     h->path = loaded->path;
+
     ls_plan_step plan[LS_MAX_PIPELINE * LS_MAX_BACKENDS];
     uint32_t n = ls_pipeline_plan(opts, plan, sizeof plan / sizeof plan[0]);
     if (n > sizeof plan / sizeof plan[0]) return ls_fail(err, "the pipeline has too many steps (%u)", n);
@@ -210,6 +226,8 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
                                 s0->verify.n_structural, s0->verify.n_structural == 1 ? "" : "s");
         return 0;
     }
+    if (ls_program_pte_file(loaded)) ls_pte_load_report(loaded, !ls_pipeline_as_held(loaded, opts), &s0->report);
+    if (ls_pipeline_as_held(loaded, opts)) return 0; /* a .pte: the program as the file holds it */
     for (uint32_t i = 0; i < n; i++) {
         ls_program *prev = h->steps[h->n - 1].program;
         ls_step *s = add_step(h, plan[i].pass->name, plan[i].profile ? plan[i].profile->name : NULL);

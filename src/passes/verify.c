@@ -343,8 +343,11 @@ static void check_data(vctx *c, const ls_input_spec *s, const ls_named_tensor *e
     const ls_program *p = c->p;
     char a[160], b[160];
     if (!e->t) {
-        add(c, LS_SEV_WARNING, s->name, "%s %s has no data (a pickled tensor or a dtype lowerscope cannot hold)",
-            spec_kind_title(s), s->target);
+        const char *why = p->origin && p->origin->missing_data ? p->origin->missing_data(p->origin, s->target) : NULL;
+        if (why) add(c, LS_SEV_WARNING, s->name, "%s %s has no data: %s", spec_kind_title(s), s->target, why);
+        else
+            add(c, LS_SEV_WARNING, s->name, "%s %s has no data (a pickled tensor or a dtype lowerscope cannot hold)",
+                spec_kind_title(s), s->target);
         return;
     }
     if (!ph) {

@@ -122,6 +122,8 @@ static int bind_placeholder(ls_runner *r, uint32_t pos, const ls_node *n, const 
         ls_named_tensor *nt = ls_program_spec_data(p, s);
         const char *kind = ls_input_kind_name((ls_input_kind)s->kind);
         if (!nt || !nt->t) {
+            const char *why = p->origin && p->origin->missing_data && s->target ? p->origin->missing_data(p->origin, s->target) : NULL;
+            if (why) return ls_fail(err, "%s: %s %s (placeholder %s): %s", where(p), kind, s->target, n->name, why);
             if (!p->has_weights)
                 return ls_fail(err, "%s: the program was loaded without weight data: %s '%s' (placeholder %s) is missing",
                                where(p), kind, s->target ? s->target : "?", n->name);

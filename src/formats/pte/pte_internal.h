@@ -35,10 +35,11 @@ int lsp_copy_segments(const uint8_t *data, uint64_t base, uint64_t end, bool hav
  * see the reader refuse them. */
 int lsp_pte_write_unchecked(const ls_pte *pte, uint8_t **bytes, size_t *size, ls_error *err);
 
-/* pte_load.c: one method of a read .pte as a program (ptd may be NULL); pte_load_file.c: a
- * decoded BundledBackend blob as the lowered module's program (data viewing blob). */
-int lsp_program_from_pte(ls_pte *pte, const ls_ptd *ptd, const char *method, const char *where, ls_program **out,
-                         ls_error *err);
+/* pte_load.c: execution plan `plan` of a loaded .pte as a program holding the file as its
+ * origin; pte_load_file.c: a decoded BundledBackend blob as the lowered module's program (data
+ * viewing blob). */
+struct ls_pte_file;
+int lsp_program_from_pte(struct ls_pte_file *f, uint32_t plan, ls_program **out, ls_error *err);
 struct ls_bb_graph;
 ls_program *lsp_program_from_bb(const struct ls_bb_graph *g, ls_blob *blob, const char *name);
 

@@ -14,26 +14,26 @@
 
 #include "build.h"
 #include "bundled_blob.h"
-#include "export.h"
 #include "dialect.h"
-#include "pte_internal.h"
 #include "named_data.h"
 #include "namer.h"
 #include "ops.h"
+#include "pte_file.h"
+#include "pte_internal.h"
 
 enum { R_NONE, R_INPUT, R_CONST, R_STATE };
 
 typedef struct loader {
     const char *where;
-    ls_pte *pte;
+    ls_pte_file *file;
+    const ls_pte *pte;
     const ls_pte_plan *plan;
-    const ls_ptd *ptd; /* may be NULL */
+    const char *method; /* interned */
     ls_program *p;
     ls_namer *names;
     uint32_t nvals;
     uint32_t *node_of; /* per value: the node id that stands for it (0: none yet) */
     uint8_t *role;
-    ls_blob **segs;   /* per segment: its bytes as a blob (taken from pte) */
     LS_VEC(ls_node *) ph;     /* constant and buffer placeholders */
     LS_VEC(ls_input_spec) ph_specs;
     LS_VEC(ls_node *) user;   /* user-input placeholders, plan order */
@@ -85,17 +85,28 @@ static int tensor_meta(loader *L, const ls_pte_tensor *t, ls_tmeta *m)
 
 /* ---- data */
 
-/* A tensor over bytes the pte holds: shared with the segment blob when they lie in one. */
+/* The blob holding [data, data + size) among segs, or NULL. */
+static ls_blob *blob_holding(const ls_pte_blob *segs, uint32_t n, const uint8_t *data, size_t size, size_t *offset)
+{
+    for (uint32_t s = 0; s < n; s++)
+        if (segs[s].owner && data >= segs[s].v && data + size <= segs[s].v + segs[s].n) {
+            *offset = (size_t)(data - segs[s].v);
+            return segs[s].owner;
+        }
+    return NULL;
+}
+
+/* A tensor over bytes the .pte or a .ptd holds: shared with the segment's blob. */
 static ls_tensor *tensor_over(loader *L, const ls_tmeta *m, const uint8_t *data, size_t size)
 {
     if (m->dtype == LS_DT_UNKNOWN || ls_tmeta_numel(m) < 0) return NULL;
     if ((uint64_t)ls_tmeta_numel(m) * ls_dtype_size(m->dtype) != size) return NULL;
-    for (uint32_t s = 0; s < L->pte->n_segment_data; s++) {
-        const ls_pte_blob *b = &L->pte->segment_data[s];
-        if (L->segs[s] && data >= b->v && data + size <= b->v + b->n)
-            return ls_tensor_from_blob(L->segs[s], (size_t)(data - b->v), m->dtype, m->ndim, m->sizes);
-    }
-    ls_tensor *t = ls_tensor_alloc(m->dtype, m->ndim, m->sizes);
+    size_t off = 0;
+    ls_blob *b = blob_holding(L->pte->segment_data, L->pte->n_segment_data, data, size, &off);
+    for (uint32_t k = 0; !b && k < L->file->n_ptds; k++)
+        b = blob_holding(L->file->ptds[k].segment_data, L->file->ptds[k].n_segment_data, data, size, &off);
+    if (b) return ls_tensor_from_blob(b, off, m->dtype, m->ndim, m->sizes);
+    ls_tensor *t = ls_tensor_alloc(m->dtype, m->ndim, m->sizes); /* inline constant_buffer bytes */
     if (size) memcpy(t->data, data, size);
     return t;
 }
@@ -108,17 +119,14 @@ static int stored_tensor(loader *L, const ls_pte_tensor *t, const ls_tmeta *m, l
     size_t size = 0;
     int rc;
     if (t->has_extra_tensor_info && t->extra_tensor_info.location == LS_PTE_TENSOR_EXTERNAL) {
-        if (!L->ptd) {
-            L->missing_data = true;
-            return 0;
-        }
-        rc = ls_ptd_tensor_bytes(L->ptd, t, &data, &size, L->err) == 0 ? 1 : -1;
-        if (rc < 0) return ls_fail_prefix(L->err, "%s", L->where);
-        ls_tensor *x = m->dtype != LS_DT_UNKNOWN ? ls_tensor_alloc(m->dtype, m->ndim, m->sizes) : NULL;
-        if (x && x->nbytes == size) memcpy(x->data, data, size);
-        else if (x) ls_tensor_unref(x), x = NULL;
-        *out = x;
-        if (!x) L->missing_data = true;
+        /* no bytes when no .ptd holds it: the file's origin says why (pte_file.c: missing_data) */
+        const char *key = t->extra_tensor_info.fully_qualified_name;
+        const ls_pte_external *e = key ? ls_pte_file_external(L->file, L->method, key) : NULL;
+        if (!e || e->ptd < 0) return 0;
+        if (ls_ptd_tensor_bytes(&L->file->ptds[e->ptd], t, &data, &size, L->err) != 0)
+            return ls_fail_prefix(L->err, "%s", L->where);
+        *out = tensor_over(L, m, data, size);
+        if (!*out) L->missing_data = true;
         return 0;
     }
     rc = ls_pte_tensor_bytes(L->pte, t, &data, &size, L->err);
@@ -473,7 +481,7 @@ static int kernel_call(loader *L, uint32_t at, const ls_pte_instruction *in)
         a[keep[k]].flags = prm->kwarg_only ? LS_ARGF_KEYWORD : 0;
         set[keep[k]] = true;
     }
-    const int32_t *outs = args->v + nkeep;
+    const int32_t *outs = args->n ? args->v + nkeep : NULL;
     int32_t one_out = args->n > nkeep ? args->v[args->n - 1] : -1; /* functional form: the return */
     for (uint32_t i = 0; i < s->nparams && rc == 0; i++) {
         if (set[i]) continue;
@@ -531,8 +539,8 @@ static int add_submodule(loader *L, uint32_t di, const char *name)
     if (ls_pte_delegate_blob(L->pte, d, &data, &size, L->err) != 0) return -1;
     ls_submodule sub = {.name = name, .backend_id = ls_intern(d->id ? d->id : "")};
     if (d->processed.location == LS_PTE_SEGMENT && d->processed.index < L->pte->n_segment_data &&
-        L->segs[d->processed.index])
-        sub.processed = ls_blob_ref(L->segs[d->processed.index]);
+        L->pte->segment_data[d->processed.index].owner)
+        sub.processed = ls_blob_ref(L->pte->segment_data[d->processed.index].owner);
     else if ((sub.processed = ls_blob_new(size)) != NULL && size)
         memcpy(sub.processed->data, data, size);
     if (!sub.processed) return lfail(L, "delegate %u: cannot hold its %zu-byte blob", di, size);
@@ -670,61 +678,52 @@ static int convert(loader *L)
     return rc;
 }
 
-static const ls_pte_plan *pick_plan(const ls_pte *pte, const char *method)
-{
-    const ls_pte_plans *ps = &pte->execution_plan;
-    for (uint32_t i = 0; i < ps->n; i++)
-        if (ps->v[i].name && strcmp(ps->v[i].name, method ? method : "forward") == 0) return &ps->v[i];
-    if (method) return NULL;
-    for (uint32_t i = 0; i < ps->n; i++)
-        for (uint32_t c = 0; c < ps->v[i].chains.n; c++)
-            if (ps->v[i].chains.v[c].instructions.n) return &ps->v[i];
-    return ps->n ? &ps->v[0] : NULL;
-}
-
-int lsp_program_from_pte(ls_pte *pte, const ls_ptd *ptd, const char *method, const char *where, ls_program **out,
-                    ls_error *err)
+int lsp_program_from_pte(ls_pte_file *f, uint32_t plan, ls_program **out, ls_error *err)
 {
     *out = NULL;
-    loader L = {.where = where ? where : "program.pte", .pte = pte, .ptd = ptd, .err = err};
-    L.plan = pick_plan(pte, method);
-    if (!L.plan) {
-        ls_buf b = {0};
-        for (uint32_t i = 0; i < pte->execution_plan.n; i++)
-            ls_buf_printf(&b, "%s%s", i ? ", " : "", pte->execution_plan.v[i].name ? pte->execution_plan.v[i].name : "?");
-        int rc = method ? ls_fail(err, "%s: no method '%s' (methods: %s)", L.where, method, b.s ? b.s : "none")
-                        : ls_fail(err, "%s: the program has no execution plan", L.where);
-        ls_buf_free(&b);
-        return rc;
-    }
+    loader L = {.where = f->path, .file = f, .pte = &f->pte, .err = err};
+    if (plan >= f->pte.execution_plan.n) return ls_fail(err, "%s: no execution plan %u", f->path, plan);
+    L.plan = &f->pte.execution_plan.v[plan];
+    L.method = ls_intern(L.plan->name ? L.plan->name : "forward");
     L.nvals = L.plan->values.n;
     L.node_of = ls_calloc(L.nvals ? L.nvals : 1, sizeof *L.node_of);
     L.role = ls_calloc(L.nvals ? L.nvals : 1, 1);
     L.sub_attr = ls_calloc(L.plan->delegates.n ? L.plan->delegates.n : 1, sizeof *L.sub_attr);
-    L.segs = ls_calloc(pte->n_segment_data ? pte->n_segment_data : 1, sizeof *L.segs);
-    for (uint32_t s = 0; s < pte->n_segment_data; s++)
-        if (pte->segment_data[s].owner) L.segs[s] = pte->segment_data[s].owner; /* the pte's reference */
-        else if (pte->segment_data[s].v) L.segs[s] = ls_blob_wrap(pte->segment_data[s].v, (size_t)pte->segment_data[s].n);
-    L.p = ls_program_new(L.plan->name ? L.plan->name : "forward", LS_DIALECT_EXECUTORCH);
+    L.p = ls_program_new(L.method, LS_DIALECT_EXECUTORCH);
     L.p->verifier = ls_intern("EXECUTORCH");
+    L.p->path = f->path;
+    L.p->origin = ls_origin_ref(&f->origin);
+    L.p->method = L.method;
     L.names = ls_namer_new(NULL);
     int rc = convert(&L);
     if (rc == 0 && L.missing_data) L.p->has_weights = false;
-    /* named_data: each key names a whole segment (checked against the segments by the reader) */
-    for (uint32_t i = 0; rc == 0 && i < pte->named_data.n; i++) {
-        const ls_pte_named_data *nd = &pte->named_data.v[i];
-        if (nd->segment_index >= pte->n_segment_data || !L.segs[nd->segment_index]) continue;
-        if (ls_named_data_put(ls_program_named_data_mut(L.p), nd->key ? nd->key : "", L.segs[nd->segment_index], 0,
-                              err) != 0)
+    /* named_data: each key names a whole segment (checked against the segments by the reader);
+     * the .ptd files' entries too, as ExecuTorch's Method::init merges the program's data map
+     * with the external one for the delegates' BackendInitContext */
+    for (uint32_t i = 0; rc == 0 && i < f->pte.named_data.n; i++) {
+        const ls_pte_named_data *nd = &f->pte.named_data.v[i];
+        if (nd->segment_index >= f->pte.n_segment_data || !f->pte.segment_data[nd->segment_index].owner) continue;
+        if (ls_named_data_put(ls_program_named_data_mut(L.p), nd->key ? nd->key : "",
+                              f->pte.segment_data[nd->segment_index].owner, 0, err) != 0)
             rc = ls_fail_prefix(err, "%s: named_data[%u]", L.where, i);
     }
-    /* the segment bytes belong to the blobs now */
-    for (uint32_t s = 0; s < pte->n_segment_data; s++) {
-        if (!L.segs[s]) continue;
-        pte->segment_data[s].v = NULL;
-        pte->segment_data[s].n = 0;
-        pte->segment_data[s].owner = NULL;
-        ls_blob_unref(L.segs[s]);
+    for (uint32_t i = 0; rc == 0 && i < f->n_named; i++) {
+        const ls_pte_named *e = &f->named[i];
+        if (e->ptd < 0 || ls_named_data_get(L.p->named_data, e->key)) continue;
+        const uint8_t *data;
+        size_t size;
+        if (ls_pte_file_named_bytes(f, e, &data, &size, err) != 0) {
+            rc = -1;
+            break;
+        }
+        ls_blob *b = ls_blob_new(size);
+        if (!b) {
+            rc = ls_fail(err, "%s: named data '%s' of %zu bytes cannot be held", L.where, e->key, size);
+            break;
+        }
+        if (size) memcpy(b->data, data, size);
+        rc = ls_named_data_put(ls_program_named_data_mut(L.p), e->key, b, 0, err);
+        ls_blob_unref(b);
     }
     for (uint32_t k = 0; k < L.ph.n; k++) ls_node_unref(L.ph.v[k]);
     for (uint32_t k = 0; k < L.user.n; k++) ls_node_unref(L.user.v[k]);
@@ -736,7 +735,6 @@ int lsp_program_from_pte(ls_pte *pte, const ls_ptd *ptd, const char *method, con
     free(L.body.v);
     free(L.mut_node.v);
     free(L.mut_target.v);
-    free(L.segs);
     free(L.node_of);
     free(L.role);
     free(L.sub_attr);
@@ -747,9 +745,4 @@ int lsp_program_from_pte(ls_pte *pte, const ls_ptd *ptd, const char *method, con
     }
     *out = L.p;
     return 0;
-}
-
-int ls_program_from_pte(ls_pte *pte, const char *method, const char *where, ls_program **out, ls_error *err)
-{
-    return lsp_program_from_pte(pte, NULL, method, where, out, err);
 }

@@ -1,10 +1,8 @@
-/* Reading a .pte file as a program: the file, the .ptd beside it for EXTERNAL tensors (the
- * conversion itself is pte_load.c), and a BundledBackend blob decoded back into the lowered
- * module's program so the UI can enter it. */
+/* A BundledBackend blob decoded back into the lowered module's program, so the UI can enter
+ * it (the file itself is pte_file.c, the conversion of a method pte_load.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bundled_blob.h"
 #include "export.h"
@@ -53,48 +51,4 @@ ls_program *lsp_program_from_bb(const ls_bb_graph *g, ls_blob *blob, const char 
     free(ins.v);
     free(os);
     return p;
-}
-
-static bool has_external(const ls_pte *pte)
-{
-    for (uint32_t i = 0; i < pte->execution_plan.n; i++) {
-        const ls_pte_values *vs = &pte->execution_plan.v[i].values;
-        for (uint32_t k = 0; k < vs->n; k++)
-            if (vs->v[k].kind == LS_PTE_VAL_TENSOR && vs->v[k].tensor.has_extra_tensor_info &&
-                vs->v[k].tensor.extra_tensor_info.location == LS_PTE_TENSOR_EXTERNAL)
-                return true;
-    }
-    return false;
-}
-
-/* A .ptd beside the .pte: PATH.ptd for PATH.pte, then ExecuTorch's default name in its folder. */
-static bool sibling_ptd(const char *path, ls_ptd *ptd)
-{
-    char cand[3][4200];
-    size_t n = strlen(path);
-    size_t stem = n > 4 && strcmp(path + n - 4, ".pte") == 0 ? n - 4 : n;
-    const char *slash = strrchr(path, '/');
-    int dir = slash ? (int)(slash - path + 1) : 0;
-    snprintf(cand[0], sizeof cand[0], "%.*s.ptd", (int)stem, path);
-    snprintf(cand[1], sizeof cand[1], "%.*s_default_external_constant.ptd", dir, path);
-    snprintf(cand[2], sizeof cand[2], "%.*s__default_external_constant.ptd", (int)stem, path);
-    for (int i = 0; i < 3; i++) {
-        struct stat st;
-        ls_error e2;
-        if (stat(cand[i], &st) == 0 && S_ISREG(st.st_mode) && ls_ptd_read_file(cand[i], ptd, &e2) == 0) return true;
-    }
-    return false;
-}
-
-int ls_load_pte(const char *path, const char *method, ls_program **out, ls_error *err)
-{
-    *out = NULL;
-    ls_pte pte;
-    if (ls_pte_read_file(path, &pte, err) != 0) return -1;
-    ls_ptd ptd;
-    bool with_ptd = has_external(&pte) && sibling_ptd(path, &ptd);
-    int rc = lsp_program_from_pte(&pte, with_ptd ? &ptd : NULL, method, path, out, err);
-    if (with_ptd) ls_ptd_free(&ptd);
-    ls_pte_free(&pte);
-    return rc;
 }

@@ -1,0 +1,333 @@
+/* Tests of a loaded .pte as lowerscope holds it (src/formats/pte/pte_file.c, include/pte_file.h):
+ * every method with its kind, named data and its readers, external tensors and the .ptd files
+ * that give them (--data, or beside the .pte as exir names them), checked against flatc's decode
+ * of each real file and against the numbers of the projects the files come from. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+#include "progfixtures.h"
+#include "pte_file.h"
+#include "pte_test.h"
+#include "reader.h"
+#include "runtime.h"
+#include "testutil.h"
+
+static cJSON *decoded(const char *name)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "data/pte/decoded/%s.json", name);
+    const char *path = tu_shared(rel);
+    size_t n;
+    char *text = path ? (char *)pt_load(path, &n) : NULL;
+    if (!text) return NULL;
+    char *z = ls_strndup(text, n);
+    free(text);
+    cJSON *j = pt_parse_flatc(z);
+    free(z);
+    return j;
+}
+
+static ls_pte_file *open_real(const char *name, const char *const *data, uint32_t n_data)
+{
+    ls_pte_file *f = NULL;
+    ls_error err;
+    const char *path = pt_path(name, ".pte");
+    ck_assert_msg(ls_pte_file_open(path, data, n_data, &f, &err) == 0, "%s", err.msg);
+    return f;
+}
+
+static uint32_t json_len(const cJSON *a)
+{
+    return a ? (uint32_t)cJSON_GetArraySize(a) : 0;
+}
+
+/* Every method of every real file as flatc decodes it: names in plan order, inputs, outputs,
+ * instructions; a constant method is one with neither inputs nor instructions (exir's
+ * _emit_prim_getters emits them so). */
+START_TEST(methods_match_the_decodes)
+{
+    if (!tu_shared("data/pte")) return;
+    for (size_t i = 0; i < PT_NREAL; i++) {
+        cJSON *j = decoded(pt_real_files[i]);
+        ck_assert_ptr_nonnull(j);
+        ls_pte_file *f = open_real(pt_real_files[i], NULL, 0);
+        const cJSON *plans = cJSON_GetObjectItem(j, "execution_plan");
+        ck_assert_uint_eq(f->n_methods, json_len(plans));
+        for (uint32_t m = 0; m < f->n_methods; m++) {
+            const cJSON *pl = cJSON_GetArrayItem(plans, (int)m);
+            const ls_pte_method *me = &f->methods[m];
+            ck_assert_str_eq(me->name, cJSON_GetObjectItem(pl, "name")->valuestring);
+            ck_assert_uint_eq(me->n_inputs, json_len(cJSON_GetObjectItem(pl, "inputs")));
+            ck_assert_uint_eq(me->n_outputs, json_len(cJSON_GetObjectItem(pl, "outputs")));
+            uint32_t instr = 0;
+            const cJSON *ch;
+            cJSON_ArrayForEach(ch, cJSON_GetObjectItem(pl, "chains")) instr += json_len(cJSON_GetObjectItem(ch, "instructions"));
+            ck_assert_uint_eq(me->n_instructions, instr);
+            ck_assert_int_eq(me->kind, instr == 0 && me->n_inputs == 0 ? LS_PTE_METHOD_CONSTANT : LS_PTE_METHOD_RUN);
+            ck_assert_ptr_eq(ls_pte_file_find_method(f, me->name), me);
+        }
+        ls_pte_file_unref(f);
+        cJSON_Delete(j);
+    }
+}
+END_TEST
+
+/* The QNN llama: two methods that run and 27 constant ones; each opens as its own program. */
+START_TEST(qnn_llama_opens_both_methods)
+{
+    if (!pt_path("et_stories260k_hybrid_llama_qnn", ".pte")) return;
+    ls_pte_file *f = open_real("et_stories260k_hybrid_llama_qnn", NULL, 0);
+    uint32_t run = 0, constant = 0;
+    for (uint32_t m = 0; m < f->n_methods; m++) {
+        if (f->methods[m].kind == LS_PTE_METHOD_RUN) run++;
+        else constant++;
+    }
+    ck_assert_uint_eq(run, 2);
+    ck_assert_uint_eq(constant, 27);
+    ck_assert_str_eq(ls_pte_file_default_method(f)->name, "kv_forward"); /* no forward: the first that runs */
+    const char *names[] = {"kv_forward", "prefill_forward"};
+    ls_error err;
+    for (int k = 0; k < 2; k++) {
+        ls_program *p;
+        ck_assert_msg(ls_pte_file_method(f, names[k], &p, &err) == 0, "%s", err.msg);
+        ck_assert_str_eq(p->name, names[k]);
+        ck_assert_ptr_eq(p->method, ls_intern(names[k]));
+        ck_assert_ptr_eq(ls_program_pte_file(p), f);
+        ck_assert_uint_eq(p->n_subs, 1);
+        ck_assert_str_eq(p->subs[0].backend_id, "QnnBackend");
+        ck_assert_uint_eq(p->subs[0].processed->size, 1331456); /* decoded: segments[1].size */
+        /* a copy of the program (every later step) reaches the same file */
+        ls_program *c = ls_program_copy(p);
+        ck_assert_ptr_eq(ls_program_pte_file(c), f);
+        ls_program_unref(c);
+        ls_program_unref(p);
+    }
+    ls_program *p;
+    ck_assert_int_ne(ls_pte_file_method(f, "nope", &p, &err), 0);
+    ck_assert_msg(tu_contains(err.msg, "no method 'nope'") && tu_contains(err.msg, "prefill_forward") &&
+                      tu_contains(err.msg, "27 constant methods"),
+                  "%s", err.msg);
+    /* a constant method is a program too: no input, its outputs the values stored */
+    ck_assert(ls_pte_file_method(f, "get_max_seq_len", &p, &err) == 0);
+    ck_assert_uint_eq(ls_program_user_inputs(p, NULL, 0), 0);
+    ls_program_unref(p);
+    ls_pte_file_unref(f);
+}
+END_TEST
+
+/* cc_quantized keeps XNNPACK's weights in named_data: the keys and sizes flatc decodes, each one
+ * named by the delegate's blob. */
+START_TEST(named_data_and_its_readers)
+{
+    if (!tu_shared("data/pte")) return;
+    const char *files[] = {"cc_quantized", "djl_conv"};
+    for (int k = 0; k < 2; k++) {
+        cJSON *j = decoded(files[k]);
+        ls_pte_file *f = open_real(files[k], NULL, 0);
+        const cJSON *nd = cJSON_GetObjectItem(j, "named_data"), *segs = cJSON_GetObjectItem(j, "segments");
+        ck_assert_uint_eq(f->n_named, json_len(nd));
+        ck_assert_uint_ge(f->n_named, 1);
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < f->n_named; i++) {
+            const cJSON *e = cJSON_GetArrayItem(nd, (int)i);
+            const ls_pte_named *n = &f->named[i];
+            ck_assert_str_eq(n->key, cJSON_GetObjectItem(e, "key")->valuestring);
+            int seg = cJSON_GetObjectItem(e, "segment_index")->valueint;
+            ck_assert_uint_eq(n->segment, (uint32_t)seg);
+            ck_assert_uint_eq(n->bytes, (uint64_t)cJSON_GetObjectItem(cJSON_GetArrayItem(segs, seg), "size")->valuedouble);
+            ck_assert_int_eq(n->ptd, -1);
+            ck_assert_ptr_eq(ls_pte_file_named(f, n->key), n);
+            ck_assert_uint_eq(n->n_readers, 1);
+            ck_assert_str_eq(n->readers[0].name, "lowered_module_0");
+            const uint8_t *data;
+            size_t size;
+            ls_error err;
+            ck_assert(ls_pte_file_named_bytes(f, n, &data, &size, &err) == 0);
+            ck_assert_uint_eq(size, n->bytes);
+            total += n->bytes;
+        }
+        ck_assert_uint_eq(ls_pte_file_named_total(f), total);
+        ck_assert_ptr_null(ls_pte_file_named(f, "no such key"));
+        ls_pte_file_unref(f);
+        cJSON_Delete(j);
+    }
+}
+END_TEST
+
+static void copy_file(const char *from, const char *to)
+{
+    size_t n;
+    uint8_t *d = pt_load(from, &n);
+    ck_assert_ptr_nonnull(d);
+    ls_error err;
+    ck_assert_msg(ls_write_file_atomic(to, d, n, &err) == 0, "%s", err.msg);
+    free(d);
+}
+
+/* Runs rs_data_map_model's forward on [[1, 2], [3, 4]]: executorch-rs's example
+ * (examples/data_map/src/main.rs) asserts [[5, 8], [11, 14]]. */
+static void runs_like_executorch_rs(ls_program *p)
+{
+    ls_error err;
+    ls_runner *r = ls_runner_new(p, &err);
+    ck_assert_msg(r, "%s", err.msg);
+    int64_t sizes[2] = {2, 2};
+    ls_tensor *x = ls_tensor_alloc(LS_DT_F32, 2, sizes);
+    float in[4] = {1, 2, 3, 4}, want[4] = {5, 8, 11, 14};
+    memcpy(x->data, in, sizeof in);
+    ls_value v = ls_value_tensor(x);
+    ls_value *outs;
+    uint32_t nout;
+    ck_assert_msg(ls_runner_run(r, &v, 1, &outs, &nout, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(nout, 1);
+    const float *y = outs[0].t->data;
+    for (int i = 0; i < 4; i++) ck_assert_msg(y[i] == want[i], "out[%d] = %g, want %g", i, y[i], want[i]);
+    ls_value_release(&outs[0]);
+    free(outs);
+    ls_value_release(&v);
+    ls_runner_free(r);
+}
+
+/* rs_data_map_model keeps both constants EXTERNAL: with --data they come from the .ptd; beside the
+ * .pte under the names exir writes (STEM.ptd, _default_external_constant.ptd) they are found by
+ * themselves; without one the run is refused naming the key and --data. */
+START_TEST(external_data_given_found_or_missing)
+{
+    const char *pte = pt_path("rs_data_map_model", ".pte");
+    if (!pte) return;
+    char pte_path[4096], ptd_path[4096];
+    snprintf(pte_path, sizeof pte_path, "%s", pte);
+    snprintf(ptd_path, sizeof ptd_path, "%s", pt_path("rs_data_map__default_external_constant", ".ptd"));
+    ls_error err;
+
+    /* given */
+    const char *data[] = {ptd_path};
+    ls_pte_file *f = open_real("rs_data_map_model", data, 1);
+    ck_assert_uint_eq(f->n_externals, 2);
+    ck_assert_uint_eq(f->n_missing, 0);
+    ck_assert_str_eq(f->externals[0].key, "a");
+    ck_assert_str_eq(f->externals[1].key, "b");
+    ck_assert(!f->ptd_found[0]);
+    ck_assert_uint_eq(f->n_named, 2); /* the .ptd's entries: a and b */
+    ck_assert_int_eq(f->named[0].ptd, 0);
+    ls_program *p;
+    ck_assert(ls_pte_file_method(f, NULL, &p, &err) == 0);
+    runs_like_executorch_rs(p);
+    ls_program_unref(p);
+    ls_pte_file_unref(f);
+
+    /* beside it, as exir names it: the default name, then the stem */
+    const char *names[][2] = {{"model.pte", LS_PTD_DEFAULT_NAME}, {"model.pte", "model.ptd"}};
+    for (int k = 0; k < 2; k++) {
+        const char *dir = tu_tmpdir();
+        char a[4200], b[4200];
+        snprintf(a, sizeof a, "%s/%s", dir, names[k][0]);
+        snprintf(b, sizeof b, "%s/%s", dir, names[k][1]);
+        copy_file(pte_path, a);
+        copy_file(ptd_path, b);
+        ls_load_opts o = {0};
+        ck_assert_msg(ls_load(a, &o, &p, &err) == 0, "%s", err.msg);
+        ls_pte_file *g = ls_program_pte_file(p);
+        ck_assert_uint_eq(g->n_ptds, 1);
+        ck_assert(g->ptd_found[0]);
+        ck_assert_str_eq(g->ptd_paths[0], b);
+        runs_like_executorch_rs(p);
+        ls_program_unref(p);
+    }
+
+    /* missing: the run names the key and what to give */
+    ck_assert(ls_load(pte_path, NULL, &p, &err) == 0);
+    ck_assert_uint_eq(ls_program_pte_file(p)->n_missing, 2);
+    ck_assert(p->has_weights); /* not "metadata only": the file says what is missing */
+    ls_runner *r = ls_runner_new(p, &err);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(tu_contains(err.msg, "'a' is stored outside the program") && tu_contains(err.msg, "--data FILE.ptd") &&
+                      tu_contains(err.msg, LS_PTD_DEFAULT_NAME),
+                  "%s", err.msg);
+    ls_program_unref(p);
+
+    /* the same key in two data files: refused as ExecuTorch's MergedDataMap refuses it */
+    const char *twice[] = {ptd_path, ptd_path};
+    ck_assert_int_ne(ls_pte_file_open(pte_path, twice, 2, &f, &err), 0);
+    ck_assert_msg(tu_contains(err.msg, "duplicate key a in named data maps"), "%s", err.msg);
+    /* a .ptd that is not one */
+    const char *bad[] = {pte_path};
+    ck_assert_int_ne(ls_pte_file_open(pte_path, bad, 1, &f, &err), 0);
+    ck_assert_msg(tu_contains(err.msg, "rs_data_map_model.pte"), "%s", err.msg);
+
+    /* the CLI: --data, and the missing case as bad input */
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "run %s --data %s", pte_path, ptd_path), 0);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "run %s", pte_path), 2);
+    ck_assert_msg(tu_contains(out, "--data FILE.ptd"), "%s", out);
+    free(out);
+}
+END_TEST
+
+/* The xor training program: its four trainable weights are EXTERNAL and memory-planned, in
+ * et_android_xor.ptd beside it (its stem), under the keys SOURCES.md lists. */
+START_TEST(xor_weights_come_from_its_ptd)
+{
+    if (!pt_path("et_android_xor", ".pte")) return;
+    ls_pte_file *f = open_real("et_android_xor", NULL, 0);
+    ck_assert_uint_eq(f->n_ptds, 1);
+    ck_assert(f->ptd_found[0]);
+    ck_assert_uint_eq(f->n_externals, 4);
+    ck_assert_uint_eq(f->n_missing, 0);
+    const char *keys[] = {"net.linear.weight", "net.linear.bias", "net.linear2.weight", "net.linear2.bias"};
+    for (int k = 0; k < 4; k++) {
+        const ls_pte_external *e = ls_pte_file_external(f, ls_intern("forward"), keys[k]);
+        ck_assert_msg(e, "%s", keys[k]);
+        ck_assert(e->trainable);
+        ck_assert_int_eq(e->ptd, 0);
+    }
+    uint32_t constant = 0;
+    for (uint32_t m = 0; m < f->n_methods; m++) constant += f->methods[m].kind == LS_PTE_METHOD_CONSTANT;
+    ck_assert_uint_eq(constant, 3); /* __et_training_* */
+    ls_pte_file_unref(f);
+}
+END_TEST
+
+/* A .pte is its own step 0: the pipeline does not run on it unless asked. */
+START_TEST(pte_is_its_own_step_zero)
+{
+    const char *path = pt_path("et_apple_add", ".pte");
+    if (!path) return;
+    ls_program *p = pf_load(path);
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_history h;
+    ls_error err;
+    ck_assert(ls_pipeline_run(p, &o, &h, &err) == 0);
+    ck_assert_uint_eq(h.n, 1);
+    ck_assert_ptr_eq(h.steps[0].program, p);
+    ck_assert_uint_ge(h.steps[0].report.n, 2);
+    ck_assert_msg(tu_contains(h.steps[0].report.v[0].text, "`forward`"), "%s", h.steps[0].report.v[0].text);
+    ls_history_free(&h);
+    o.relower = true;
+    ck_assert(ls_pipeline_run(p, &o, &h, &err) == 0);
+    ck_assert_uint_gt(h.n, 1);
+    ls_history_free(&h);
+    ls_pipeline_opts_free(&o);
+    ls_program_unref(p);
+}
+END_TEST
+
+Suite *pte_file_suite(void)
+{
+    Suite *s = suite_create("pte_file");
+    TCase *tc = tcase_create("pte_file");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, methods_match_the_decodes);
+    tcase_add_test(tc, qnn_llama_opens_both_methods);
+    tcase_add_test(tc, named_data_and_its_readers);
+    tcase_add_test(tc, external_data_given_found_or_missing);
+    tcase_add_test(tc, xor_weights_come_from_its_ptd);
+    tcase_add_test(tc, pte_is_its_own_step_zero);
+    suite_add_tcase(s, tc);
+    return s;
+}
