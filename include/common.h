@@ -93,7 +93,7 @@ void ls_buf_puts(ls_buf *b, const char *s);
 void ls_buf_putn(ls_buf *b, const char *s, size_t n);
 void ls_buf_printf(ls_buf *b, const char *fmt, ...) LS_PRINTF(2, 3);
 void ls_buf_vprintf(ls_buf *b, const char *fmt, va_list ap);
-void ls_buf_json_str(ls_buf *b, const char *s); /* quoted, escaped JSON string; NULL → null */
+void ls_buf_json_str(ls_buf *b, const char *s); /* quoted JSON string, escaped as safe_text.h says; NULL → null */
 char *ls_buf_take(ls_buf *b);                   /* returns the string (never NULL), resets b */
 void ls_buf_free(ls_buf *b);
 

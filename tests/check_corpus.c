@@ -3,6 +3,7 @@
  * give instead (each row: a command on it, the exit code and a piece of the output). What a
  * fuzzer found stays here; make check also replays every file through the fuzz harnesses. */
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "program.h"
 #include "progfixtures.h"
 #include "reader.h"
+#include "safe_text.h"
 #include "testutil.h"
 
 typedef struct corpus_case {
@@ -61,6 +63,10 @@ static const corpus_case cases[] = {
      * of the other sizes overflowed int64) */
     {"fortran_zero_dim.npy", "run %2$s --input x=%1$s", 2,
      "fortran_zero_dim.npy: input 'x' expects float32[4], the file holds float32[2305843009213693952, 4, 0]"},
+    /* text that would drive the terminal, shown escaped (every_command_shows_text_escaped) */
+    {"escapes.pt2", "info %1$s", 0, "tags      1: tag\\x1b]0;title\\x07\\x1b]52;c;aGk=\\x07\\x1b[2J\\u009b31m\\x7f\\u202egnp.exe\\u2066 1 node"},
+    {"escapes.pte", "info %1$s", 0,
+     "lowered_module_0 BundledBackend\\x1b]0;title\\x07\\x1b[2J\\u009b31m\\u202e\\xff\\xc0\\x80\\xed\\xa0\\x80 (0 nodes)"},
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
@@ -140,6 +146,85 @@ START_TEST(corpus_cases_give_what_they_must)
 }
 END_TEST
 
+/* Every command on the files whose strings would drive a terminal: nothing in the output is
+ * left for a terminal to act on (safe_text.h), the text is there escaped, and --json parses. */
+START_TEST(every_command_shows_text_escaped)
+{
+    static const char *const commands[] = {
+        "info %s", "verify %s", "passes %s", "partitions %s --step 0", "partitions %s", "diff %s --step 1",
+        "diff %s --step to_backend", "run %s", "run %s --compare", "info %s --json", "passes %s --json",
+        "partitions %s --json --step 0", "run %s --json",
+    };
+    static const char *const files[] = {"tests/corpus/escapes.pt2", "tests/corpus/escapes.pte"};
+    for (int f = 0; f < 2; f++) {
+        int escaped = 0;
+        for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++) {
+            char *out = NULL;
+            int rc = tu_runf(&out, commands[c], tu_root(files[f]));
+            ck_assert_msg(rc >= 0 && rc <= 2, "%s: '%s': exit %d: %s", files[f], commands[c], rc, out);
+            assert_clean(files[f], out);
+            ck_assert_msg(ls_safe_is_plain(out, strlen(out), LS_SAFE_LAYOUT), "%s: '%s' printed raw controls:\n%s",
+                          files[f], commands[c], out);
+            escaped += tu_contains(out, "\\x1b]0;title\\x07") || tu_contains(out, "\\u001b]0;title\\u0007");
+            if (strstr(commands[c], "--json") && rc != 2) {
+                cJSON *j = cJSON_Parse(out);
+                ck_assert_msg(j != NULL, "%s: '%s': not JSON:\n%s", files[f], commands[c], out);
+                cJSON_Delete(j);
+            }
+            free(out);
+        }
+        ck_assert_msg(escaped >= 4, "%s: the escaped text is in only %d outputs", files[f], escaped);
+    }
+    /* and what JSON readers get back is the name the file has */
+    char *out = NULL;
+    ck_assert_int_eq(tu_runf(&out, "passes %s --json --pipeline to_edge", tu_root("tests/corpus/escapes.pt2")), 0);
+    cJSON *j = cJSON_Parse(out);
+    ck_assert_ptr_nonnull(j);
+    const cJSON *node0 = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "steps"), 0),
+                                                                   "programs"),
+                                               0),
+                            "nodes"),
+        0);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(node0, "name")),
+                     "add\x1b]0;title\x07\x1b]52;c;aGk=\x07\x1b[2J\xc2\x9b" "31m\x7f\xe2\x80\xaegnp.exe\xe2\x81\xa6");
+    cJSON_Delete(j);
+    free(out);
+}
+END_TEST
+
+/* The output filter gets the text in the pieces stdio hands it: a name of 1- to 4-byte
+ * characters long enough to cross many buffer boundaries comes out whole, not as \xNN. */
+START_TEST(output_filter_keeps_characters_cut_by_buffers)
+{
+    uint8_t *base;
+    size_t n;
+    ls_error err;
+    ck_assert_int_eq(ls_read_file(tu_root("tests/programs/base.json"), 1 << 20, &base, &n, &err), 0);
+    ls_buf name = {0}, text = {0};
+    for (int i = 0; i < 3000; i++) ls_buf_puts(&name, "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+    for (const char *p = (const char *)base; p < (const char *)base + n;) { /* "add" becomes the name */
+        if (!strncmp(p, "\"add\"", 5)) {
+            ls_buf_printf(&text, "\"%s\"", name.s);
+            p += 5;
+        } else {
+            ls_buf_putc(&text, *p++);
+        }
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/long.json", tu_tmpdir());
+    ck_assert_int_eq(ls_write_file_atomic(path, text.s, text.len, &err), 0);
+    char *out = NULL;
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step 1", path), 0);
+    ck_assert_msg(tu_contains(out, name.s), "the name came out cut");
+    ck_assert(!tu_contains(out, "\\x"));
+    free(out);
+    free(base);
+    ls_buf_free(&name);
+    ls_buf_free(&text);
+}
+END_TEST
+
 /* The rule itself, in-process: a program with a structural error stays at step 0 with its
  * findings; the errors ExecuTorch meets later (a target listed twice, an op of the other
  * dialect) still run the pipeline so the user sees where it fails. */
@@ -192,6 +277,8 @@ Suite *corpus_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, corpus_is_refused_with_a_message);
     tcase_add_test(tc, corpus_cases_give_what_they_must);
+    tcase_add_test(tc, every_command_shows_text_escaped);
+    tcase_add_test(tc, output_filter_keeps_characters_cut_by_buffers);
     tcase_add_test(tc, structural_errors_stop_the_pipeline);
     tcase_add_test(tc, fortran_order_without_elements);
     suite_add_tcase(s, tc);

@@ -373,6 +373,13 @@ START_TEST(screen_structural)
 }
 END_TEST
 
+/* Text from the file that would drive the terminal is drawn escaped. */
+START_TEST(screen_escapes)
+{
+    run_history_script("tests/corpus/escapes.pt2", "escapes", NULL);
+}
+END_TEST
+
 static char *file_text(const char *dir, const char *name)
 {
     char path[4096];
@@ -477,6 +484,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, sample_nocolor);
     tcase_add_test(tc, screen_kv_run);
     tcase_add_test(tc, screen_structural);
+    tcase_add_test(tc, screen_escapes);
     tcase_add_test(tc, screen_kv_export);
     suite_add_tcase(s, tc);
     return s;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "safe_text.h"
 #include "ui.h"
 
 #define MIN_ROWS 24
@@ -79,19 +80,40 @@ static size_t next_char(const char *s, size_t len, mbstate_t *st, wchar_t *wc)
     return n;
 }
 
+/* Text is drawn as safe_text.h shows it (a control, a bidi override or a stray byte from a file
+ * as \x1b, \u202e): each piece ls_safe_step gives is the character itself or its escape. */
+typedef struct text_walk {
+    const char *s;
+    size_t len;
+    mbstate_t st;
+    char piece[LS_SAFE_MAX];
+    size_t plen, pat; /* the piece being drawn and where in it */
+} text_walk;
+
+/* The next character to draw, 0 at the end. */
+static wchar_t walk_next(text_walk *t)
+{
+    while (t->pat == t->plen) {
+        if (!t->len) return 0;
+        size_t used = ls_safe_step(t->s, t->len, LS_SAFE_LAYOUT, true, t->piece, &t->plen);
+        t->pat = 0;
+        t->s += used;
+        t->len -= used;
+    }
+    wchar_t wc;
+    size_t n = next_char(t->piece + t->pat, t->plen - t->pat, &t->st, &wc);
+    t->pat += n ? n : 1;
+    if (wc == '\n' || wc == '\t') wc = ' ';
+    return wc ? wc : '?';
+}
+
 int ui_text_width(const char *s)
 {
-    mbstate_t st = {0};
+    text_walk t = {.s = s, .len = strlen(s)};
     int w = 0;
-    size_t len = strlen(s);
-    while (len) {
-        wchar_t wc;
-        size_t n = next_char(s, len, &st, &wc);
-        if (n == 0) break;
+    for (wchar_t wc; (wc = walk_next(&t));) {
         int cw = wcwidth(wc);
-        w += cw > 0 ? cw : 0;
-        s += n;
-        len -= n;
+        w += cw < 0 ? 1 : cw;
     }
     return w;
 }
@@ -102,13 +124,8 @@ int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s)
     if (x + w > u->cols) w = u->cols - x;
     wchar_t buf[512];
     int used = 0, nb = 0;
-    mbstate_t st = {0};
-    size_t len = strlen(s);
-    while (len && nb < 511) {
-        wchar_t wc;
-        size_t n = next_char(s, len, &st, &wc);
-        if (n == 0) break;
-        if (wc == '\n' || wc == '\t') wc = ' ';
+    text_walk t = {.s = s, .len = strlen(s)};
+    for (wchar_t wc; nb < 511 && (wc = walk_next(&t));) {
         int cw = wcwidth(wc);
         if (cw < 0) {
             wc = '?';
@@ -117,8 +134,6 @@ int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s)
         if (used + cw > w) break;
         buf[nb++] = wc;
         used += cw;
-        s += n;
-        len -= n;
     }
     buf[nb] = 0;
     attr_set(attr, pair, NULL);

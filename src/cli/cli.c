@@ -138,8 +138,26 @@ static void print_help(FILE *f)
                "2 bad input or usage. docs/cli.md documents every command and JSON format.\n");
 }
 
+/* Whether the arguments open the terminal UI: not a command, help or --version, but a file
+ * (or the UI's options). */
+static bool opens_the_ui(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help") ||
+        !strcmp(argv[1], "--version"))
+        return false;
+    int n;
+    const ls_command *c = ls_cli_commands(&n);
+    for (int i = 0; i < n; i++)
+        if (c[i].run && strcmp(argv[1], c[i].name) == 0) return false;
+    return argv[1][0] == '-' || strchr(argv[1], '.') || strchr(argv[1], '/') || access(argv[1], F_OK) == 0;
+}
+
 int ls_cli_main(int argc, char **argv)
 {
+    /* whatever is printed from here on is shown safely; the UI keeps stdout to draw on */
+    bool ui = opens_the_ui(argc, argv);
+    ls_cli_safe_output(!ui);
+    if (ui) return ls_tui_main(argc, argv);
     int n;
     const ls_command *c = ls_cli_commands(&n);
     if (argc == 3 && strcmp(argv[1], "help") == 0) { /* help COMMAND: the command's own --help */
@@ -158,9 +176,6 @@ int ls_cli_main(int argc, char **argv)
     }
     for (int i = 0; i < n; i++)
         if (c[i].run && strcmp(argv[1], c[i].name) == 0) return c[i].run(argc - 1, argv + 1);
-    /* not a command: a file to open in the terminal UI (views/) */
-    if (argv[1][0] == '-' || strchr(argv[1], '.') || strchr(argv[1], '/') || access(argv[1], F_OK) == 0)
-        return ls_tui_main(argc, argv);
     ls_cli_error("unknown command '%s' (lowerscope --help lists them)", argv[1]);
     return LS_EXIT_INPUT;
 }

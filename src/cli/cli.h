@@ -59,6 +59,10 @@ int ls_cli_parse(const char *cmd, const char *usage, int argc, char **argv, unsi
 int ls_cli_load(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_args *a,
                 ls_program **p);
 
+/* Replaces stderr (and stdout with with_stdout; the terminal UI draws on stdout itself) by
+ * streams that show text as safe_text.h says before it reaches the terminal (safe_output.c). */
+void ls_cli_safe_output(bool with_stdout);
+
 /* Prints "lowerscope: msg" to stderr. */
 void ls_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

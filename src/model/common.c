@@ -1,5 +1,6 @@
 /* Errors, checked allocation, interned strings, string buffers and file helpers. */
 #include "common.h"
+#include "safe_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -396,19 +397,10 @@ void ls_buf_json_str(ls_buf *b, const char *s)
         ls_buf_puts(b, "null");
         return;
     }
+    /* controls, bidi overrides and invalid UTF-8 escaped (safe_text.h): valid JSON and valid
+     * UTF-8 whatever the file held, and nothing a terminal acts on */
     ls_buf_putc(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': ls_buf_puts(b, "\\\""); break;
-        case '\\': ls_buf_puts(b, "\\\\"); break;
-        case '\n': ls_buf_puts(b, "\\n"); break;
-        case '\r': ls_buf_puts(b, "\\r"); break;
-        case '\t': ls_buf_puts(b, "\\t"); break;
-        default:
-            if (*p < 0x20) ls_buf_printf(b, "\\u%04x", *p);
-            else ls_buf_putc(b, (char)*p);
-        }
-    }
+    ls_buf_put_safe(b, s, strlen(s), LS_SAFE_JSON);
     ls_buf_putc(b, '"');
 }
 

@@ -164,6 +164,21 @@ def npy(descr, fortran, shape, data):
     return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data
 
 
+EVIL = "\x1b]0;title\x07\x1b]52;c;aGk=\x07\x1b[2J\u009b31m\x7f\u202egnp.exe\u2066"
+
+
+def escapes_archive():
+    p = base_program()
+    text = dumps(p).replace('"add"', json.dumps("add" + EVIL)).replace('"w"', json.dumps("w" + EVIL))
+    p = json.loads(text)
+    md = p["graph_module"]["graph"]["nodes"][0]["metadata"]
+    md["custom"] = json.dumps({"delegation_tag": "tag" + EVIL})
+    md["stack_trace"] = "File \"m.py\", line 3, in forward" + EVIL
+    md["nn_module_stack"] = "L__self__,," + EVIL
+    return archive(p, {"w" + EVIL: payload("weight_0", tmeta([4], requires_grad=True))},
+                   {"weight_0": floats(1, 2, 3, 4)})
+
+
 def corpus():
     good = archive(base_program(), {"w": payload("weight_0", tmeta([4], requires_grad=True))},
                    {"weight_0": floats(1, 2, 3, 4)})
@@ -218,6 +233,11 @@ def corpus():
     write(CORPUS, "constant_without_target.json", bare)
     # Fortran order, a zero dimension last: no data, but the other sizes' product overflows int64
     write(CORPUS, "fortran_zero_dim.npy", npy("<f4", True, (2 ** 61, 4, 0), b""))
+
+    # Text that would drive a terminal, in every string a command prints: the title (OSC 0), the
+    # clipboard (OSC 52), a clear screen (CSI 2J), a C1 CSI, DEL, a right-to-left override and
+    # an isolate. It loads, lowers, runs and exports; every command shows it escaped.
+    write(CORPUS, "escapes.pt2", escapes_archive())
 
     write(CORPUS, "weights_config.json", json.dumps({"config": {}}))
     write(CORPUS, "empty.json", "")

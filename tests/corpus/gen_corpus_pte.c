@@ -46,11 +46,32 @@ static void delegate_call_without_arguments(ls_pte *pte)
         }
 }
 
+/* strings a terminal would act on, and bytes that are not UTF-8 at all (flatbuffers' strings
+ * are bytes): every command shows them escaped, and --json stays valid UTF-8 */
+static void escapes(ls_pte *pte)
+{
+    static const char evil[] = "\x1b]0;title\x07\x1b[2J\xc2\x9b" "31m\xe2\x80\xae\xff\xc0\x80\xed\xa0\x80";
+    ls_pte_plan *pl = &pte->execution_plan.v[0];
+    for (uint32_t i = 0; i < pl->delegates.n; i++) {
+        char *id = malloc(strlen(pl->delegates.v[i].id) + sizeof evil);
+        sprintf(id, "%s%s", pl->delegates.v[i].id, evil);
+        free(pl->delegates.v[i].id);
+        pl->delegates.v[i].id = id;
+    }
+    for (uint32_t i = 0; i < pl->operators.n; i++) {
+        char *name = malloc(strlen(pl->operators.v[i].name) + sizeof evil);
+        sprintf(name, "%s%s", pl->operators.v[i].name, evil);
+        free(pl->operators.v[i].name);
+        pl->operators.v[i].name = name;
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
         fprintf(stderr, "usage: gen_corpus_pte SAMPLE.pte CORPUS_DIR\n");
         return 2;
     }
-    return write_variant(argv[1], argv[2], "delegate_call_without_arguments.pte", delegate_call_without_arguments);
+    return write_variant(argv[1], argv[2], "delegate_call_without_arguments.pte", delegate_call_without_arguments) |
+           write_variant(argv[1], argv[2], "escapes.pte", escapes);
 }
