@@ -82,6 +82,7 @@ typedef struct ls_box {
     uint32_t rank;
     int32_t id;          /* the caller's (a region index, a node position); -1 for none */
     uint32_t fold;       /* > 1: this box stands for so many similar ones */
+    uint32_t weight;     /* in its row, heavier boxes come first (the order given on ties) */
     const char *text[LS_BOX_LINES]; /* interned or borrowed; NULL: no line */
 } ls_box;
 
@@ -105,8 +106,8 @@ typedef struct ls_drawing {
     uint32_t n_boxes;
 } ls_drawing;
 
-/* Lays the boxes out, one row of boxes per rank (boxes of a rank side by side, in the order
- * given), each box box_w columns wide, and between rows one line per edge entering a box of
+/* Lays the boxes out, one row of boxes per rank (boxes of a rank side by side, heaviest first,
+ * else in the order given), each box box_w columns wide, and between rows one line per edge entering a box of
  * the row below (its label, and the source box's title when that is not the box right above).
  * ascii: | - + v instead of box-drawing characters. */
 void ls_draw_boxes(const ls_box *boxes, uint32_t n, const ls_box_edge *edges, uint32_t n_edges, int box_w, bool ascii,

@@ -139,61 +139,6 @@ static void free_history(ls_history *h)
 
 /* ---- running a script and comparing its screens */
 
-static char *slurp(const char *path)
-{
-    uint8_t *d;
-    size_t n;
-    ls_error err;
-    if (ls_read_file(path, 1 << 22, &d, &n, &err) != 0) return NULL;
-    char *s = ls_strndup((const char *)d, n);
-    free(d);
-    return s;
-}
-
-/* Compares every NAME*.screen the script saved in dir with tests/screens/NAME*.expected. */
-static void compare_screens(const char *dir, const char *name)
-{
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    int seen = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l < 8 || strcmp(e->d_name + l - 7, ".screen") || strncmp(e->d_name, name, strlen(name))) continue;
-        seen++;
-        char actual_path[4096], expected_rel[512];
-        snprintf(actual_path, sizeof actual_path, "%s/%s", dir, e->d_name);
-        snprintf(expected_rel, sizeof expected_rel, "tests/screens/%.*s.expected", (int)(l - 7), e->d_name);
-        char *actual = slurp(actual_path);
-        ck_assert_ptr_nonnull(actual);
-        if (getenv("LS_UPDATE_SCREENS")) {
-            ls_error err;
-            ls_write_file_atomic(tu_root(expected_rel), actual, strlen(actual), &err);
-        }
-        char *expected = slurp(tu_root(expected_rel));
-        if (!expected) ck_abort_msg("%s is missing; the UI drew (%s):\n%s", expected_rel, actual_path, actual);
-        if (strcmp(actual, expected) != 0) {
-            /* the first differing line, both ways, then the whole screen */
-            const char *a = actual, *x = expected;
-            int line = 1;
-            while (*a && *x) {
-                const char *ae = strchr(a, '\n'), *xe = strchr(x, '\n');
-                size_t al = ae ? (size_t)(ae - a) : strlen(a), xl = xe ? (size_t)(xe - x) : strlen(x);
-                if (al != xl || memcmp(a, x, al)) break;
-                a += al + (ae ? 1 : 0);
-                x += xl + (xe ? 1 : 0);
-                line++;
-            }
-            ck_abort_msg("%s differs at line %d\nexpected: %.*s\nactual:   %.*s\nwhole screen (%s):\n%s", expected_rel, line,
-                         (int)strcspn(x, "\n"), x, (int)strcspn(a, "\n"), a, actual_path, actual);
-        }
-        free(actual);
-        free(expected);
-    }
-    closedir(d);
-    ck_assert_msg(seen > 0, "the script %s saved no screen", name);
-}
-
 static void run_script_at(ls_history *h, const char *name, bool no_color, const char *step)
 {
     const char *dir = tu_tmpdir();
@@ -204,7 +149,7 @@ static void run_script_at(ls_history *h, const char *name, bool no_color, const 
     ls_error err = {{0}};
     int rc = ls_tui_run(h, &o, &err);
     ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
-    compare_screens(dir, name);
+    tu_compare_screens(dir, name);
 }
 
 static void run_script(ls_history *h, const char *name, bool no_color)
@@ -263,7 +208,7 @@ START_TEST(stays_instant_on_100k_nodes)
     double dt = ls_now() - t0;
     char path[4096];
     snprintf(path, sizeof path, "%s/big.screen", dir);
-    char *screen = slurp(path);
+    char *screen = tu_slurp(path);
     ck_assert_ptr_nonnull(screen);
     ck_assert_msg(tu_contains(screen, "add_50000"), "goto did not select add_50000:\n%s", screen);
     free(screen);
@@ -321,7 +266,7 @@ static void run_sample_script(const char *name, bool no_color)
     free(out);
     unsetenv("LOWERSCOPE_SCRIPT");
     unsetenv("NO_COLOR");
-    compare_screens(dir, name);
+    tu_compare_screens(dir, name);
 }
 
 /* A sample through the reader and the default pipeline, run in this process with the working
@@ -351,7 +296,7 @@ static void run_history_script(const char *sample, const char *name, const char 
     int rc = ls_tui_run(&h, &to, &err);
     ck_assert_int_eq(chdir(cwd), 0);
     ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
-    compare_screens(dir, name);
+    tu_compare_screens(dir, name);
     ls_history_free(&h);
     ls_program_unref(p);
     if (dir_out) *dir_out = dir;
@@ -384,7 +329,7 @@ static char *file_text(const char *dir, const char *name)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    return slurp(path);
+    return tu_slurp(path);
 }
 
 /* Export from the UI: a new file is written and its summary shown; an existing one is kept when
@@ -444,14 +389,14 @@ START_TEST(binary_opens_a_sample)
     ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
     free(out);
     snprintf(dump, sizeof dump, "%s/s.screen", dir);
-    char *screen = slurp(dump);
+    char *screen = tu_slurp(dump);
     ck_assert_ptr_nonnull(screen);
     ck_assert_msg(tu_contains(screen, "shared_constant.pt2") && tu_contains(screen, "step 0/") &&
                       tu_contains(screen, "Node c ") && tu_contains(screen, "[const]") && tu_contains(screen, "atan2"),
                   "%s", screen);
     free(screen);
     snprintf(dump, sizeof dump, "%s/h.screen", dir);
-    screen = slurp(dump);
+    screen = tu_slurp(dump);
     ck_assert_msg(screen && tu_contains(screen, "Help"), "%s", screen ? screen : "no help screen");
     free(screen);
     unsetenv("LOWERSCOPE_SCRIPT");

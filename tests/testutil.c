@@ -1,5 +1,8 @@
 #include "testutil.h"
 
+#include <check.h>
+#include <dirent.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,5 +99,63 @@ int tu_runf(char **out, const char *fmt, ...)
 bool tu_contains(const char *haystack, const char *needle)
 {
     return haystack && needle && strstr(haystack, needle) != NULL;
+}
+
+
+/* ---- screen tests (tests/screens) */
+
+char *tu_slurp(const char *path)
+{
+    uint8_t *d;
+    size_t n;
+    ls_error err;
+    if (ls_read_file(path, 1 << 22, &d, &n, &err) != 0) return NULL;
+    char *s = ls_strndup((const char *)d, n);
+    free(d);
+    return s;
+}
+
+/* Compares every NAME*.screen the script saved in dir with tests/screens/NAME*.expected. */
+void tu_compare_screens(const char *dir, const char *name)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int seen = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 8 || strcmp(e->d_name + l - 7, ".screen") || strncmp(e->d_name, name, strlen(name))) continue;
+        seen++;
+        char actual_path[4096], expected_rel[512];
+        snprintf(actual_path, sizeof actual_path, "%s/%s", dir, e->d_name);
+        snprintf(expected_rel, sizeof expected_rel, "tests/screens/%.*s.expected", (int)(l - 7), e->d_name);
+        char *actual = tu_slurp(actual_path);
+        ck_assert_ptr_nonnull(actual);
+        if (getenv("LS_UPDATE_SCREENS")) {
+            ls_error err;
+            ls_write_file_atomic(tu_root(expected_rel), actual, strlen(actual), &err);
+        }
+        char *expected = tu_slurp(tu_root(expected_rel));
+        if (!expected) ck_abort_msg("%s is missing; the UI drew (%s):\n%s", expected_rel, actual_path, actual);
+        if (strcmp(actual, expected) != 0) {
+            /* the first differing line, both ways, then the whole screen */
+            const char *a = actual, *x = expected;
+            int line = 1;
+            while (*a && *x) {
+                const char *ae = strchr(a, '\n'), *xe = strchr(x, '\n');
+                size_t al = ae ? (size_t)(ae - a) : strlen(a), xl = xe ? (size_t)(xe - x) : strlen(x);
+                if (al != xl || memcmp(a, x, al)) break;
+                a += al + (ae ? 1 : 0);
+                x += xl + (xe ? 1 : 0);
+                line++;
+            }
+            ck_abort_msg("%s differs at line %d\nexpected: %.*s\nactual:   %.*s\nwhole screen (%s):\n%s", expected_rel, line,
+                         (int)strcspn(x, "\n"), x, (int)strcspn(a, "\n"), a, actual_path, actual);
+        }
+        free(actual);
+        free(expected);
+    }
+    closedir(d);
+    ck_assert_msg(seen > 0, "the script %s saved no screen", name);
 }
 

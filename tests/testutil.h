@@ -22,5 +22,12 @@ int tu_runf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 bool tu_contains(const char *haystack, const char *needle);
 
+/* A file's contents, NUL-terminated (malloc'd), or NULL. */
+char *tu_slurp(const char *path);
+/* Compares every NAME*.screen a UI script saved in dir with tests/screens/NAME*.expected, failing
+ * with the first differing line and the whole screen; LS_UPDATE_SCREENS=1 rewrites the expected
+ * files from what the UI drew. */
+void tu_compare_screens(const char *dir, const char *name);
+
 
 #endif

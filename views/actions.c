@@ -36,6 +36,25 @@ void ui_reselect(ui *u)
     u->panes[UI_P_NODE].sel = u->panes[UI_P_NODE].top = 0;
 }
 
+void ui_filter_ids(ui *u, const char *name, const uint32_t *ids, uint32_t n)
+{
+    uint32_t max = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i] > max) max = ids[i];
+    free(u->filter_ids);
+    u->filter_ids_n = max + 1;
+    u->filter_ids = ls_calloc(u->filter_ids_n, 1);
+    for (uint32_t i = 0; i < n; i++) u->filter_ids[ids[i]] = 1;
+    u->filter = UI_FILTER_IDS;
+    u->filter_value = ls_intern(name);
+    ui_model_refilter(u);
+    ui_model_ensure(u);
+    /* the selection goes into the filter: to the first of its nodes unless it is one */
+    if (ui_model_find(u, u->sel_id) < 0 && u->m.n_vis) u->sel_id = u->m.rows[u->m.vis[0]].node->id;
+    ui_reselect(u);
+    ui_message(u, false, "filter %s: %u node%s — Esc clears", name, u->m.n_vis, u->m.n_vis == 1 ? "" : "s");
+}
+
 void ui_select_id(ui *u, uint32_t id)
 {
     if (ui_model_find(u, id) < 0 && u->filter != UI_FILTER_NONE) {
@@ -128,6 +147,8 @@ void ui_replace_history(ui *u, ls_history *h)
 {
     ui_run_session_free(u->run); /* its runners read the programs of the history going away */
     u->run = NULL;
+    ui_partgraph_free(u);
+    ui_around_free(u);
     if (u->owned_h) ui_core_free(u->owned_h);
     u->owned_h = h;
     u->h = h;
@@ -164,11 +185,22 @@ void ui_open_screen(ui *u, ui_screen s)
     }
     u->screen = s;
     ui_pane *p = &u->panes[UI_P_SCREEN];
-    p->ops = s == UI_S_TABLE ? &ui_table_ops : s == UI_S_RUN ? &ui_run_ops : s == UI_S_EXPORT ? &ui_export_ops : &ui_help_ops;
-    p->sel = p->top = 0;
+    p->ops = s == UI_S_TABLE       ? &ui_table_ops
+             : s == UI_S_RUN       ? &ui_run_ops
+             : s == UI_S_EXPORT    ? &ui_export_ops
+             : s == UI_S_PARTGRAPH ? &ui_partgraph_ops
+             : s == UI_S_AROUND    ? &ui_around_ops
+                                   : &ui_help_ops;
+    p->sel = p->top = p->left = 0;
     if (s == UI_S_TABLE) ui_table_build(u);
     else if (s == UI_S_RUN) ui_run_build(u);
     else if (s == UI_S_HELP) ui_help_build(u); /* the export screen's lines come with the export */
+    else if (s == UI_S_PARTGRAPH) ui_partgraph_build(u);
+    else if (s == UI_S_AROUND) {
+        const ls_node *n = ui_selected_node(u, NULL, NULL);
+        u->around_id = n ? n->id : 0;
+        ui_around_build(u);
+    }
 }
 
 /* gd / gu: pressed again, they go through the other arguments / users of the node where the
@@ -248,6 +280,10 @@ void ui_run_action(ui *u, ui_action a)
         u->last_action = a;
         return; /* nothing to act on until the terminal is big enough */
     }
+    if (a != UI_A_NONE && p->ops->action && p->ops->action(u, a)) { /* the view's own meaning of the key */
+        u->last_action = a;
+        return;
+    }
     switch (a) {
     case UI_A_NONE: break;
     case UI_A_DOWN: move_sel(u, 1); break;
@@ -307,6 +343,15 @@ void ui_run_action(ui *u, ui_action a)
         }
         break;
     case UI_A_TABLE: ui_open_screen(u, UI_S_TABLE); break;
+    case UI_A_PARTGRAPH: ui_open_screen(u, UI_S_PARTGRAPH); break;
+    case UI_A_AROUND:
+        if (u->screen != UI_S_MAIN) u->screen = UI_S_MAIN;
+        ui_open_screen(u, UI_S_AROUND);
+        break;
+    case UI_A_SCROLL_LEFT:
+        p->left = p->left > 8 ? p->left - 8 : 0;
+        break;
+    case UI_A_SCROLL_RIGHT: p->left += 8; break;
     case UI_A_RUN:
         if (u->screen == UI_S_RUN) {
             ui_run_again(u); /* state carries over */

@@ -219,6 +219,7 @@ static bool ui_row_filtered_in(const ui *u, const ls_program *p, const ls_node *
         return sub && ui_sub_tag(u, p, sub) == u->filter_value;
     }
     case UI_FILTER_CPU: return !n->tag && !ui_delegate_sub(p, n) && n->kind == LS_NODE_CALL;
+    case UI_FILTER_IDS: return n->id < u->filter_ids_n && u->filter_ids[n->id];
     case UI_FILTER_OP: {
         const char *op = ui_node_op(p, n);
         if (strcmp(op, u->filter_value) == 0) return true;

@@ -20,6 +20,8 @@ static const ui_cmd_info commands[] = {
     {"method NAME", "open another method of a .pte (lowerscope info lists them)"},
     {"export PATH", "write this step's program (.pte, or .pt2)"},
     {"table", "delegation table"},
+    {"graph", "partition graph (delegates and CPU islands as boxes)"},
+    {"around [NAME]", "the neighbourhood of the selected node (or of NAME)"},
     {"help", "this help"},
     {"save-display FILE", "write the screen as text (scripted tests)"},
     {"resize COLSxROWS", "resize the off-screen terminal (scripted tests)"},
@@ -241,6 +243,19 @@ int ui_command(ui *u, const char *line)
     }
     if (!strcmp(cmd, "table")) {
         if (u->screen != UI_S_TABLE) ui_open_screen(u, UI_S_TABLE);
+        return 0;
+    }
+    if (!strcmp(cmd, "graph")) {
+        if (u->screen != UI_S_PARTGRAPH) {
+            u->screen = UI_S_MAIN;
+            ui_open_screen(u, UI_S_PARTGRAPH);
+        }
+        return 0;
+    }
+    if (!strcmp(cmd, "around")) {
+        if (*arg && !ui_jump(u, u->depth ? u->scope[u->depth - 1] : NULL, arg)) return 0;
+        u->screen = UI_S_MAIN;
+        ui_open_screen(u, UI_S_AROUND);
         return 0;
     }
     if (!strcmp(cmd, "help")) {

@@ -559,6 +559,9 @@ int ls_tui_run(const ls_history *h, const ls_tui_opts *o, ls_error *err)
     if (g_stop) rc = 130;
 out:
     ui_run_session_free(u->run);
+    ui_partgraph_free(u);
+    ui_around_free(u);
+    free(u->filter_ids);
     if (u->owned_h) ui_core_free(u->owned_h);
     ui_script_free(u);
     ui_model_free(&u->m);

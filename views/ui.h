@@ -15,6 +15,7 @@
 
 #include "history.h"
 #include "ptrmap.h"
+#include "regions.h"
 #include "tui.h"
 
 typedef struct ui ui;
@@ -72,17 +73,21 @@ int ui_tag_of_pair(const ui *u, short pair); /* tag index of a colour pair, -1 i
     X(STEP_PREV, "Steps", "previous pass step")                                                                     \
     X(STEP_FIRST, "Steps", "first step (load)")                                                                      \
     X(STEP_LAST, "Steps", "last step")                                                                               \
+    X(SCROLL_LEFT, "Moving", "scroll the pane left (long names, wide graphs)")                                      \
+    X(SCROLL_RIGHT, "Moving", "scroll the pane right")                                                               \
     X(ENTER, "Graph", "open: a delegate call's graph, a change's node, an argument or user")                         \
     X(BACK, "Graph", "leave a delegate's graph")                                                                     \
     X(PRODUCER, "Graph", "go to the producer of an argument (again: the next argument)")                             \
     X(USERS, "Graph", "go to a user of the node (again: the next user)")                                            \
     X(DIFF, "Graph", "diff marks on/off (+ added, ~ changed, - removed)")                                            \
+    X(AROUND, "Graph", "the node's neighbourhood: producers above, users below, two levels")                        \
     X(SEARCH, "Search and filter", "incremental search over names and ops (regex)")                                  \
     X(SEARCH_NEXT, "Search and filter", "next match (when a search is active)")                                      \
     X(SEARCH_PREV, "Search and filter", "previous match")                                                            \
     X(FILTER, "Search and filter", "filter by tag or op (empty: no filter)")                                         \
     X(CANCEL, "Search and filter", "clear search and filter; close a screen")                                        \
     X(TABLE, "Screens", "delegation table (ops per tag, with %)")                                                    \
+    X(PARTGRAPH, "Screens", "partition graph: delegates and CPU islands as boxes, the tensors between")              \
     X(RUN, "Screens", "run this step and the loaded program side by side")                                         \
     X(HELP, "Screens", "this help")                                                                                  \
     X(EXPORT, "Screens", "export the program at this step (asks for a path)")                                        \
@@ -141,7 +146,9 @@ typedef struct ui_part {
     uint64_t const_bytes;
 } ui_part;
 
-typedef enum ui_filter_kind { UI_FILTER_NONE, UI_FILTER_TAG, UI_FILTER_CPU, UI_FILTER_OP } ui_filter_kind;
+/* UI_FILTER_IDS: the nodes of a region of the partition graph, by id (ids are stable across
+ * steps, so the filter still means those nodes at other steps). */
+typedef enum ui_filter_kind { UI_FILTER_NONE, UI_FILTER_TAG, UI_FILTER_CPU, UI_FILTER_OP, UI_FILTER_IDS } ui_filter_kind;
 
 typedef struct ui_model {
     bool valid, vis_valid;
@@ -184,6 +191,8 @@ const char *ui_delegate_sub(const ls_program *p, const ls_node *n); /* submodule
 /* ---- views (view_*.c): each one table of operations, like tig's view_ops */
 typedef struct ui_view_ops {
     const char *name;
+    /* a key's action, before the generic one; true: handled (NULL: none of its own) */
+    bool (*action)(ui *u, ui_action a);
     void (*title)(ui *u, ls_buf *b);
     uint32_t (*count)(ui *u);
     /* draws row `row` at screen line y, columns [x, x+w); cursor: the row is selected */
@@ -194,7 +203,7 @@ typedef struct ui_view_ops {
 } ui_view_ops;
 
 extern const ui_view_ops ui_graph_ops, ui_partitions_ops, ui_node_ops, ui_timeline_ops, ui_changes_ops,
-    ui_table_ops, ui_run_ops, ui_help_ops, ui_export_ops;
+    ui_table_ops, ui_run_ops, ui_help_ops, ui_export_ops, ui_partgraph_ops, ui_around_ops;
 
 typedef enum ui_pane_id {
     UI_P_PARTITIONS,
@@ -210,10 +219,28 @@ typedef enum ui_pane_id {
 typedef struct ui_pane {
     const ui_view_ops *ops;
     uint32_t sel, top;
+    uint32_t left; /* columns scrolled off to the left (< and >) */
     ui_rect r; /* title line + rows */
 } ui_pane;
 
-typedef enum ui_screen { UI_S_MAIN, UI_S_TABLE, UI_S_RUN, UI_S_HELP, UI_S_EXPORT } ui_screen;
+typedef enum ui_screen { UI_S_MAIN, UI_S_TABLE, UI_S_RUN, UI_S_HELP, UI_S_EXPORT, UI_S_PARTGRAPH, UI_S_AROUND } ui_screen;
+
+/* ---- boxes.c: a drawing of boxes (regions.h) as a scrollable screen with one box selected;
+ * the partition graph and the neighbourhood screens are two of them. */
+typedef struct ui_boxview {
+    bool valid;
+    ls_drawing d;
+    int32_t *color;      /* per box: tag index, -1 none, -2 dimmed (a folded box) */
+    uint32_t sel;        /* the selected box */
+    uint32_t *line0, *line_box; /* per line: boxes drawn on it (line_box[line0[l] .. line0[l + 1])) */
+    uint32_t *order, *rank_of; /* boxes in reading order (rows, then left to right); each box's place in it */
+} ui_boxview;
+void ui_boxview_set(ui_boxview *v, ls_drawing *d, int32_t *color); /* takes both */
+void ui_boxview_free(ui_boxview *v);
+void ui_boxview_draw_row(ui *u, const ui_boxview *v, const ui_pane *p, uint32_t row, int y, int x, int w);
+void ui_boxview_select(ui *u, ui_boxview *v, ui_pane *p, uint32_t box); /* scrolls it into view */
+/* j/k, pages, first/last between boxes (in reading order), < and > across; true: handled. */
+bool ui_boxview_move(ui *u, ui_boxview *v, ui_pane *p, ui_action a);
 
 /* One line of a text view (node pane, table, run, help): text, role or tag colour, a jump. */
 typedef struct ui_line {
@@ -262,7 +289,9 @@ struct ui {
     ui_screen screen;
     bool diff_marks;
     ui_filter_kind filter;
-    const char *filter_value; /* tag (interned) or op name */
+    const char *filter_value; /* tag (interned) or op name; for UI_FILTER_IDS the region's name */
+    uint8_t *filter_ids;      /* UI_FILTER_IDS: one byte per node id (filter_ids_n of them) */
+    uint32_t filter_ids_n;
     /* search */
     char search[256];
     regex_t re;
@@ -301,6 +330,16 @@ struct ui {
     char run_args[512]; /* .npy files for the run screen */
     ui_run_session *run; /* the run screen's runners, carried from one run to the next */
     char export_path[512]; /* the file an export asks to overwrite */
+    /* the partition graph screen (view_partgraph.c) and the neighbourhood (view_around.c) */
+    ui_boxview pg, around;
+    ls_regions pg_regions;
+    ls_region_boxes pg_boxes;
+    uint32_t pg_step;
+    bool pg_unfold;       /* Enter on a folded box: draw every region */
+    uint32_t around_id;   /* the node in the middle of the neighbourhood */
+    const char *around_scope;
+    uint32_t around_step;
+    uint32_t *around_ids; /* per box: the node id it shows (0: a "+N more" box) */
 };
 
 /* ---- ui.c: screen, layout, loop; actions.c: what keys and the mouse do */
@@ -363,6 +402,12 @@ void ui_run_build(ui *u); /* a fresh run of the program at this step (and of the
 void ui_run_again(ui *u); /* one more run, state carrying over (a fresh one for another step) */
 void ui_run_session_free(ui_run_session *s);
 void ui_help_build(ui *u);
+void ui_partgraph_build(ui *u); /* the partition graph of this step (view_partgraph.c) */
+void ui_partgraph_free(ui *u);
+void ui_around_build(ui *u);    /* the neighbourhood of the selected node (view_around.c) */
+void ui_around_free(ui *u);
+/* The graph pane shows only these node ids (a region's); name says which in the title. */
+void ui_filter_ids(ui *u, const char *name, const uint32_t *ids, uint32_t n);
 /* view_export.c: writes the program at this step to path (export.h) and shows what was written;
  * an existing file is replaced only when force, else the prompt line asks first. */
 void ui_export(ui *u, const char *path, bool force);

@@ -115,6 +115,18 @@ static uint32_t box_height(const ls_box *b)
 
 #define GAP 2
 
+typedef struct row_key {
+    uint32_t rank, weight, order, box;
+} row_key;
+
+static int cmp_row_key(const void *x, const void *y)
+{
+    const row_key *a = x, *b = y;
+    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+    if (a->weight != b->weight) return a->weight > b->weight ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
 void ls_draw_boxes(const ls_box *boxes, uint32_t n, const ls_box_edge *edges, uint32_t n_edges, int box_w, bool ascii,
                    ls_drawing *d)
 {
@@ -138,6 +150,13 @@ void ls_draw_boxes(const ls_box *boxes, uint32_t n, const ls_box_edge *edges, ui
         by_rank[fill[boxes[i].rank]++] = i;
     }
     free(fill);
+    /* heaviest first within a row (a delegate before the small CPU islands beside it) */
+    row_key *keys = ls_malloc(sizeof *keys * (n + 1));
+    for (uint32_t k = 0; k < n; k++) keys[k] = (row_key){boxes[by_rank[k]].rank, boxes[by_rank[k]].weight, k, by_rank[k]};
+    qsort(keys, n, sizeof *keys, cmp_row_key);
+    for (uint32_t k = 0; k < n; k++) by_rank[k] = keys[k].box;
+    free(keys);
+    for (uint32_t k = 0; k < n; k++) col[by_rank[k]] = k - rank_start[boxes[by_rank[k]].rank];
     uint32_t *in_start = ls_calloc(n + 2, sizeof *in_start), *in_edges = ls_malloc(sizeof *in_edges * (n_edges + 1));
     for (uint32_t e = 0; e < n_edges; e++) in_start[edges[e].to + 1]++;
     for (uint32_t i = 0; i < n; i++) in_start[i + 1] += in_start[i];
@@ -318,7 +337,9 @@ void ls_region_boxes_build(const ls_regions *r, bool fold, bool ascii, ls_region
             ls_box *bx = &o->boxes[o->n];
             bx->id = (int32_t)i;
             bx->fold = 1;
-            region_text(o, &r->v[i], bx);
+            const ls_region *g = &r->v[i];
+            bx->weight = (g->kind == LS_REGION_TAG || g->kind == LS_REGION_DELEGATE ? 1u << 31 : 0) + g->n_nodes;
+            region_text(o, g, bx);
             o->box_of_region[i] = o->n;
             o->region_of_box[o->n++] = i;
         }

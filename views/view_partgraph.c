@@ -1,0 +1,166 @@
+/* The partition graph screen (`g`, `:graph`): the regions of the program at this step — each
+ * delegate, each tag not yet lowered, each island of CPU nodes, with the inputs and outputs —
+ * as boxes in topological order, the tensors entering each box written above it (regions.h:
+ * the same drawing as `lowerscope graph`). j/k go from box to box, Enter opens a box's nodes in
+ * the graph pane (a delegate: its lowered graph; a folded box: every region drawn), < and >
+ * scroll a wide row. Built once per step, O(n). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui.h"
+
+#define BOX_W 30
+
+void ui_partgraph_free(ui *u)
+{
+    ui_boxview_free(&u->pg);
+    ls_region_boxes_free(&u->pg_boxes);
+    ls_regions_free(&u->pg_regions);
+}
+
+/* The region holding the node selected in the graph pane (a lowered module's nodes: its box). */
+static int32_t selected_region(ui *u)
+{
+    const ls_program *top = u->h->steps[u->step].program;
+    if (u->depth) {
+        for (uint32_t g = 0; g < u->pg_regions.n; g++)
+            if (u->pg_regions.v[g].sub == u->scope[0]) return (int32_t)g;
+        return -1;
+    }
+    return u->sel_id ? ls_regions_of_node(&u->pg_regions, top, u->sel_id) : -1;
+}
+
+void ui_partgraph_build(ui *u)
+{
+    ui_partgraph_free(u);
+    u->pg_step = u->step;
+    ls_regions_build(u->h->steps[u->step].program, &u->pg_regions);
+    ls_region_boxes_build(&u->pg_regions, !u->pg_unfold, !u->utf8, &u->pg_boxes);
+    const ls_region_boxes *bx = &u->pg_boxes;
+    int32_t *color = ls_malloc(sizeof *color * (bx->n + 1));
+    for (uint32_t b = 0; b < bx->n; b++) {
+        const ls_region *g = &u->pg_regions.v[bx->region_of_box[b]];
+        color[b] = bx->boxes[b].fold > 1 ? -2 : g->tag ? ui_tag_index(u, g->tag) : -1;
+    }
+    ls_drawing d;
+    ls_draw_boxes(bx->boxes, bx->n, bx->edges, bx->n_edges, BOX_W, !u->utf8, &d);
+    ui_boxview_set(&u->pg, &d, color);
+    int32_t g = selected_region(u);
+    ui_pane *p = ui_pane_of(u, UI_P_SCREEN);
+    p->left = p->top = 0;
+    ui_boxview_select(u, &u->pg, p, g >= 0 ? bx->box_of_region[g] : 0);
+}
+
+static void ensure(ui *u)
+{
+    if (!u->pg.valid || u->pg_step != u->step) ui_partgraph_build(u);
+}
+
+static void title(ui *u, ls_buf *b)
+{
+    ensure(u);
+    const ls_regions *r = &u->pg_regions;
+    uint32_t islands = 0, delegates = 0;
+    for (uint32_t i = 0; i < r->n; i++) {
+        islands += r->v[i].kind == LS_REGION_CPU;
+        delegates += r->v[i].kind == LS_REGION_TAG || r->v[i].kind == LS_REGION_DELEGATE;
+    }
+    char a[32], c[32];
+    ls_buf_printf(b, "Partitions · step %u %s · %u CPU island%s, %u delegate%s · %s to them, %s back", u->step,
+                  u->h->steps[u->step].pass, islands, islands == 1 ? "" : "s", delegates, delegates == 1 ? "" : "s",
+                  ls_fmt_bytes(r->cpu_to_delegates, a, sizeof a), ls_fmt_bytes(r->delegates_to_cpu, c, sizeof c));
+    if (u->pg_boxes.n < r->n) ls_buf_printf(b, " · %u regions in %u boxes", r->n, u->pg_boxes.n);
+}
+
+static uint32_t count(ui *u)
+{
+    ensure(u);
+    return u->pg.d.n_lines;
+}
+
+static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
+{
+    (void)cursor;
+    ensure(u);
+    ui_boxview_draw_row(u, &u->pg, ui_pane_of(u, UI_P_SCREEN), row, y, x, w);
+}
+
+static void activate(ui *u, uint32_t row)
+{
+    (void)row;
+    ensure(u);
+    if (u->pg.sel >= u->pg_boxes.n) return;
+    const ls_box *bx = &u->pg_boxes.boxes[u->pg.sel];
+    uint32_t gi = u->pg_boxes.region_of_box[u->pg.sel];
+    const ls_region *g = &u->pg_regions.v[gi];
+    if (bx->fold > 1) { /* draw every region, this one selected */
+        u->pg_unfold = true;
+        ui_partgraph_build(u);
+        ui_boxview_select(u, &u->pg, ui_pane_of(u, UI_P_SCREEN), u->pg_boxes.box_of_region[gi]);
+        ui_message(u, false, "every region drawn: %u boxes", u->pg_boxes.n);
+        return;
+    }
+    u->screen = UI_S_MAIN;
+    u->focus = UI_P_GRAPH;
+    while (u->depth) ui_leave_sub(u);
+    if (g->kind == LS_REGION_DELEGATE) {
+        ui_enter_sub(u, g->sub);
+        return;
+    }
+    const ls_program *p = u->h->steps[u->step].program;
+    uint32_t *ids = ls_malloc(sizeof *ids * (g->n_members + 1));
+    for (uint32_t k = 0; k < g->n_members; k++) ids[k] = p->nodes[u->pg_regions.members[g->member0 + k]]->id;
+    ui_filter_ids(u, g->name, ids, g->n_members);
+    free(ids);
+}
+
+/* The status line names the selected box and what Enter does with it. */
+static void say_selected(ui *u)
+{
+    if (u->pg.sel >= u->pg_boxes.n) return;
+    const ls_box *bx = &u->pg_boxes.boxes[u->pg.sel];
+    const ls_region *g = &u->pg_regions.v[u->pg_boxes.region_of_box[u->pg.sel]];
+    if (bx->fold > 1) ui_message(u, false, "%s folded (%s) — Enter draws every region", bx->text[0], bx->text[2]);
+    else if (g->kind == LS_REGION_DELEGATE)
+        ui_message(u, false, "%s: %s, %u nodes — Enter opens its graph", g->name, g->backend ? g->backend : "?", g->n_nodes);
+    else
+        ui_message(u, false, "%s: %u node%s — Enter shows them in the graph", g->name, g->n_members, g->n_members == 1 ? "" : "s");
+}
+
+static bool action(ui *u, ui_action a)
+{
+    ensure(u);
+    if (a == UI_A_ENTER) {
+        activate(u, 0);
+        return true;
+    }
+    uint32_t before = u->pg.sel;
+    if (!ui_boxview_move(u, &u->pg, ui_pane_of(u, UI_P_SCREEN), a)) return false;
+    if (u->pg.sel != before) say_selected(u);
+    return true;
+}
+
+/* A search lands on a line: the box drawn there is selected. */
+static void moved(ui *u, uint32_t row)
+{
+    ensure(u);
+    if (row < u->pg.d.n_lines && u->pg.line0[row] < u->pg.line0[row + 1]) u->pg.sel = u->pg.line_box[u->pg.line0[row]];
+}
+
+static bool match(ui *u, uint32_t row, const regex_t *re)
+{
+    ensure(u);
+    return row < u->pg.d.n_lines && regexec(re, u->pg.d.lines[row], 0, NULL, 0) == 0;
+}
+
+const ui_view_ops ui_partgraph_ops = {
+    .name = "partition graph",
+    .action = action,
+    .title = title,
+    .count = count,
+    .draw_row = draw_row,
+    .activate = activate,
+    .moved = moved,
+    .match = match,
+};
