@@ -33,6 +33,9 @@ CORE_SRC := $(sort $(shell find src -name '*.c' -not -path 'src/cli/*'))
 CLI_SRC  := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 VIEW_SRC := $(wildcard views/*.c)
 TEST_SRC := $(wildcard tests/check_*.c)
+# The shipped backend profiles, compiled into the library (profiles/embed.sh).
+PROFILES := $(sort $(wildcard profiles/*.json))
+GEN_SRC  := build/gen/profiles_embedded.c
 BENCH_SRC := $(filter-out tests/bench/benchutil.c,$(wildcard tests/bench/*.c))
 
 # $(call objs,DIR,SOURCES)
@@ -48,7 +51,7 @@ $(1)/%.o: %.c
 	$$(if $$(Q),@echo "  CC $$@")
 	$(Q)$$(CC) $$(ALL_CFLAGS) $(2) -MMD -MP -c $$< -o $$@
 
-$(1)/liblowerscope.a: $$(call objs,$(1),$$(CORE_SRC))
+$(1)/liblowerscope.a: $$(call objs,$(1),$$(CORE_SRC) $$(GEN_SRC))
 	$$(if $$(Q),@echo "  AR $$@")
 	$(Q)rm -f $$@ && ar rcs $$@ $$^
 
@@ -65,6 +68,10 @@ $(1)/check_all: $$(call objs,$(1),$$(TEST_SRC) tests/check_main.c tests/testutil
 	$$(if $$(Q),@echo "  LD $$@")
 	$(Q)$$(CC) $(2) -o $$@ $$^ $$(CHECK_LIBS) $$(LDLIBS)
 endef
+
+build/gen/profiles_embedded.c: $(PROFILES) profiles/embed.sh
+	@mkdir -p $(dir $@)
+	$(Q)sh profiles/embed.sh $(PROFILES) > $@.tmp && mv $@.tmp $@
 
 $(eval $(call flavour,build,))
 $(eval $(call flavour,build/asan,$(ASAN_FLAGS)))

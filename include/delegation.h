@@ -93,5 +93,7 @@ uint32_t ls_deleg_cpu_count(const ls_program *p);
  * partitioner has not seen, "not partitioned yet" before the first partition step and "added by
  * PASS, after partitioning" after it. */
 const char *ls_deleg_cpu_reason(const ls_history *h, uint32_t step, const ls_node *n);
+/* The same with the partitioner's detail, as one sentence (ls_cpu_why): what the CLI prints. */
+const char *ls_deleg_cpu_why(const ls_history *h, uint32_t step, const ls_node *n);
 
 #endif

@@ -19,6 +19,10 @@
 
 typedef struct ls_pass_ctx {
     const ls_profile *profile; /* the backend of a partition round (per-backend passes), else NULL */
+    /* every backend of the pipeline, in order (to_edge keeps the composites they take whole:
+     * their ops_to_not_decompose); none for a pass run alone */
+    const ls_profile *const *backends;
+    uint32_t n_backends;
     ls_report *report;         /* one sentence per change */
     ls_error *err;
 } ls_pass_ctx;

@@ -108,9 +108,14 @@ typedef enum ls_cpu_reason {
     LS_WHY_MASK_ALL_FALSE,
     LS_WHY_UNKNOWN_OP,
     LS_WHY_NOT_COMPUTE, /* placeholders, outputs, getitems follow their producer */
+    LS_WHY_RULE,        /* a rule of the profile refused it: the detail names the rule */
     LS_WHY_COUNT
 } ls_cpu_reason;
 const char *ls_cpu_reason_text(ls_cpu_reason r); /* "op not supported", "mask is computed", ... */
+/* The whole reason as the CLI and the UI print it (interned): a rule's sentence ("XNNPACK takes
+ * only alpha=1, not alpha=2 (rule alpha_one)"), else the reason with its detail in parentheses
+ * ("dtype not supported (float64 not supported)"). */
+const char *ls_cpu_why(ls_cpu_reason r, const char *detail);
 
 /* What a node produces. */
 typedef enum ls_val_kind {

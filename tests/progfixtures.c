@@ -31,16 +31,26 @@ ls_program *pf_sample(const char *name)
     return pf_load(tu_root(rel));
 }
 
-void pf_lower(ls_program *p, const char *pipeline, ls_history *h)
+static void lower(ls_program *p, const char *opt, const char *value, ls_history *h)
 {
     ls_pipeline_opts o;
     ls_pipeline_opts_init(&o);
     ls_error err;
-    if (pipeline) ck_assert_msg(ls_pipeline_opt(&o, "--pipeline", pipeline, &err) == 1, "%s", err.msg);
+    if (value) ck_assert_msg(ls_pipeline_opt(&o, opt, value, &err) == 1, "%s", err.msg);
     ck_assert_msg(ls_pipeline_run(p, &o, h, &err) == 0, "%s", err.msg);
     for (uint32_t i = 0; i < h->n; i++)
         ck_assert_msg(!h->steps[i].error, "step %u %s: %s", i, h->steps[i].pass, h->steps[i].error);
     ls_pipeline_opts_free(&o);
+}
+
+void pf_lower(ls_program *p, const char *pipeline, ls_history *h)
+{
+    lower(p, "--pipeline", pipeline, h);
+}
+
+void pf_lower_backend(ls_program *p, const char *backend, ls_history *h)
+{
+    lower(p, "--backend", backend, h);
 }
 
 ls_runner *pf_runner(const ls_program *p)

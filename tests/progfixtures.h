@@ -25,6 +25,8 @@ extern const pf_sample_info pf_samples[];
 /* The pipeline (pipeline: a --pipeline value, NULL for the default) run on p into *h; every
  * step must run. */
 void pf_lower(ls_program *p, const char *pipeline, ls_history *h);
+/* The default pipeline with one --backend (a profile name or file) run on p into *h. */
+void pf_lower_backend(ls_program *p, const char *backend, ls_history *h);
 /* A runner of p. */
 ls_runner *pf_runner(const ls_program *p);
 /* Releases n values and the array holding them (what ls_runner_run returns). */

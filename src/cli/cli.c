@@ -133,7 +133,7 @@ static void print_help(FILE *f)
         fputc('\n', f);
     }
     fprintf(f, "\nlowerscope COMMAND --help lists a command's options: --json, --step S,\n"
-               "--backend FILE, --pipeline a,b,..., --model NAME and the command's own.\n"
+               "--backend NAME|FILE, --pipeline a,b,..., --model NAME and the command's own.\n"
                "exit codes: 0 ok, 1 findings (verifier errors, a failed step or comparison),\n"
                "2 bad input or usage. docs/cli.md documents every command and JSON format.\n");
 }

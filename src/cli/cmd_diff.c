@@ -1,4 +1,4 @@
-/* lowerscope diff FILE --step S [--backend FILE]... [--pipeline ...]: what step S changed
+/* lowerscope diff FILE --step S [--backend NAME|FILE]... [--pipeline ...]: what step S changed
  * against the step before, one line per node: "+" added, "-" removed, "~" changed (before and
  * after), prefixed with the lowered module for nodes inside one; then the step's report. */
 #include <stdio.h>
@@ -10,7 +10,7 @@
 
 int ls_cmd_diff(int argc, char **argv);
 
-#define USAGE "diff FILE --step S [--backend FILE]... [--pipeline a,b,...] [--model NAME] [--metadata-only]"
+#define USAGE "diff FILE --step S [--backend NAME|FILE]... [--pipeline a,b,...] [--model NAME] [--metadata-only]"
 static const char HELP[] =
     "usage: lowerscope " USAGE "\n"
     "\n"

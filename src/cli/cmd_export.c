@@ -1,4 +1,4 @@
-/* lowerscope export FILE -o OUT [--backend FILE]... [--pipeline a,b,...] [--step S] [--force]
+/* lowerscope export FILE -o OUT [--backend NAME|FILE]... [--pipeline a,b,...] [--step S] [--force]
  * [--json] [--model NAME]: runs the pipeline and writes the program of a step (the last one by
  * default) as an ExecuTorch .pte, or as a .pt2 archive when OUT ends in .pt2; prints what it
  * wrote (docs/cli.md). */
@@ -13,7 +13,7 @@
 int ls_cmd_export(int argc, char **argv);
 
 #define USAGE                                                                                                          \
-    "export FILE -o OUT [--backend FILE]... [--pipeline a,b,...] [--step S] [--force] [--json] [--model NAME] "        \
+    "export FILE -o OUT [--backend NAME|FILE]... [--pipeline a,b,...] [--step S] [--force] [--json] [--model NAME] "        \
     "[--metadata-only]"
 static const char HELP[] =
     "usage: lowerscope " USAGE "\n"

@@ -13,7 +13,7 @@
 int ls_cmd_graph(int argc, char **argv);
 
 #define USAGE                                                                                                          \
-    "graph FILE [--step S] [--text|--dot|--json] [--ascii] [--no-fold] [--width N] [--backend FILE]... "              \
+    "graph FILE [--step S] [--text|--dot|--json] [--ascii] [--no-fold] [--width N] [--backend NAME|FILE]... "              \
     "[--pipeline a,b,...]"
 static const char HELP[] =
     "usage: lowerscope " USAGE "\n"

@@ -1,4 +1,4 @@
-/* lowerscope partitions FILE [--step S] [--backend FILE]... [--pipeline ...] [--json]: the
+/* lowerscope partitions FILE [--step S] [--backend NAME|FILE]... [--pipeline ...] [--json]: the
  * delegation table of a step — per op type, how many nodes each tag (and its backend) took and
  * how many stayed on the CPU, % delegated — then every CPU node with its reason. Nodes already
  * lowered count for the tag they carry inside their delegate. The table itself is the core's
@@ -14,7 +14,7 @@
 int ls_cmd_partitions(int argc, char **argv);
 
 #define PARTITIONS_FORMAT_VERSION 1
-#define USAGE "partitions FILE [--step S] [--backend FILE]... [--pipeline a,b,...] [--json] [--model NAME] [--metadata-only]"
+#define USAGE "partitions FILE [--step S] [--backend NAME|FILE]... [--pipeline a,b,...] [--json] [--model NAME] [--metadata-only]"
 static const char HELP[] =
     "usage: lowerscope " USAGE "\n"
     "\n"
@@ -78,9 +78,7 @@ static void print_text(const cli_run *r, int s, const ls_deleg_table *full)
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
         if (!ls_deleg_on_cpu(n)) continue;
-        printf("  %-*s %-*s %s%s%s%s\n", namew, n->name, labelw, ls_deleg_op_label(n),
-               ls_deleg_cpu_reason(&r->h, (uint32_t)s, n), n->reason_detail ? " (" : "",
-               n->reason_detail ? n->reason_detail : "", n->reason_detail ? ")" : "");
+        printf("  %-*s %-*s %s\n", namew, n->name, labelw, ls_deleg_op_label(n), ls_deleg_cpu_why(&r->h, (uint32_t)s, n));
     }
     if (by_backend) ls_deleg_table_free(&merged);
 }

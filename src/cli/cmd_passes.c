@@ -1,4 +1,4 @@
-/* lowerscope passes FILE [--backend FILE]... [--pipeline a,b,...] [--json]: runs the lowering
+/* lowerscope passes FILE [--backend NAME|FILE]... [--pipeline a,b,...] [--json]: runs the lowering
  * pipeline and prints every step's report and verifier result (JSON: docs/cli.md). Exit 0 when
  * every step ran and verified, 1 when a pass failed or the verifier found errors, 2 bad input. */
 #include <stdio.h>
@@ -11,7 +11,7 @@
 int ls_cmd_passes(int argc, char **argv);
 
 #define PASSES_FORMAT_VERSION 1
-#define USAGE "passes FILE [--backend FILE]... [--pipeline a,b,...] [--json] [--model NAME] [--metadata-only]"
+#define USAGE "passes FILE [--backend NAME|FILE]... [--pipeline a,b,...] [--json] [--model NAME] [--metadata-only]"
 static const char HELP[] =
     "usage: lowerscope " USAGE "\n"
     "\n"

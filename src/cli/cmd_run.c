@@ -25,7 +25,7 @@ int ls_cmd_run(int argc, char **argv);
 #define RUN_FORMAT_VERSION 2
 #define RUN_USAGE                                                                                                      \
     "run FILE [--steps N] [--input NAME=FILE.npy]... [--seed S] [--save DIR] [--json] [--model NAME] [--step S] "      \
-    "[--compare | --compare-with REF] [--rtol R] [--atol A] [--backend FILE]... [--pipeline a,b,...]"
+    "[--compare | --compare-with REF] [--rtol R] [--atol A] [--backend NAME|FILE]... [--pipeline a,b,...]"
 
 static const char RUN_HELP[] =
     "usage: lowerscope " RUN_USAGE "\n"

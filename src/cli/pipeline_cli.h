@@ -11,9 +11,9 @@
 
 /* The help lines of the options every pipeline command takes (cli_run_pipeline). */
 #define CLI_PIPELINE_OPTIONS_HELP                                                                                      \
-    "  --backend FILE|bundled\n"                                                                                      \
-    "                        a backend profile (repeatable; docs/backends.md): each adds a round of\n"               \
-    "                        partition, fold_masks, duplicate_constants, to_backend (default: bundled)\n"             \
+    "  --backend NAME|FILE   a backend profile (repeatable; docs/backends.md): bundled, a shipped one\n"            \
+    "                        (xnnpack, ...) or a JSON file; each adds a round of partition, fold_masks,\n"          \
+    "                        duplicate_constants, to_backend (default: bundled)\n"                                  \
     "  --pipeline a,b,...    the passes and their order: to_edge, constant_prop, partition, fold_masks,\n"            \
     "                        duplicate_constants, to_backend, to_out_variant, memory_plan, emit\n"                    \
     "                        (both also as --opt=value)\n"

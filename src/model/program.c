@@ -57,8 +57,16 @@ const char *ls_cpu_reason_text(ls_cpu_reason r)
         [LS_WHY_MASK_ALL_FALSE] = "mask refused: all false",
         [LS_WHY_UNKNOWN_OP] = "unknown op",
         [LS_WHY_NOT_COMPUTE] = "not a compute node",
+        [LS_WHY_RULE] = "refused by a rule",
     };
     return (unsigned)r < LS_WHY_COUNT && texts[r] ? texts[r] : "";
+}
+
+const char *ls_cpu_why(ls_cpu_reason r, const char *detail)
+{
+    if (r == LS_WHY_RULE && detail) return detail;
+    if (!detail) return ls_intern(ls_cpu_reason_text(r));
+    return ls_internf("%s (%s)", ls_cpu_reason_text(r), detail);
 }
 
 const char *ls_input_kind_name(ls_input_kind k)

@@ -46,6 +46,13 @@ const char *ls_deleg_cpu_reason(const ls_history *h, uint32_t step, const ls_nod
     return "added after partitioning";
 }
 
+const char *ls_deleg_cpu_why(const ls_history *h, uint32_t step, const ls_node *n)
+{
+    if (n->reason) return ls_cpu_why((ls_cpu_reason)n->reason, n->reason_detail);
+    const char *why = ls_deleg_cpu_reason(h, step, n);
+    return n->reason_detail ? ls_internf("%s (%s)", why, n->reason_detail) : why;
+}
+
 /* ---- building */
 
 typedef struct builder {

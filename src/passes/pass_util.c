@@ -5,6 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+void pu_csr(uint32_t nv, const uint32_t *from, const uint32_t *to, uint32_t n_edges, uint32_t **off, uint32_t **adj)
+{
+    uint32_t *o = ls_calloc(nv + 1, sizeof *o);
+    for (uint32_t e = 0; e < n_edges; e++) o[from[e] + 1]++;
+    for (uint32_t v = 0; v < nv; v++) o[v + 1] += o[v];
+    uint32_t *a = ls_malloc(sizeof *a * (n_edges ? n_edges : 1));
+    uint32_t *fill = ls_malloc(sizeof *fill * (nv ? nv : 1));
+    memcpy(fill, o, sizeof *fill * nv);
+    for (uint32_t e = 0; e < n_edges; e++) a[fill[from[e]]++] = to[e];
+    free(fill);
+    *off = o;
+    *adj = a;
+}
+
 /* ---- nodes */
 
 ls_node *pu_edit(ls_program *p, uint32_t pos)

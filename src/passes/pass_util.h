@@ -77,6 +77,10 @@ static inline int32_t pu_pos(const pu_users *u, uint32_t id)
 }
 
 
+/* The edges from[e] → to[e] over nv vertices as adjacency lists (compressed rows): the
+ * successors of v are adj[off[v] .. off[v + 1]). Free both. */
+void pu_csr(uint32_t nv, const uint32_t *from, const uint32_t *to, uint32_t n_edges, uint32_t **off, uint32_t **adj);
+
 /* Tags compare as exir's min() compares them: strings, "tag10" < "tag2"; NULL (None) apart. */
 int pu_tag_cmp(const char *a, const char *b);
 const char *pu_tag_text(const char *tag); /* "None" for NULL */

@@ -100,7 +100,7 @@ int ls_pipeline_opt(ls_pipeline_opts *o, const char *opt, const char *value, ls_
         return parse_pipeline(o, value, err) == 0 ? 1 : -1;
     }
     if (strcmp(opt, "--backend") == 0) {
-        if (!value) return ls_fail(err, "--backend needs a profile file (or 'bundled')");
+        if (!value) return ls_fail(err, "--backend needs a profile name (bundled, xnnpack, coreml, ...) or a JSON file");
         if (o->n_backends == LS_MAX_BACKENDS) return ls_fail(err, "--backend: at most %d backends", LS_MAX_BACKENDS);
         ls_profile *p;
         if (ls_profile_load(value, &p, err) != 0) return -1;
@@ -153,6 +153,15 @@ int ls_pipeline_opts_parse(ls_pipeline_opts *o, int *argc, char **argv, ls_error
 
 uint32_t ls_pipeline_plan(const ls_pipeline_opts *o, ls_plan_step *steps, uint32_t max)
 {
+    const ls_profile *bundled = ls_profile_bundled();
+    const ls_profile *const *profiles = o->n_backends ? (const ls_profile *const *)o->backends : &bundled;
+    uint32_t nb = o->n_backends ? o->n_backends : 1;
+    uint32_t n = 0;
+#define PLAN(PASS, PROFILE)                                                                                            \
+    do {                                                                                                               \
+        if (n < max) steps[n] = (ls_plan_step){(PASS), (PROFILE)};                                                     \
+        n++;                                                                                                           \
+    } while (0)
     uint32_t np;
     const ls_pass *def[LS_MAX_PIPELINE];
     const ls_pass *const *passes = o->passes;
@@ -163,25 +172,19 @@ uint32_t ls_pipeline_plan(const ls_pipeline_opts *o, ls_plan_step *steps, uint32
         for (uint32_t i = 0; i < np; i++) def[i] = &all[i];
         passes = def;
     }
-    const ls_profile *bundled = ls_profile_bundled();
-    uint32_t nb = o->n_backends ? o->n_backends : 1;
-    uint32_t n = 0;
     for (uint32_t i = 0; i < np;) {
         if (!passes[i]->per_backend) {
-            if (n < max) steps[n] = (ls_plan_step){passes[i], NULL};
-            n++;
+            PLAN(passes[i], NULL);
             i++;
             continue;
         }
         uint32_t j = i;
         while (j < np && passes[j]->per_backend) j++;
         for (uint32_t b = 0; b < nb; b++)
-            for (uint32_t k = i; k < j; k++) {
-                if (n < max) steps[n] = (ls_plan_step){passes[k], o->n_backends ? o->backends[b] : bundled};
-                n++;
-            }
+            for (uint32_t k = i; k < j; k++) PLAN(passes[k], profiles[b]);
         i = j;
     }
+#undef PLAN
     return n;
 }
 
@@ -234,6 +237,9 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
         ls_error perr;
         perr.msg[0] = 0;
         ls_pass_ctx ctx = {.profile = plan[i].profile, .report = &s->report, .err = &perr};
+        const ls_profile *bundled = ls_profile_bundled();
+        ctx.backends = opts->n_backends ? (const ls_profile *const *)opts->backends : &bundled;
+        ctx.n_backends = opts->n_backends ? opts->n_backends : 1;
         ls_program *out = NULL;
         double t0 = ls_now();
         int rc = plan[i].pass->run(prev, &out, &ctx);

@@ -501,13 +501,8 @@ static void rebuild(lower *L, uint32_t nt, block *bks)
             indeg[n + t]++;
         }
 #undef VERTEX
-    uint32_t *off = ls_calloc(nv + 1, sizeof *off);
-    for (uint32_t e = 0; e < ef.n; e++) off[ef.v[e] + 1]++;
-    for (uint32_t v = 0; v < nv; v++) off[v + 1] += off[v];
-    uint32_t *adj = ls_malloc(sizeof *adj * (ef.n ? ef.n : 1));
-    uint32_t *fill = ls_malloc(sizeof *fill * (nv ? nv : 1));
-    memcpy(fill, off, sizeof *fill * nv);
-    for (uint32_t e = 0; e < ef.n; e++) adj[fill[ef.v[e]]++] = et.v[e];
+    uint32_t *off, *adj;
+    pu_csr(nv, ef.v, et.v, ef.n, &off, &adj);
     heap h = {.v = ls_malloc(sizeof *h.v * (nv ? nv : 1)), .key = key};
     for (uint32_t v = 0; v < nv; v++)
         if ((v >= n || L->tix[v] < 0) && !indeg[v]) heap_push(&h, v);
@@ -539,7 +534,6 @@ static void rebuild(lower *L, uint32_t nt, block *bks)
     free(et.v);
     free(off);
     free(adj);
-    free(fill);
 }
 
 /* The position in `in` of the node output spec s names: the output node's argument s when it

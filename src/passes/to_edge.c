@@ -12,7 +12,13 @@
  *   layer_norm          → native_layer_norm + getitem 0
  *   chunk(x, c, dim)    → split_copy.Tensor(x, ceil(size / c), dim)
  * The last node of a decomposition keeps the original node's id, so its readers are unchanged.
- * Composites outside the table (or with dynamic shapes) are kept and reported. */
+ * Composites outside the table (or with dynamic shapes) are kept and reported.
+ *
+ * A composite a backend of the pipeline takes whole is not decomposed, as
+ * to_edge_transform_and_lower asks each partitioner's ops_to_not_decompose: the profile keeps
+ * the op ("keep": XNNPACK's linear, from LinearConfig.get_original_aten) or everything it takes
+ * ("keep": "supported": Core ML, MLX), and the node passes that profile's check (XNNPACK's
+ * filter_fn is the config's check_constraints: a linear whose weight is computed decomposes). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +26,7 @@
 #include "build.h"
 #include "pass_util.h"
 #include "passes.h"
+#include "rules.h"
 
 typedef LS_VEC(ls_node *) node_vec;
 
@@ -203,6 +210,20 @@ static bool decompose_chunk(edge *E, const ls_node *n)
     return true;
 }
 
+/* The backend that keeps n whole (its ops_to_not_decompose), or NULL. */
+static const ls_profile *kept_for(const ls_pass_ctx *ctx, const pr_view *base, const ls_node *n)
+{
+    for (uint32_t b = 0; b < ctx->n_backends; b++) {
+        const ls_profile *p = ctx->backends[b];
+        if (!(p->ops[n->op->id].flags & LS_POP_KEEP) && !p->keep_supported) continue;
+        pr_view v = *base;
+        v.prof = p;
+        const char *detail;
+        if (pr_check_node(&v, n, 0, &detail) == LS_WHY_NONE) return p;
+    }
+    return NULL;
+}
+
 static bool decompose(edge *E, const ls_node *n)
 {
     switch (n->op->id) {
@@ -234,7 +255,12 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         /* placeholders, getitems, delegate calls and unknown ops keep their names */
         if (nd->kind != LS_NODE_CALL || !nd->op || (nd->op->flags & LS_OPF_SPECIAL)) ls_namer_reserve(E.names, nd->name);
     }
-    uint32_t converted = 0, views = 0, unknown = 0;
+    uint32_t converted = 0, views = 0, unknown = 0, preserved = 0;
+    ls_sig sig;
+    pu_users users;
+    ls_sig_build(&sig, in);
+    pu_users_take(&users, in);
+    pr_view view = {in, &sig, &users, NULL};
     for (uint32_t i = 0; i < n; i++) {
         ls_node *nd = q->nodes[i];
         if (nd->kind != LS_NODE_CALL) {
@@ -252,7 +278,12 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
             ls_vec_push(&E.out, ls_node_ref(nd));
             continue;
         }
-        if (nd->op->flags & LS_OPF_COMPOSITE) {
+        const ls_profile *keeper = nd->op->flags & LS_OPF_COMPOSITE ? kept_for(ctx, &view, nd) : NULL;
+        if (keeper) {
+            preserved++;
+            ls_report_add(ctx->report, NULL, nd->name, "`%s` (%s) is kept whole for %s (ops_to_not_decompose)", nd->name,
+                          nd->op->qualname, keeper->name);
+        } else if (nd->op->flags & LS_OPF_COMPOSITE) {
             uint32_t before = E.out.n;
             const char *old = nd->name;
             if (decompose(&E, nd)) {
@@ -286,6 +317,8 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         ls_vec_push(&E.out, c);
         converted++;
     }
+    ls_sig_free(&sig);
+    pu_users_free(&users);
     ls_program_set_nodes(q, E.out.v, E.out.n);
     free(E.out.v);
     ls_namer_free(E.names);
@@ -303,5 +336,8 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
                   "%u call%s now Edge ops (%u view op%s became _copy ops), %u decomposed, %u kept as composites, %u unknown",
                   converted + E.decomposed, converted + E.decomposed == 1 ? "" : "s", views, views == 1 ? "" : "s",
                   E.decomposed, E.kept, unknown);
+    if (preserved)
+        ls_report_add(ctx->report, NULL, NULL, "%u composite%s kept whole for the backends (ops_to_not_decompose)", preserved,
+                      preserved == 1 ? "" : "s");
     return 0;
 }

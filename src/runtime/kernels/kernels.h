@@ -164,6 +164,11 @@ LK_DECL(k_chunk); LK_DECL(k_split_with_sizes); LK_DECL(k_cat); LK_DECL(k_stack);
 LK_DECL(k_index); LK_DECL(k_index_put); LK_DECL(k_index_put_); LK_DECL(k_index_select); LK_DECL(k_embedding); LK_DECL(k_gather);
 /* kernels/nn.c */
 LK_DECL(k_layer_norm); LK_DECL(k_native_layer_norm); LK_DECL(k_sdpa);
+/* kernels/quant.c */
+LK_DECL(k_quantize_per_tensor); LK_DECL(k_dequantize_per_tensor); LK_DECL(k_quantize_per_channel);
+LK_DECL(k_dequantize_per_channel); LK_DECL(k_choose_qparams);
+/* kernels/conv.c */
+LK_DECL(k_convolution); LK_DECL(k_conv2d);
 /* kernels/create.c */
 LK_DECL(k_alloc); LK_DECL(k_full); LK_DECL(k_zeros); LK_DECL(k_ones); LK_DECL(k_full_like); LK_DECL(k_zeros_like); LK_DECL(k_ones_like);
 LK_DECL(k_scalar_tensor); LK_DECL(k_arange); LK_DECL(k_arange_start); LK_DECL(k_arange_start_step); LK_DECL(k_clone); LK_DECL(k_to_copy);
