@@ -6,17 +6,17 @@
 # V=1 shows the commands.
 
 CC       ?= cc
-PKGS     := ncursesw libcjson libxxhash check libzip
+PKGS     := ncursesw libcjson libxxhash check libzip zlib
 # Debian packages that provide the above, plus what the tests and samples use.
 DEB_PKGS := build-essential pkg-config libncurses-dev libcjson-dev libxxhash-dev check \
-            libzip-dev python3 python3-numpy flatbuffers-compiler graphviz
+            libzip-dev zlib1g-dev python3 python3-numpy flatbuffers-compiler graphviz
 SAMPLE   ?= samples/shared_constant.pt2
 SHARED   ?= $(abspath ../shared)
 
 Q := $(if $(V),,@)
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs ncursesw libcjson libxxhash libzip 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs ncursesw libcjson libxxhash libzip zlib 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wstrict-prototypes -Wmissing-prototypes

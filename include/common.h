@@ -30,7 +30,12 @@ int ls_vfail(ls_error *err, const char *fmt, va_list ap);
 /* Prepends "prefix: " to an error already set, keeping it within LS_ERR_MAX. */
 int ls_fail_prefix(ls_error *err, const char *fmt, ...) LS_PRINTF(2, 3);
 
-/* Allocation that never returns NULL: out of memory prints a message and exits 3. */
+/* What is being read ("FILE" or "FILE: MEMBER"; a string that outlives the read, e.g.
+ * interned), which the out-of-memory message names; returns what was set before, to put back.
+ * Per thread; NULL: nothing. */
+const char *ls_reading(const char *what);
+/* Allocation that never returns NULL: out of memory prints a message (naming what ls_reading
+ * says is being read) and exits 3. */
 void *ls_malloc(size_t n);
 void *ls_calloc(size_t count, size_t size);
 void *ls_realloc(void *p, size_t n);

@@ -296,6 +296,9 @@ typedef struct ls_program {
     uint32_t n_tags;
     uint32_t next_id;   /* next free node id (ids are never reused within a lineage) */
     bool has_weights;   /* false: loaded as metadata only */
+    /* The file has the weights and the load read their metadata and sizes only (reader.h,
+     * weight_sizes_only): the state dict and constants hold each entry's meta, no tensor. */
+    bool weights_unread;
     /* The file it came from when that holds more (a .pte: every method, named data, .ptd
      * references; pte_file.h), and which of the file's methods this program is (interned;
      * NULL for a file of one program). ls_program_copy carries both. */

@@ -11,6 +11,9 @@
 
 typedef struct ls_load_opts {
     bool metadata_only; /* do not read weight bytes even when present */
+    /* Read what the weights are (their configs: dtype, shape, which file, the file's size) but
+     * not their bytes: what `info` shows. The program gets weights_unread and no tensors. */
+    bool weight_sizes_only;
     const char *model;  /* which models/<name>.json of an archive; NULL = "model" or the only one */
     const char *method; /* which method of a .pte (pte_file.h); NULL = "forward", else the first
                            with instructions. A .pte given --model NAME takes it as the method. */

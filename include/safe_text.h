@@ -37,6 +37,10 @@ void ls_buf_put_safe(ls_buf *b, const char *s, size_t n, unsigned flags);
 /* The same into out (cap > 0 bytes), NUL-terminated, cut at a whole shown character; returns
  * its length. */
 size_t ls_safe_copy(const char *s, size_t n, unsigned flags, char *out, size_t cap);
+/* Where text[0..n) stops being valid UTF-8 (RFC 3629), or n; *why then says what is wrong in
+ * CPython's words ("invalid start byte", "invalid continuation byte", "unexpected end of
+ * data"), which torch's loader reports for the same bytes. */
+size_t ls_utf8_check(const char *text, size_t n, const char **why);
 /* True when s[0..n) is shown as it is. */
 bool ls_safe_is_plain(const char *s, size_t n, unsigned flags);
 

@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "npy.h"
 #include "passes.h"
@@ -63,6 +67,25 @@ static const corpus_case cases[] = {
      * of the other sizes overflowed int64) */
     {"fortran_zero_dim.npy", "run %2$s --input x=%1$s", 2,
      "fortran_zero_dim.npy: input 'x' expects float32[4], the file holds float32[2305843009213693952, 4, 0]"},
+    /* strict where torch is strict: torch decodes the JSON as UTF-8 first (CPython's position and
+     * reason for these bytes: 687, "invalid start byte"); a NUL would cut a name short */
+    {"invalid_utf8.json", "info %1$s", 2,
+     "invalid_utf8.json: byte 687 (line 49, column 20): invalid UTF-8 (byte 0x9b: invalid start byte), which torch's "
+     "loader refuses too"},
+    {"nul_in_name.json", "info %1$s", 2,
+     "nul_in_name.json: byte 688 (line 49, column 21): \\u0000 in a string: lowerscope's names end at a NUL"},
+    /* archives: every member's CRC, the local headers against the central directory, a size
+     * the archive cannot hold refused before anything is inflated; info reads no weight bytes */
+    {"crc_mismatch.pt2", "verify %1$s", 2,
+     "crc_mismatch.pt2: data/weights/weight_0: the member is damaged: its CRC-32 is 415c6f29, the archive's directory "
+     "says 8ba71454"},
+    {"crc_mismatch.pt2", "info %1$s", 0, "  weights   16 B in 1 tensor\n"},
+    {"bad_local_header.pt2", "info %1$s", 2,
+     "bad_local_header.pt2: a damaged zip archive (Not a zip archive): a member's local header does not match the "
+     "central directory"},
+    {"huge_member.pt2", "info %1$s", 2,
+     "huge_member.pt2: models/model.json: the member claims 2.5 GiB uncompressed (639 B compressed), more than the "
+     "64.0 MiB an archive of this size may hold"},
     /* text that would drive the terminal, shown escaped (every_command_shows_text_escaped) */
     {"escapes.pt2", "info %1$s", 0, "tags      1: tag\\x1b]0;title\\x07\\x1b]52;c;aGk=\\x07\\x1b[2J\\u009b31m\\x7f\\u202egnp.exe\\u2066 1 node"},
     {"escapes.pte", "info %1$s", 0,
@@ -226,6 +249,52 @@ START_TEST(output_filter_keeps_characters_cut_by_buffers)
 }
 END_TEST
 
+/* Out of memory names the file being read: the binary with its address space capped (under
+ * ASan, which reserves more than any cap, its allocator refuses big requests instead) reads a
+ * 1 GiB JSON file (sparse: it costs no disk). */
+START_TEST(out_of_memory_names_the_file)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/big.json", tu_tmpdir());
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "{", 1), 1);
+    ck_assert_int_eq(ftruncate(fd, (off_t)1 << 30), 0);
+    close(fd);
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+#if defined(__SANITIZE_ADDRESS__)
+        setenv("ASAN_OPTIONS", "allocator_may_return_null=1:max_allocation_size_mb=256:detect_leaks=0", 1);
+#else
+        struct rlimit rl = {(rlim_t)512 << 20, (rlim_t)512 << 20};
+        setrlimit(RLIMIT_AS, &rl);
+#endif
+        const char *bin = getenv("LS_BIN");
+        execl(bin ? bin : "build/lowerscope", "lowerscope", "info", path, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char out[4096];
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof out - 1 && (r = read(fds[0], out + n, sizeof out - 1 - n)) > 0) n += (size_t)r;
+    out[n] = 0;
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    unlink(path);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %d: %s", status, out);
+    char want[4200];
+    snprintf(want, sizeof want, "lowerscope: %s: out of memory (asked for 1073741825 bytes) while reading it", path);
+    ck_assert_msg(tu_contains(out, want), "%s", out);
+}
+END_TEST
+
 /* The rule itself, in-process: a program with a structural error stays at step 0 with its
  * findings; the errors ExecuTorch meets later (a target listed twice, an op of the other
  * dialect) still run the pipeline so the user sees where it fails. */
@@ -281,6 +350,7 @@ Suite *corpus_suite(void)
     tcase_add_test(tc, every_command_shows_text_escaped);
     tcase_add_test(tc, output_filter_keeps_characters_cut_by_buffers);
     tcase_add_test(tc, structural_errors_stop_the_pipeline);
+    tcase_add_test(tc, out_of_memory_names_the_file);
     tcase_add_test(tc, fortran_order_without_elements);
     suite_add_tcase(s, tc);
     return s;

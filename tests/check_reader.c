@@ -320,6 +320,32 @@ START_TEST(strided_weights_become_contiguous)
 }
 END_TEST
 
+/* Deflated members (an archive repacked with zip -r) load as the stored ones, their CRCs checked
+ * after inflating; info reads the weights' sizes, not their bytes. */
+START_TEST(deflated_archive_and_sizes_only)
+{
+    ls_program *a = load_ok(tu_root("tests/programs/strided.pt2"), NULL);
+    ls_program *b = load_ok(tu_root("tests/programs/deflated.pt2"), NULL);
+    assert_same_program(a, b);
+    ls_load_opts o = {.weight_sizes_only = true};
+    ls_program *c = load_ok(tu_root("tests/programs/deflated.pt2"), &o);
+    ck_assert(!c->has_weights && c->weights_unread);
+    ck_assert_uint_eq(c->n_state, 2);
+    for (uint32_t i = 0; i < c->n_state; i++) {
+        const ls_named_tensor *e = ls_program_state(c, c->state_dict[i].name), *full = ls_program_state(a, e->name);
+        ck_assert_ptr_null(e->t);
+        ck_assert(ls_tmeta_equal(&e->meta, &full->meta));
+    }
+    ls_verify_result vr;
+    ls_verify(c, &vr);
+    ck_assert_msg(vr.n == 0, "%s", vr.n ? vr.v[0].msg : "");
+    ls_verify_result_free(&vr);
+    ls_program_unref(a);
+    ls_program_unref(b);
+    ls_program_unref(c);
+}
+END_TEST
+
 START_TEST(lowered_program_loads)
 {
     ls_program *p = load_ok(tu_root("tests/programs/lowered.json"), NULL);
@@ -501,6 +527,7 @@ Suite *reader_suite(void)
     tcase_add_test(tc, metadata_only_loads);
     tcase_add_test(tc, strided_weights_become_contiguous);
     tcase_add_test(tc, lowered_program_loads);
+    tcase_add_test(tc, deflated_archive_and_sizes_only);
     tcase_add_test(tc, json_in_memory);
     tcase_add_test(tc, corpus_messages_name_the_place);
     tcase_add_test(tc, samples_load_and_info_works);

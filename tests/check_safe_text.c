@@ -86,6 +86,33 @@ START_TEST(json_strings_are_valid_json_and_utf8)
 }
 END_TEST
 
+/* Where text stops being UTF-8, and why, as CPython says it for the same bytes: its UTF-8
+ * decoder is what torch's loader runs on a program's JSON. (python3 -c "b'...'.decode()":
+ * "can't decode byte 0xe2 in position 0: invalid continuation byte", and so on.) */
+START_TEST(utf8_check_says_what_cpython_says)
+{
+    static const struct {
+        const char *s;
+        size_t n, at;
+        const char *why;
+    } cases[] = {
+        {"\xe2(\xa1", 3, 0, "invalid continuation byte"},
+        {"ab\xe2\x82", 4, 2, "unexpected end of data"},
+        {"\xc0\x80", 2, 0, "invalid start byte"},
+        {"\xed\xa0\x80", 3, 0, "invalid continuation byte"},
+        {"\xf4\x90\x80\x80", 4, 0, "invalid continuation byte"},
+        {"0123456789\x9b", 11, 10, "invalid start byte"},
+        {"caf\xc3\xa9 \xf0\x9f\x98\x80", 10, 10, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *why;
+        ck_assert_uint_eq(ls_utf8_check(cases[i].s, cases[i].n, &why), cases[i].at);
+        if (cases[i].why) ck_assert_str_eq(why, cases[i].why);
+        else ck_assert_ptr_null(why);
+    }
+}
+END_TEST
+
 START_TEST(copy_cuts_at_a_whole_piece)
 {
     char out[8];
@@ -107,6 +134,7 @@ Suite *safe_text_suite(void)
     tcase_add_test(tc, a_stream_waits_for_a_cut_character);
     tcase_add_test(tc, json_strings_are_valid_json_and_utf8);
     tcase_add_test(tc, copy_cuts_at_a_whole_piece);
+    tcase_add_test(tc, utf8_check_says_what_cpython_says);
     suite_add_tcase(s, tc);
     return s;
 }

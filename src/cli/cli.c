@@ -109,6 +109,7 @@ int ls_cli_load(const char *cmd, const char *usage, int argc, char **argv, unsig
     *p = NULL;
     if (ls_cli_parse(cmd, usage, argc, argv, accept, a) != LS_EXIT_OK) return LS_EXIT_INPUT;
     ls_error err;
+    a->load.weight_sizes_only = (accept & CLI_WEIGHT_SIZES) != 0;
     if (ls_load(a->path, &a->load, p, &err) != 0) {
         ls_cli_error("%s", err.msg);
         return LS_EXIT_INPUT;

@@ -39,6 +39,8 @@ typedef struct cli_args {
     ls_load_opts load;
 } cli_args;
 enum { CLI_JSON = 1, CLI_STEP = 2 }; /* what a command takes besides FILE, --model, --metadata-only */
+/* not an option: the command shows what the weights are, not their values (reader.h weight_sizes_only) */
+enum { CLI_WEIGHT_SIZES = 4 };
 
 /* The help lines of the options every command reading a .pte takes (ls_cli_load_opt). */
 #define CLI_PTE_OPTIONS_HELP                                                                                           \

@@ -172,7 +172,8 @@ static void print_human(const char *path, const ls_program *p, const summary *s,
     }
     print_counts("inputs", p->n_inputs, &s->inputs, true, 8);
     print_counts("outputs", p->n_outputs, &s->outputs, false, 8);
-    if (!p->has_weights) printf("  %-9s metadata only: no weight data (none in the file, or --metadata-only)\n", "weights");
+    if (!p->has_weights && !p->weights_unread)
+        printf("  %-9s metadata only: no weight data (none in the file, or --metadata-only)\n", "weights");
     else if (s->weight_tensors)
         printf("  %-9s %s in %u tensor%s\n", "weights", ls_fmt_bytes(s->weight_bytes, hb, sizeof hb), s->weight_tensors,
                s->weight_tensors == 1 ? "" : "s");
@@ -267,7 +268,7 @@ static void print_json(const char *path, const ls_program *p, const summary *s, 
     ls_buf_puts(&b, ",\"torch_version\":");
     ls_buf_json_str(&b, p->torch_version);
     ls_buf_printf(&b, ",\"schema_version\":\"%d.%d\",\"has_weights\":%s,\"weight_bytes\":%" PRIu64, p->schema_major,
-                  p->schema_minor, p->has_weights ? "true" : "false", s->weight_bytes);
+                  p->schema_minor, p->has_weights || p->weights_unread ? "true" : "false", s->weight_bytes);
     ls_buf_printf(&b, ",\"nodes\":{\"total\":%u", p->n_nodes);
     json_counts(&b, "by_kind", &s->kinds, false);
     json_counts(&b, "by_target", &s->ops, false);
@@ -343,7 +344,8 @@ int ls_cmd_info(int argc, char **argv)
     if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
     cli_args a;
     ls_program *p;
-    if (ls_cli_load("info", USAGE, argc, argv, CLI_JSON, &a, &p) != LS_EXIT_OK) return LS_EXIT_INPUT;
+    /* info shows the weights' sizes, never their values: it does not read their bytes */
+    if (ls_cli_load("info", USAGE, argc, argv, CLI_JSON | CLI_WEIGHT_SIZES, &a, &p) != LS_EXIT_OK) return LS_EXIT_INPUT;
     ls_verify_result vr;
     ls_verify(p, &vr);
     summary s;

@@ -11,7 +11,18 @@
 #include "export.h"
 #include "formats.h"
 
+static int load_file(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err);
+
 int ls_load(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err)
+{
+    /* out of memory anywhere in the load names the file (the readers name the member) */
+    const char *was = ls_reading(ls_intern(path));
+    int rc = load_file(path, opts, out, err);
+    ls_reading(was);
+    return rc;
+}
+
+static int load_file(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err)
 {
     *out = NULL;
     struct stat st;

@@ -48,9 +48,19 @@ int ls_fail_prefix(ls_error *err, const char *fmt, ...)
     return -1;
 }
 
+static _Thread_local const char *reading_now;
+
+const char *ls_reading(const char *what)
+{
+    const char *was = reading_now;
+    reading_now = what;
+    return was;
+}
+
 static void out_of_memory(size_t n)
 {
-    fprintf(stderr, "lowerscope: out of memory (asked for %zu bytes)\n", n);
+    if (reading_now) fprintf(stderr, "lowerscope: %s: out of memory (asked for %zu bytes) while reading it\n", reading_now, n);
+    else fprintf(stderr, "lowerscope: out of memory (asked for %zu bytes)\n", n);
     exit(3);
 }
 
@@ -442,7 +452,9 @@ int ls_read_file(const char *path, size_t limit, uint8_t **data, size_t *size, l
                        (long long)st.st_size, limit);
     }
     size_t n = (size_t)st.st_size;
+    const char *was = ls_reading(path);
     uint8_t *buf = ls_malloc(n + 1);
+    ls_reading(was);
     size_t got = 0;
     while (got < n) {
         ssize_t r = read(fd, buf + got, n - got);

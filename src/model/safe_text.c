@@ -2,15 +2,18 @@
  * UI's drawing and JSON strings. */
 #include "safe_text.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static const char hex[] = "0123456789abcdef";
 
 /* The length of the valid UTF-8 character at s (RFC 3629: no overlong forms, no surrogates,
- * nothing past U+10FFFF), its code point in *cp; 0 when it is invalid; -k when the n bytes
- * there are the first of a valid character of k bytes. */
-static int utf8_char(const unsigned char *s, size_t n, unsigned *cp)
+ * nothing past U+10FFFF), its code point in *cp; 0 when it is invalid (*bad: the offset of the
+ * byte that makes it so); -k when the n bytes there are the first of a valid character of k
+ * bytes. */
+static int utf8_char_at(const unsigned char *s, size_t n, unsigned *cp, size_t *bad)
 {
+    *bad = 0;
     unsigned c = s[0];
     if (c < 0x80) {
         *cp = c;
@@ -33,10 +36,52 @@ static int utf8_char(const unsigned char *s, size_t n, unsigned *cp)
     for (int k = 1; k < len; k++) {
         if ((size_t)k >= n) return -len;
         unsigned b = s[k];
-        if (k == 1 ? (b < lo || b > hi) : (b & 0xc0) != 0x80) return 0;
+        if (k == 1 ? (b < lo || b > hi) : (b & 0xc0) != 0x80) {
+            *bad = (size_t)k;
+            return 0;
+        }
         *cp = (*cp << 6) | (b & 0x3f);
     }
     return len;
+}
+
+static int utf8_char(const unsigned char *s, size_t n, unsigned *cp)
+{
+    size_t bad;
+    return utf8_char_at(s, n, cp, &bad);
+}
+
+size_t ls_utf8_check(const char *text, size_t n, const char **why)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i = 0;
+    *why = NULL;
+    while (i < n) {
+        /* eight ASCII bytes at a time: most of any JSON */
+        if (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (!(w & 0x8080808080808080ull)) {
+                i += 8;
+                continue;
+            }
+        }
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        unsigned cp;
+        size_t bad;
+        int len = utf8_char_at(s + i, n - i, &cp, &bad);
+        if (len > 0) {
+            i += (size_t)len;
+            continue;
+        }
+        /* CPython's words for it (its UTF-8 decoder is what torch's loader runs) */
+        *why = len < 0 ? "unexpected end of data" : bad ? "invalid continuation byte" : "invalid start byte";
+        return i; /* CPython names the byte that starts the sequence */
+    }
+    return n;
 }
 
 static bool is_bidi_control(unsigned cp)

@@ -342,7 +342,7 @@ static void check_data(vctx *c, const ls_input_spec *s, const ls_named_tensor *e
 {
     const ls_program *p = c->p;
     char a[160], b[160];
-    if (!e->t) {
+    if (!e->t && !p->weights_unread) {
         const char *why = p->origin && p->origin->missing_data ? p->origin->missing_data(p->origin, s->target) : NULL;
         if (why) add(c, LS_SEV_WARNING, s->name, "%s %s has no data: %s", spec_kind_title(s), s->target, why);
         else
@@ -356,7 +356,8 @@ static void check_data(vctx *c, const ls_input_spec *s, const ls_named_tensor *e
     }
     if (!ph || ph->val_kind != LS_VAL_TENSOR) return;
     ls_tmeta have;
-    ls_tensor_meta(e->t, &have);
+    if (e->t) ls_tensor_meta(e->t, &have);
+    else have = e->meta; /* weights_unread: what the file says the data is */
     const ls_tmeta *want = &ph->vals[0];
     bool same = have.dtype == want->dtype && have.ndim == want->ndim;
     for (int d = 0; same && d < have.ndim; d++) same = want->sym[d] || have.sizes[d] == want->sizes[d];
@@ -428,7 +429,7 @@ static void check_inputs(vctx *c, node_vec ph)
             if (!in_consts) add(c, LS_SEV_ERROR, s->name, "Constant tensor %s is not in the constants dictionary.", s->target);
             data = in_consts;
         }
-        if (data && p->has_weights) check_data(c, s, data, i < ph.n && ph.v[i]->name == s->name ? ph.v[i] : NULL);
+        if (data && (p->has_weights || p->weights_unread)) check_data(c, s, data, i < ph.n && ph.v[i]->name == s->name ? ph.v[i] : NULL);
         if (s->kind == LS_IN_PARAMETER) continue;
         uintptr_t first;
         if (!ls_ptrmap_add(&targets, s->target, i, &first)) {

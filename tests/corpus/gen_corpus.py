@@ -179,6 +179,51 @@ def escapes_archive():
                    {"weight_0": floats(1, 2, 3, 4)})
 
 
+def local_header(data, name):
+    """The offset of a member's local header and of its data."""
+    info = zipfile.ZipFile(io.BytesIO(data)).getinfo(name)
+    off = info.header_offset
+    nl, el = struct.unpack("<HH", data[off + 26:off + 30])
+    return off, off + 30 + nl + el
+
+
+def flip_member_byte(data, name, at):
+    data = bytearray(data)
+    data[local_header(data, name)[1] + at] ^= 0x40
+    return bytes(data)
+
+
+def corrupt_local_signature(data, name):
+    data = bytearray(data)
+    data[local_header(data, name)[0]] ^= 0xff
+    return bytes(data)
+
+
+def deflated(data):
+    """The same archive with every member deflated."""
+    src = zipfile.ZipFile(io.BytesIO(data))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for info in src.infolist():
+            z.writestr(zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0)), src.read(info),
+                       compress_type=zipfile.ZIP_DEFLATED)
+    return buf.getvalue()
+
+
+def claims_size(data, name, size):
+    """A member whose local header and central directory entry both claim `size` bytes."""
+    data = bytearray(data)
+    off = local_header(data, name)[0]
+    struct.pack_into("<I", data, off + 22, size)
+    pos = data.find(b"PK\x01\x02")
+    while pos >= 0:
+        nl = struct.unpack("<H", data[pos + 28:pos + 30])[0]
+        if data[pos + 46:pos + 46 + nl] == name.encode():
+            struct.pack_into("<I", data, pos + 24, size)
+        pos = data.find(b"PK\x01\x02", pos + 4)
+    return bytes(data)
+
+
 def corpus():
     good = archive(base_program(), {"w": payload("weight_0", tmeta([4], requires_grad=True))},
                    {"weight_0": floats(1, 2, 3, 4)})
@@ -238,6 +283,18 @@ def corpus():
     # clipboard (OSC 52), a clear screen (CSI 2J), a C1 CSI, DEL, a right-to-left override and
     # an isolate. It loads, lowers, runs and exports; every command shows it escaped.
     write(CORPUS, "escapes.pt2", escapes_archive())
+
+    # Strict where torch is strict: torch decodes the JSON as UTF-8 before parsing it
+    text = dumps(base_program()).encode().replace(b'"add"', b'"ad\x9bd"', 1)
+    write(CORPUS, "invalid_utf8.json", text)
+    write(CORPUS, "nul_in_name.json", dumps(base_program()).replace('"add"', '"add\\u0000_evil"'))
+    # Archives: a flipped byte in a stored weight (the CRC says so), a corrupt local header
+    # signature (the central directory says otherwise), a member that claims 2.5 GiB
+    good = archive(base_program(), {"w": payload("weight_0", tmeta([4], requires_grad=True))},
+                   {"weight_0": floats(1, 2, 3, 4)})
+    write(CORPUS, "crc_mismatch.pt2", flip_member_byte(good, "prog/data/weights/weight_0", 1))
+    write(CORPUS, "bad_local_header.pt2", corrupt_local_signature(good, "prog/data/weights/weight_0"))
+    write(CORPUS, "huge_member.pt2", claims_size(deflated(good), "prog/models/model.json", 5 << 29))
 
     write(CORPUS, "weights_config.json", json.dumps({"config": {}}))
     write(CORPUS, "empty.json", "")
@@ -319,6 +376,9 @@ def programs():
     config = {"w": payload("weight_0", tmeta([2, 3], strides=[1, 2], requires_grad=True)),
               "b": payload("weight_0", tmeta([3], offset=6, requires_grad=True))}
     write(PROGRAMS, "strided.pt2", archive(p, config, {"weight_0": floats(0, 1, 2, 3, 4, 5, 10, 11, 12)}))
+
+    # the same program repacked with every member deflated (zip -r does that): it loads as it is
+    write(PROGRAMS, "deflated.pt2", deflated(archive(p, config, {"weight_0": floats(0, 1, 2, 3, 4, 5, 10, 11, 12)})))
 
     # a lowered program as ExecuTorch's serializer writes it: the call_delegate's first input holds
     # the LoweredBackendModule as a JSON string

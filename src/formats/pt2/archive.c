@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zip.h>
+#include <zlib.h>
 
 #include "pt2_internal.h"
 
@@ -17,7 +18,21 @@
 typedef struct zip_src {
     zip_t *za;
     char *prefix; /* "linear_3/" or "" */
+    uint64_t member_cap; /* the most bytes one member may inflate to (member_cap_for) */
 } zip_src;
+
+/* How much one member may hold: a crafted archive of a few MB can declare, and deflate to,
+ * gigabytes (a 12 MB file inflating models/model.json to 2.5 GiB). torch writes its members
+ * stored, and what people repack compresses weights little and JSON some 10 to 20 times, so
+ * 64 times the archive (and 64 MiB for the smallest) leaves room for every real archive while
+ * the declared size is refused before anything is allocated or inflated. */
+static uint64_t member_cap_for(const char *path)
+{
+    struct stat st;
+    uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    uint64_t cap = size > LS_READ_MAX_MEMBER_BYTES / 64 ? LS_READ_MAX_MEMBER_BYTES : size * 64;
+    return cap < ((uint64_t)64 << 20) ? (uint64_t)64 << 20 : cap;
+}
 
 static zip_int64_t zip_locate(zip_src *z, const char *rel)
 {
@@ -31,19 +46,41 @@ static bool zip_has(ls_weight_source *ws, const char *rel)
     return zip_locate(ws->impl, rel) >= 0;
 }
 
-static int zip_read_index(zip_t *za, zip_int64_t idx, const char *where, const char *rel, ls_blob **out, ls_error *err)
+/* A member's size, checked against what the archive can hold (member_cap_for). */
+static int zip_member_size(zip_src *z, zip_int64_t idx, const char *where, const char *rel, zip_stat_t *st,
+                           ls_error *err)
 {
+    if (zip_stat_index(z->za, (zip_uint64_t)idx, 0, st) != 0 || !(st->valid & ZIP_STAT_SIZE))
+        return ls_fail(err, "%s: %s: cannot read the member's size: %s", where, rel, zip_strerror(z->za));
+    if (st->size > z->member_cap) {
+        char have[32], cap[32];
+        return ls_fail(err, "%s: %s: the member claims %s uncompressed (%s compressed), more than the %s an archive of "
+                            "this size may hold", where, rel, ls_fmt_bytes(st->size, have, sizeof have),
+                       (st->valid & ZIP_STAT_COMP_SIZE) ? ls_fmt_bytes(st->comp_size, cap, sizeof cap) : "?",
+                       ls_fmt_bytes(z->member_cap, (char[32]){0}, 32));
+    }
+    return 0;
+}
+
+/* Reads a member whole and checks its CRC-32 against the central directory's: libzip checks
+ * it for deflated members only, and a flipped byte in a stored weight would load silently.
+ * (torch's own reader checks none: PyTorch builds miniz with MINIZ_DISABLE_ZIP_READER_CRC32_CHECKS,
+ * cmake/Dependencies.cmake; lowerscope is stricter, as a bad weight changes every result.) */
+static int zip_read_index(zip_src *z, zip_int64_t idx, const char *where, const char *rel, ls_blob **out, ls_error *err)
+{
+    zip_t *za = z->za;
     zip_stat_t st;
-    if (zip_stat_index(za, (zip_uint64_t)idx, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
-        return ls_fail(err, "%s: %s: cannot read the member's size: %s", where, rel, zip_strerror(za));
-    if (st.size > LS_READ_MAX_MEMBER_BYTES)
-        return ls_fail(err, "%s: %s: the member claims %llu bytes, more than lowerscope reads", where, rel,
-                       (unsigned long long)st.size);
+    if (zip_member_size(z, idx, where, rel, &st, err) != 0) return -1;
+    const char *was = ls_reading(ls_internf("%s: %s", where, rel));
     uint8_t *buf = ls_alloc_aligned((size_t)st.size + 1);
-    if (!buf) return ls_fail(err, "%s: %s: cannot allocate %llu bytes", where, rel, (unsigned long long)st.size);
+    if (!buf) {
+        ls_reading(was);
+        return ls_fail(err, "%s: %s: cannot allocate %llu bytes", where, rel, (unsigned long long)st.size);
+    }
     zip_file_t *zf = zip_fopen_index(za, (zip_uint64_t)idx, 0);
     if (!zf) {
         ls_free_aligned(buf);
+        ls_reading(was);
         return ls_fail(err, "%s: %s: cannot open the member: %s", where, rel, zip_strerror(za));
     }
     zip_uint64_t got = 0;
@@ -56,10 +93,20 @@ static int zip_read_index(zip_t *za, zip_int64_t idx, const char *where, const c
     char why[256];
     snprintf(why, sizeof why, "%s", bad ? zip_error_strerror(zip_file_get_error(zf)) : "");
     zip_fclose(zf);
+    ls_reading(was);
     if (bad) {
         ls_free_aligned(buf);
         return ls_fail(err, "%s: %s: the member is damaged or truncated (read %llu of %llu bytes: %s)", where, rel,
                        (unsigned long long)got, (unsigned long long)st.size, why);
+    }
+    if (st.valid & ZIP_STAT_CRC) {
+        uLong crc = crc32_z(0L, Z_NULL, 0);
+        crc = crc32_z(crc, buf, (z_size_t)st.size);
+        if ((uint32_t)crc != st.crc) {
+            ls_free_aligned(buf);
+            return ls_fail(err, "%s: %s: the member is damaged: its CRC-32 is %08x, the archive's directory says %08x",
+                           where, rel, (unsigned)crc, (unsigned)st.crc);
+        }
     }
     buf[st.size] = 0;
     *out = ls_blob_wrap(buf, (size_t)st.size);
@@ -71,7 +118,18 @@ static int zip_read(ls_weight_source *ws, const char *rel, ls_blob **out, ls_err
     zip_src *z = ws->impl;
     zip_int64_t idx = zip_locate(z, rel);
     if (idx < 0) return ls_fail(err, "%s: no member %s%s", ws->where, z->prefix, rel);
-    return zip_read_index(z->za, idx, ws->where, rel, out, err);
+    return zip_read_index(z, idx, ws->where, rel, out, err);
+}
+
+static int zip_size(ls_weight_source *ws, const char *rel, uint64_t *size, ls_error *err)
+{
+    zip_src *z = ws->impl;
+    zip_int64_t idx = zip_locate(z, rel);
+    if (idx < 0) return ls_fail(err, "%s: no member %s%s", ws->where, z->prefix, rel);
+    zip_stat_t st;
+    if (zip_member_size(z, idx, ws->where, rel, &st, err) != 0) return -1;
+    *size = st.size;
+    return 0;
 }
 
 static void zip_release(ls_weight_source *ws)
@@ -109,6 +167,17 @@ static int dir_read(ls_weight_source *ws, const char *rel, ls_blob **out, ls_err
     return 0;
 }
 
+static int dir_size(ls_weight_source *ws, const char *rel, uint64_t *size, ls_error *err)
+{
+    dir_src *d = ws->impl;
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", d->root, rel);
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return ls_fail(err, "%s: cannot stat %s", ws->where, rel);
+    *size = (uint64_t)st.st_size;
+    return 0;
+}
+
 static void dir_release(ls_weight_source *ws)
 {
     dir_src *d = ws->impl;
@@ -125,6 +194,7 @@ ls_weight_source *ls_weight_source_folder(const char *root, const char *model)
     ws->model = ls_intern(model ? model : "model");
     ws->has = dir_has;
     ws->read = dir_read;
+    ws->size = dir_size;
     ws->release = dir_release;
     ws->impl = d;
     return ws;
@@ -187,12 +257,22 @@ int ls_load_archive(const char *path, const ls_load_opts *opts, ls_program **out
 {
     *out = NULL;
     int code;
-    zip_t *za = zip_open(path, ZIP_RDONLY, &code);
+    /* ZIP_CHECKCONS: each local header is checked against the central directory (libzip's
+     * zip_open(3): "perform additional stricter consistency checks on the archive"), so a
+     * corrupt local signature or a member whose two headers disagree is refused */
+    zip_t *za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &code);
     if (!za) {
         zip_error_t ze;
         zip_error_init_with_code(&ze, code);
-        ls_fail(err, "%s: not a readable zip archive (%s): the file is truncated or damaged", path,
-                zip_error_strerror(&ze));
+        /* readable without the consistency checks: say which of them failed */
+        zip_t *lax = zip_open(path, ZIP_RDONLY, &(int){0});
+        if (lax)
+            ls_fail(err, "%s: a damaged zip archive (%s): a member's local header does not match the central "
+                         "directory", path, zip_error_strerror(&ze));
+        else
+            ls_fail(err, "%s: not a readable zip archive (%s): the file is truncated or damaged", path,
+                    zip_error_strerror(&ze));
+        if (lax) zip_discard(lax);
         zip_error_fini(&ze);
         return -1;
     }
@@ -220,9 +300,12 @@ int ls_load_archive(const char *path, const ls_load_opts *opts, ls_program **out
     zip_src *z = ls_calloc(1, sizeof *z);
     z->za = za;
     z->prefix = ls_strdup(prefix ? prefix : "");
+    z->member_cap = member_cap_for(path);
     ws->where = ls_intern(path);
     ws->has = zip_has;
     ws->read = zip_read;
+    ws->size = zip_size;
+    ws->sizes_only = opts && opts->weight_sizes_only;
     ws->release = zip_release;
     ws->impl = z;
     int rc;
@@ -318,6 +401,7 @@ int ls_load_folder(const char *path, const ls_load_opts *opts, ls_program **out,
         rc = pick_model(root, &models, opts, &model, err);
         if (rc == 0) {
             ls_weight_source *ws = ls_weight_source_folder(root, model);
+            ws->sizes_only = opts && opts->weight_sizes_only;
             rc = load_model(ws, root, true, model, opts, out, err);
             ls_weight_source_free(ws);
         }
@@ -356,6 +440,7 @@ int ls_load_json_file(const char *path, const ls_load_opts *opts, ls_program **o
     if (ls_read_file(path, LS_READ_MAX_JSON_BYTES, &data, &size, err) != 0) return -1;
     const char *model = "model";
     ls_weight_source *ws = sibling_weights(path, &model);
+    if (ws) ws->sizes_only = opts && opts->weight_sizes_only;
     int rc = ls_load_json_ex(path, model, (const char *)data, size, ws, opts && opts->metadata_only, 0, out, err);
     ls_weight_source_free(ws);
     free(data);

@@ -10,6 +10,7 @@
 
 #include "ptrmap.h"
 #include "pt2_internal.h"
+#include "safe_text.h"
 
 const cJSON *ls_junion(const cJSON *obj, const char **kind)
 {
@@ -307,14 +308,53 @@ void ls_json_free(cJSON *j)
 
 /* ---- parsing with a useful message */
 
+/* Line and column of byte `at` of text, for messages. */
+static void line_col(const char *text, size_t at, size_t *line, size_t *col)
+{
+    *line = 1;
+    const char *start = text;
+    for (const char *p = text; p < text + at; p++)
+        if (*p == '\n') (*line)++, start = p + 1;
+    *col = (size_t)(text + at - start) + 1;
+}
+
+/* What cJSON would accept but lowerscope must not: bytes that are not UTF-8 (torch's loader
+ * decodes the file as UTF-8 first and fails on them: torch/_export/serde/serialize.py,
+ * deserialize, artifact.exported_program.decode("utf-8")), and \u0000 in a string, which a C
+ * string would cut short. Escapes only occur inside strings, so a scan of backslashes finds
+ * every \u0000 without following the strings themselves. */
+static int check_text(const char *where, const char *text, size_t len, ls_error *err)
+{
+    const char *why;
+    size_t bad = ls_utf8_check(text, len, &why), line, col;
+    if (bad < len) {
+        line_col(text, bad, &line, &col);
+        return ls_fail(err, "%s: byte %zu (line %zu, column %zu): invalid UTF-8 (byte 0x%02x: %s), which torch's loader "
+                       "refuses too", where, bad, line, col, (unsigned char)text[bad], why);
+    }
+    for (const char *p = memchr(text, '\\', len); p; p = memchr(p, '\\', len - (size_t)(p - text))) {
+        if (p + 6 <= text + len && memcmp(p + 1, "u0000", 5) == 0) {
+            line_col(text, (size_t)(p - text), &line, &col);
+            return ls_fail(err, "%s: byte %zu (line %zu, column %zu): \\u0000 in a string: lowerscope's names end at a NUL, "
+                           "so the file is refused rather than a name cut short", where, (size_t)(p - text), line, col);
+        }
+        p += 2; /* the escaped character: \\ is one backslash */
+        if (p >= text + len) break;
+    }
+    return 0;
+}
+
 cJSON *ls_json_parse(const char *where, const char *text, size_t len, ls_error *err)
 {
     if (len == 0) {
         ls_fail(err, "%s: empty file", where);
         return NULL;
     }
+    if (check_text(where, text, len, err) != 0) return NULL;
+    const char *was = ls_reading(ls_intern(where)); /* parsing: the tree can be 10x the text */
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
+    ls_reading(was);
     if (root) {
         /* only whitespace may follow the value */
         const char *p = end;

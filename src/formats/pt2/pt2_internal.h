@@ -28,8 +28,11 @@ struct ls_weight_source {
     bool (*has)(ls_weight_source *ws, const char *rel);
     /* Reads a member into a blob (64-byte aligned). Fails naming where and rel. */
     int (*read)(ls_weight_source *ws, const char *rel, ls_blob **out, ls_error *err);
+    /* A member's size without reading it (NULL: read it to know). */
+    int (*size)(ls_weight_source *ws, const char *rel, uint64_t *size, ls_error *err);
     void (*release)(ls_weight_source *ws);
     void *impl;
+    bool sizes_only; /* ls_load_opts.weight_sizes_only: the weights' configs and sizes, not their bytes */
 };
 
 void ls_weight_source_free(ls_weight_source *ws);

@@ -79,18 +79,13 @@ static bool is_contiguous(const ls_tmeta *m, const int64_t *strides)
     return true;
 }
 
-/* The tensor `fqn` viewing `blob` as tensor_meta says, after checking every byte it reaches is
- * in the file. */
-static int make_tensor(wctx *c, const char *rel, const char *fqn, ls_blob *blob, const ls_tmeta *m,
-                       const int64_t *strides, int64_t offset, ls_tensor **out)
+/* Every byte the tensor `fqn` reaches (tensor_meta's sizes, strides, storage offset) is in the
+ * file of `have` bytes. */
+static int check_extent(wctx *c, const char *rel, const char *fqn, uint64_t have, const ls_tmeta *m,
+                        const int64_t *strides, int64_t offset)
 {
     size_t es = ls_dtype_size(m->dtype);
-    int64_t numel = ls_tmeta_numel(m);
-    *out = NULL;
-    if (numel == 0) {
-        *out = ls_tensor_new(m->dtype, m->ndim, m->sizes, c->err);
-        return *out ? 0 : -1;
-    }
+    if (ls_tmeta_numel(m) == 0) return 0;
     /* the last element's index in the file: offset + sum (size - 1) * stride */
     uint64_t last = (uint64_t)offset;
     for (int d = 0; d < m->ndim; d++) {
@@ -99,16 +94,31 @@ static int make_tensor(wctx *c, const char *rel, const char *fqn, ls_blob *blob,
         else last += step * st;
     }
     uint64_t need = last >= UINT64_MAX / 16 ? UINT64_MAX : (last + 1) * es;
-    if (need > blob->size) {
+    if (need > have) {
         char s[160];
         ls_buf b = {0};
         for (int d = 0; d < m->ndim; d++) ls_buf_printf(&b, "%s%" PRId64, d ? ", " : "", strides[d]);
-        ls_fail(c->err, "%s: %s ('%s'): the file has %zu bytes, but %s with strides [%s] from element %" PRId64
+        ls_fail(c->err, "%s: %s ('%s'): the file has %" PRIu64 " bytes, but %s with strides [%s] from element %" PRId64
                         " needs %" PRIu64,
-                c->ws->where, rel, fqn, blob->size, ls_tmeta_str(m, s, sizeof s), b.s ? b.s : "", offset, need);
+                c->ws->where, rel, fqn, have, ls_tmeta_str(m, s, sizeof s), b.s ? b.s : "", offset, need);
         ls_buf_free(&b);
         return -1;
     }
+    return 0;
+}
+
+/* The tensor `fqn` viewing `blob` as tensor_meta says, after checking every byte it reaches is
+ * in the file. */
+static int make_tensor(wctx *c, const char *rel, const char *fqn, ls_blob *blob, const ls_tmeta *m,
+                       const int64_t *strides, int64_t offset, ls_tensor **out)
+{
+    size_t es = ls_dtype_size(m->dtype);
+    *out = NULL;
+    if (ls_tmeta_numel(m) == 0) {
+        *out = ls_tensor_new(m->dtype, m->ndim, m->sizes, c->err);
+        return *out ? 0 : -1;
+    }
+    if (check_extent(c, rel, fqn, blob->size, m, strides, offset) != 0) return -1;
     if (is_contiguous(m, strides)) *out = ls_tensor_from_blob(blob, (size_t)offset * es, m->dtype, m->ndim, m->sizes);
     else *out = ls_tensor_from_strided(blob->data + (size_t)offset * es, m->dtype, m->ndim, m->sizes, strides);
     if (!*out) return ls_fail(c->err, "%s: %s ('%s'): cannot make the tensor", c->ws->where, rel, fqn);
@@ -154,14 +164,23 @@ static int read_config(wctx *c, const char *dir, const char *cfg_rel, bool const
             }
             const char *rel = ls_internf("%s/%s", dir, path);
             ls_blob *blob;
-            if (get_blob(c, rel, &blob) != 0 || make_tensor(c, rel, fqn, blob, &m, strides, offset, &t) != 0) {
+            uint64_t have;
+            if (c->ws->sizes_only && c->ws->size) { /* what it is and that the file holds it, no more */
+                if (c->ws->size(c->ws, rel, &have, c->err) != 0 || check_extent(c, rel, fqn, have, &m, strides, offset) != 0) {
+                    if (!strstr(c->err->msg, fqn)) ls_fail_prefix(c->err, "%s: '%s'", where, fqn);
+                    rc = -1;
+                    break;
+                }
+                for (int d = 0; d < LS_MAX_DIMS; d++) m.dim_order[d] = (uint8_t)d; /* as the tensor will be */
+            } else if (get_blob(c, rel, &blob) != 0 || make_tensor(c, rel, fqn, blob, &m, strides, offset, &t) != 0) {
                 if (!strstr(c->err->msg, fqn)) ls_fail_prefix(c->err, "%s: '%s'", where, fqn);
                 rc = -1;
                 break;
+            } else {
+                bool rg = m.requires_grad;
+                ls_tensor_meta(t, &m);
+                m.requires_grad = rg;
             }
-            bool rg = m.requires_grad;
-            ls_tensor_meta(t, &m);
-            m.requires_grad = rg;
         }
         uintptr_t old;
         if (!ls_ptrmap_add(index, fqn, constants ? c->p->n_constants : c->p->n_state, &old)) {
@@ -230,6 +249,7 @@ int ls_read_weights(ls_program *p, const char *where, ls_weight_source *ws, bool
     }
     ls_ptrmap_free(&state_ix);
     ls_ptrmap_free(&const_ix);
-    p->has_weights = true;
+    p->has_weights = !ws->sizes_only;
+    p->weights_unread = ws->sizes_only;
     return rc;
 }
