@@ -22,10 +22,17 @@
 #define LS_ERR_MAX 1024
 typedef struct ls_error {
     char msg[LS_ERR_MAX];
+    int code; /* what kind of failure, set with the message: LS_ERR_INPUT or LS_ERR_NEEDS */
 } ls_error;
+enum {
+    LS_ERR_INPUT = 2, /* bad input (the CLI's exit 2) */
+    LS_ERR_NEEDS = 3, /* valid, but needs what lowerscope lacks: a backend, a kernel, an op (exit 3) */
+};
 
-/* Sets err->msg (err may be NULL) and returns -1. */
+/* Sets err->msg and err->code = LS_ERR_INPUT (err may be NULL) and returns -1. */
 int ls_fail(ls_error *err, const char *fmt, ...) LS_PRINTF(2, 3);
+/* The same with err->code = LS_ERR_NEEDS. */
+int ls_fail_needs(ls_error *err, const char *fmt, ...) LS_PRINTF(2, 3);
 int ls_vfail(ls_error *err, const char *fmt, va_list ap);
 /* Prepends "prefix: " to an error already set, keeping it within LS_ERR_MAX. */
 int ls_fail_prefix(ls_error *err, const char *fmt, ...) LS_PRINTF(2, 3);

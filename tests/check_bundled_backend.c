@@ -23,7 +23,7 @@ static void *init_ok(const ls_program *p, ls_blob **blob)
     const ls_backend *be = bundled();
     ls_compile_spec *specs = (ls_compile_spec *)1;
     uint32_t nspecs = 7;
-    ls_error err = {{0}};
+    ls_error err = {0};
     ck_assert_msg(be->preprocess(p, blob, &specs, &nspecs, NULL, &err) == 0, "%s", err.msg);
     ck_assert_ptr_null(specs);
     ck_assert_uint_eq(nspecs, 0);

@@ -156,7 +156,7 @@ END_TEST
 static void refused(const ls_blob *b, const char *expect)
 {
     ls_bb_graph *g = NULL;
-    ls_error err = {{0}};
+    ls_error err = {0};
     int rc = ls_bb_decode(b, &g, &err);
     ck_assert_msg(rc == -1, "blob accepted, expected: %s", expect);
     ck_assert_ptr_null(g);
@@ -279,7 +279,7 @@ START_TEST(altered_blobs_never_crash_the_decoder)
                 b->data[at] = values[v];
                 ls_bb_seal(b);
                 ls_bb_graph *g = NULL;
-                ls_error err = {{0}};
+                ls_error err = {0};
                 tries++;
                 if (ls_bb_decode(b, &g, &err) != 0) {
                     ck_assert_msg(strncmp(err.msg, "bundled blob: ", 14) == 0, "%s", err.msg);

@@ -55,7 +55,7 @@ START_TEST(builder_output_reads_back)
     ck_assert_int_eq(size % 8, 0);
     ck_assert_mem_eq(buf + 4, "TST1", 4);
 
-    ls_error err = {{0}};
+    ls_error err = {0};
     ls_fb_reader r;
     ls_fb_table root, item;
     ck_assert_int_eq(ls_fb_reader_init(&r, buf, size, "sample", &err), 0);

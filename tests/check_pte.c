@@ -24,7 +24,7 @@
 
 static void read_ok(const char *name, ls_pte *p)
 {
-    ls_error err = {{0}};
+    ls_error err = {0};
     const char *path = pt_path(name, ".pte");
     ck_assert_ptr_nonnull(path);
     ck_assert_msg(ls_pte_read_file(path, p, &err) == 0, "%s: %s", name, err.msg);

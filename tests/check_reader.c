@@ -17,7 +17,7 @@
 static ls_program *load_ok(const char *path, const ls_load_opts *opts)
 {
     ls_program *p = NULL;
-    ls_error err = {{0}};
+    ls_error err = {0};
     int rc = ls_load(path, opts, &p, &err);
     ck_assert_msg(rc == 0, "loading %s: %s", path, err.msg);
     ck_assert_ptr_nonnull(p);

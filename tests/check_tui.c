@@ -146,7 +146,7 @@ static void run_script_at(ls_history *h, const char *name, bool no_color, const 
     char keys[512];
     snprintf(keys, sizeof keys, "tests/screens/%s.keys", name);
     ls_tui_opts o = {.script = tu_root(keys), .rows = 24, .cols = 80, .start_step = step, .no_color = no_color, .headless = true};
-    ls_error err = {{0}};
+    ls_error err = {0};
     int rc = ls_tui_run(h, &o, &err);
     ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
     tu_compare_screens(dir, name);
@@ -274,7 +274,7 @@ static void run_sample_script(const char *name, bool no_color)
  * Opens on the last step, as lowerscope FILE does. */
 static void run_history_script(const char *sample, const char *name, const char **dir_out)
 {
-    ls_error err = {{0}};
+    ls_error err = {0};
     ls_program *p = pf_load(tu_root(sample));
     ls_history h = {0};
     pf_lower(p, NULL, &h);

@@ -80,7 +80,7 @@ static inline int kt_vcall(ls_op_id op, ls_value *out, int n, va_list ap)
 {
     ls_value args[16];
     for (int i = 0; i < n; i++) args[i] = va_arg(ap, ls_value);
-    ls_error err = {{0}};
+    ls_error err = {0};
     int rc = ls_kernel_call(ls_op_get(op), NULL, args, (uint32_t)n, out, &err);
     snprintf(kt_err, sizeof kt_err, "%s", err.msg);
     for (int i = 0; i < n; i++) ls_value_release(&args[i]);

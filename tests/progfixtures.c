@@ -157,7 +157,7 @@ ls_program *pf_mask_program(void)
 ls_blob *pf_encode(const ls_program *p)
 {
     ls_blob *b = NULL;
-    ls_error err = {{0}};
+    ls_error err = {0};
     int rc = ls_bb_encode(p, &b, &err);
     ck_assert_msg(rc == 0, "encode failed: %s", err.msg);
     return b;

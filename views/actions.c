@@ -163,7 +163,7 @@ void ui_replace_history(ui *u, ls_history *h)
 
 void ui_open_method(ui *u, const char *method)
 {
-    ls_error err = {{0}};
+    ls_error err = {0};
     ls_history *nh;
     if (!method || !*method) {
         ui_message(u, true, "method NAME: which method (lowerscope info lists them)");

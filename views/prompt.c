@@ -274,7 +274,7 @@ int ui_command(ui *u, const char *line)
         return 0;
     }
     if (!strcmp(cmd, "backend")) {
-        ls_error err = {{0}};
+        ls_error err = {0};
         ls_history *nh;
         if (!*arg) ui_message(u, true, "backend FILE: a profile file, or bundled");
         else if (ui_core_relower(u->h, arg, &nh, &err) != 0) ui_message(u, true, "%s", err.msg);
@@ -285,7 +285,7 @@ int ui_command(ui *u, const char *line)
         return 0;
     }
     if (!strcmp(cmd, "relower")) {
-        ls_error err = {{0}};
+        ls_error err = {0};
         ls_history *nh;
         if (u->h->n > 1) ui_message(u, true, "relower: the pipeline has run already (%u steps)", u->h->n);
         else if (ui_core_relower_all(u->h, &nh, &err) != 0) ui_message(u, true, "%s", err.msg);

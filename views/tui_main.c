@@ -17,7 +17,7 @@ int ls_tui_main(int argc, char **argv)
 {
     ls_tui_opts o = {0};
     ls_tui_opts_env(&o);
-    ls_error err = {{0}};
+    ls_error err = {0};
     if (ui_core_options(&argc, argv, &err) != 0) {
         fprintf(stderr, "lowerscope: %s\n", err.msg);
         return 2;

@@ -25,7 +25,7 @@ void ui_export(ui *u, const char *path, bool force)
         return;
     }
     ls_export_summary sum;
-    ls_error err = {{0}};
+    ls_error err = {0};
     ui_lines *l = &u->screen_lines;
     ui_lines_clear(l);
     if (ls_export_program(st->program, path, force, &sum, &err) != 0) { /* long messages: wrapped on the screen */

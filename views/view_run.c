@@ -44,7 +44,7 @@ static ui_run_session *session_new(ui *u)
     s->step = u->step;
     snprintf(s->args, sizeof s->args, "%s", u->run_args);
     const ls_program *p = u->h->steps[u->step].program;
-    ls_error err = {{0}};
+    ls_error err = {0};
     if (u->h->not_run) { /* the runtime, like a pass, needs a well-formed program */
         s->error = ls_strdup(u->h->not_run);
         return s;
@@ -98,7 +98,7 @@ static void time_text(const ui *u, double seconds, char *buf, size_t cap)
 /* Reads the .npy files of :run, else makes seeded inputs (seed 0, the run number as step). */
 static int make_inputs(ui *u, const ls_program *p, int64_t run, ls_value **in, uint32_t *n_in, ui_lines *out)
 {
-    ls_error err = {{0}};
+    ls_error err = {0};
     char args[sizeof u->run_args];
     const char *npy[MAX_NPY];
     int n_npy = 0;
@@ -204,7 +204,7 @@ static void run_once(ui *u, ui_lines *out)
     else ui_lines_add(out, UI_R_TITLE, -1, "inputs of run %lld (seeded)", (long long)run + 1);
     for (uint32_t i = 0; i < n_in; i++) show_value(out, i < n_names && i < 64 ? names[i]->name : "input", &in[i], -1);
     if (s->cmp) ls_compare_run_inputs(s->cmp, in, n_in);
-    ls_error err = {{0}};
+    ls_error err = {0};
     if (ls_runner_run(s->r, in, n_in, &res, &n_res, &err) != 0) {
         ui_lines_add(out, UI_R_ERROR, -1, "run %lld failed:", (long long)run + 1);
         ui_lines_add_wrapped(out, UI_R_ERROR, err.msg, u->cols - 4);

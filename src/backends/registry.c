@@ -7,6 +7,7 @@
 
 #include "bundled_blob.h"
 #include "tensor.h"
+#include "xnnpack_blob.h"
 
 #define MAX_BACKENDS 16
 
@@ -29,6 +30,7 @@ void ls_backend_register(const ls_backend *b)
 static void register_builtins(void)
 {
     ls_backend_register(&ls_bundled_backend); /* src/backends/bundled/bundled_backend.c */
+    ls_backend_register(&ls_xnnpack_backend); /* src/backends/xnnpack/xnn_backend.c */
 }
 
 const ls_backend *ls_backend_find(const char *id)
@@ -51,8 +53,10 @@ const ls_backend *ls_backend_resolve(const char *id, const ls_blob *processed, b
 {
     const ls_backend *be = ls_backend_find(id);
     if (simulated) *simulated = false;
-    if (be) return be;
-    if (processed && (processed->size < 4 || memcmp(processed->data, LS_BB_MAGIC, 4) != 0)) return NULL;
+    bool bundled_blob = processed && processed->size >= 4 && memcmp(processed->data, LS_BB_MAGIC, 4) == 0;
+    /* a registered backend runs its own blobs, and lowers when it can preprocess */
+    if (be && (processed ? !bundled_blob || be == &ls_bundled_backend : be->preprocess != NULL)) return be;
+    if (processed && !bundled_blob) return NULL;
     if (simulated) *simulated = true;
     return &ls_bundled_backend;
 }

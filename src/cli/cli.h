@@ -12,6 +12,7 @@ enum {
     LS_EXIT_OK = 0,
     LS_EXIT_FINDINGS = 1, /* verifier errors, failed comparison */
     LS_EXIT_INPUT = 2,    /* unreadable or invalid input, bad usage */
+    LS_EXIT_NEEDS = 3,    /* valid, but needs what lowerscope lacks (a backend, a kernel, an XNNPACK node type) */
 };
 
 int ls_cli_main(int argc, char **argv);

@@ -185,7 +185,7 @@ typedef struct run_target {
 } run_target;
 
 /* The loaded program, step --step of the pipeline, or (--compare without --step) the last step
- * whose program can run here. Prints the error and returns -1 when there is none. */
+ * whose program can run here. Prints the error and returns the exit code when there is none. */
 static int choose_program(const run_opts *o, run_target *t)
 {
     ls_error err;
@@ -203,7 +203,7 @@ static int choose_program(const run_opts *o, run_target *t)
         }
         t->p = t->loaded;
         if (!(t->r = ls_runner_new(t->p, &err))) ls_cli_error("%s", err.msg);
-        return t->r ? 0 : -1;
+        return t->r ? 0 : err.code == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
     }
     if (ls_pipeline_run(t->loaded, &o->pipeline, &t->h, &err) != 0) {
         ls_cli_error("run: %s", err.msg);
@@ -225,7 +225,7 @@ static int choose_program(const run_opts *o, run_target *t)
         t->step = s;
         t->p = h->steps[s].program;
         if (!(t->r = ls_runner_new(t->p, &err))) ls_cli_error("%s", err.msg);
-        return t->r ? 0 : -1;
+        return t->r ? 0 : err.code == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
     }
     /* the last step that can run: a failed pass ends the pipeline; a delegate whose backend is
      * not here keeps its step (and the ones after) from running */
@@ -536,7 +536,8 @@ static int run_all(run_state *s)
         ls_cli_error("%s", err.msg);
         return LS_EXIT_INPUT;
     }
-    if (choose_program(o, t) != 0) return LS_EXIT_INPUT;
+    int chosen = choose_program(o, t);
+    if (chosen != 0) return chosen < 0 ? LS_EXIT_INPUT : chosen;
     s->nin = ls_program_user_inputs(t->p, NULL, 0);
     s->ins = ls_calloc(s->nin + 1, sizeof *s->ins);
     ls_program_user_inputs(t->p, s->ins, s->nin);

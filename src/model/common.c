@@ -18,7 +18,20 @@
 
 int ls_vfail(ls_error *err, const char *fmt, va_list ap)
 {
-    if (err) vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    if (err) {
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        err->code = LS_ERR_INPUT;
+    }
+    return -1;
+}
+
+int ls_fail_needs(ls_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ls_vfail(err, fmt, ap);
+    va_end(ap);
+    if (err) err->code = LS_ERR_NEEDS;
     return -1;
 }
 

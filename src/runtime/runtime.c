@@ -177,7 +177,7 @@ static int prepare_delegate(ls_runner *r, uint32_t pos, const ls_node *n, ls_err
     bool simulated;
     const ls_backend *be = ls_backend_resolve(sub->backend_id, sub->processed, &simulated);
     if (!be)
-        return ls_fail(err,
+        return ls_fail_needs(err,
                        "%s: delegate %s: backend '%s' is not available here and its blob is not one the bundled "
                        "delegate runs",
                        where(p), sub->name, sub->backend_id ? sub->backend_id : "(none)");
