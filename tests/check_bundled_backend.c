@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "bundled_blob.h"
+#include "xnnpack_blob.h"
 #include "progfixtures.h"
 #include "testutil.h"
 
@@ -39,7 +40,8 @@ START_TEST(registry_finds_backends_by_id)
     ck_assert_ptr_eq(b, &ls_bundled_backend);
     ck_assert_ptr_eq(ls_backend_find("BundledBackend"), b);
     ck_assert_str_eq(b->id, "BundledBackend");
-    ck_assert_ptr_null(ls_backend_find("XnnpackBackend"));
+    ck_assert_ptr_null(ls_backend_find("CoreMLBackend"));
+    ck_assert_ptr_eq(ls_backend_find("XnnpackBackend"), &ls_xnnpack_backend);
     ck_assert_ptr_null(ls_backend_find(NULL));
     static const ls_backend fake = {.id = "TestFakeBackend"}, fake2 = {.id = "TestFakeBackend"};
     ls_backend_register(&fake);

@@ -7,6 +7,7 @@
 
 #include "backend.h"
 #include "bundled_blob.h"
+#include "xnnpack_blob.h"
 #include "progfixtures.h"
 #include "testutil.h"
 
@@ -329,17 +330,23 @@ START_TEST(unknown_backends_are_stood_in_for_only_with_a_bundled_blob)
     bool sim = false;
     ck_assert_ptr_eq(ls_backend_resolve("BundledBackend", NULL, &sim), &ls_bundled_backend);
     ck_assert(!sim);
-    ck_assert_ptr_eq(ls_backend_resolve("XnnpackBackend", NULL, &sim), &ls_bundled_backend);
+    ck_assert_ptr_eq(ls_backend_resolve("CoreMLBackend", NULL, &sim), &ls_bundled_backend);
     ck_assert(sim);
     ls_program *p = pf_chain_program();
     ls_blob *ours = pf_encode(p);
-    ck_assert_ptr_eq(ls_backend_resolve("XnnpackBackend", ours, &sim), &ls_bundled_backend);
+    ck_assert_ptr_eq(ls_backend_resolve("CoreMLBackend", ours, &sim), &ls_bundled_backend);
     ck_assert(sim);
     ls_blob *theirs = ls_blob_new(64);
     memcpy(theirs->data, "XN00", 4);
-    ck_assert_ptr_null(ls_backend_resolve("XnnpackBackend", theirs, &sim));
+    ck_assert_ptr_null(ls_backend_resolve("CoreMLBackend", theirs, &sim));
     ls_blob *tiny = ls_blob_new(2);
-    ck_assert_ptr_null(ls_backend_resolve("XnnpackBackend", tiny, &sim));
+    ck_assert_ptr_null(ls_backend_resolve("CoreMLBackend", tiny, &sim));
+    /* XnnpackBackend is here: it runs its own blobs; a bundled blob under its id still goes to
+     * the bundled delegate (what lowerscope wrote for it before it had XNNPACK's format) */
+    ck_assert_ptr_eq(ls_backend_resolve("XnnpackBackend", theirs, &sim), &ls_xnnpack_backend);
+    ck_assert(!sim);
+    ck_assert_ptr_eq(ls_backend_resolve("XnnpackBackend", ours, &sim), &ls_bundled_backend);
+    ck_assert(sim);
     ls_blob_unref(tiny);
     ls_blob_unref(theirs);
     ls_blob_unref(ours);
