@@ -43,31 +43,44 @@ int ls_load_pte_opts(const char *path, const char *method, const char *const *da
  * (executorch.exir.memory.alloc, as ExecuTorch's ToOutVarPass makes them); a buffer the top level
  * mutates gets ExecuTorch's write-back, copy_(buffer, value), read by its BUFFER_MUTATION output. */
 int ls_pass_to_out_variant(const ls_program *in, ls_program **out, ls_pass_ctx *ctx);
-/* memory_plan: lifetimes from graph order, greedy best fit into one arena (memory_id 1), 16-byte
- * aligned. The plan is attached to the step's program (ls_program_mem_plan). */
+/* memory_plan: exir's MemoryPlanningPass, greedy (or naive: ctx->memory_planning), one arena
+ * (memory_id 1), 16-byte aligned. The plan is attached to the step's program (ls_program_mem_plan). */
 int ls_pass_memory_plan(const ls_program *in, ls_program **out, ls_pass_ctx *ctx);
 /* emit: builds the ExecuTorch program (values, one chain of KernelCalls and DelegateCalls,
  * operators, delegates with their blobs in segments, constants in the constant segment),
  * attached to the step's program (ls_program_emitted). */
 int ls_pass_emit(const ls_program *in, ls_program **out, ls_pass_ctx *ctx);
 
-/* One planned tensor: the node that owns the memory (a user input, a mutated buffer, an alloc,
- * a delegate output, a call without out variant) and where it lives. */
+/* One planned tensor (exir's TensorSpec): the node whose value it is (a user input, a mutated
+ * buffer, an alloc, a delegate call's output `index`, a call without out variant) and where it
+ * lives. */
 typedef struct ls_mem_slot {
-    uint32_t node;    /* owner's node id */
-    uint32_t first, last; /* lifetime: positions of the definition and of the last use */
-    uint64_t offset, nbytes;
+    uint32_t node, index;
+    uint32_t first, last; /* lifetime: node positions, inclusive (update_all_tensors_lifetime) */
+    uint64_t offset;      /* in arena 1 */
+    uint64_t nbytes;      /* at the upper bound of its sizes */
+    uint64_t size;        /* nbytes aligned to 16 (allocated_memory) */
+    uint32_t object;      /* the shared object it is in (greedy), its own index (naive) */
 } ls_mem_slot;
+
+typedef enum ls_mem_algo { LS_MEM_GREEDY = 0, LS_MEM_NAIVE = 1 } ls_mem_algo;
 
 typedef struct ls_mem_plan {
     uint32_t refs;
-    ls_mem_slot *slots;
-    uint32_t n_slots;
-    uint32_t *slot_of; /* by node id (< n_ids): slot index + 1 of the memory a node's value is in, 0 none */
+    ls_mem_algo algo;
+    ls_mem_slot *slots; /* in the order exir's collect_specs_from_nodes finds them */
+    uint32_t n_slots, n_objects;
+    /* node id → the slots of its values (through ls_mem_plan_slot) */
+    uint32_t *slot_first, *slot_count, *slot_list;
     uint32_t n_ids;
-    uint64_t arena;        /* bytes of arena 1 */
+    uint64_t arena;        /* bytes of arena 1, padding included */
+    uint64_t padding;      /* the 64 bytes exir adds for an XNNPACK delegate, or 0 */
     uint64_t tensor_bytes; /* the sum of all planned tensors' sizes */
 } ls_mem_plan;
+
+/* The slot (index + 1) of value k of node id: a view's and an in-place call's are their base's,
+ * an out-variant call's its out arguments'. 0 when not planned. */
+uint32_t ls_mem_plan_slot(const ls_mem_plan *m, uint32_t node, uint32_t k);
 
 /* What emit says about the program it built. */
 typedef struct ls_emit_summary {

@@ -23,6 +23,7 @@ typedef struct ls_pass_ctx {
      * their ops_to_not_decompose); none for a pass run alone */
     const ls_profile *const *backends;
     uint32_t n_backends;
+    uint8_t memory_planning;   /* memory_plan's algorithm: 0 greedy (exir's default), 1 naive */
     ls_report *report;         /* one sentence per change */
     ls_error *err;
 } ls_pass_ctx;
@@ -62,12 +63,13 @@ typedef struct ls_pipeline_opts {
     /* A .pte is its own step 0 (the program as the file holds it) and the pipeline does not run
      * on it unless asked: --relower, or --pipeline or --backend given (chosen). */
     bool relower, chosen;
+    uint8_t memory_planning;               /* --memory-planning greedy|naive (0 greedy) */
 } ls_pipeline_opts;
 
 void ls_pipeline_opts_init(ls_pipeline_opts *o);
 void ls_pipeline_opts_free(ls_pipeline_opts *o);
 /* One option and its value: "--pipeline" "to_edge,partition", "--backend" "FILE|bundled",
- * "--relower" (no value).
+ * "--memory-planning" "greedy|naive", "--relower" (no value).
  * Returns 1 when the option is one of these (consumed), 0 when it is not, -1 on a bad value. */
 int ls_pipeline_opt(ls_pipeline_opts *o, const char *opt, const char *value, ls_error *err);
 /* Consumes every --pipeline/--backend (also --opt=value) and --relower from argv[1..], compacting argv.

@@ -16,7 +16,9 @@
     "                        duplicate_constants, to_backend (default: bundled)\n"                                  \
     "  --pipeline a,b,...    the passes and their order: to_edge, constant_prop, partition, fold_masks,\n"            \
     "                        duplicate_constants, to_backend, to_out_variant, memory_plan, emit\n"                    \
-    "                        (both also as --opt=value)\n"
+    "  --memory-planning greedy|naive\n"                                                                              \
+    "                        memory_plan's algorithm, as exir's MemoryPlanningPass (default greedy)\n"               \
+    "                        (all three also as --opt=value)\n"
 #define CLI_LOAD_OPTIONS_HELP                                                                                          \
     "  --model NAME          which models/NAME.json of an archive holding several\n"                                  \
     "  --metadata-only       do not read weight data even when the file has it (fast on big archives)\n"      \

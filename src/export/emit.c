@@ -114,7 +114,7 @@ static int tensor_value(emitter *E, const ls_node *n, const ls_tmeta *m, uint32_
         t->dim_order.v[d] = m->dim_order[d];
     }
     t->shape_dynamism = (int8_t)(!dyn ? LS_PTE_STATIC : bounded ? LS_PTE_DYNAMIC_BOUND : LS_PTE_DYNAMIC_UNBOUND);
-    uint32_t slot = node_id < E->plan->n_ids ? E->plan->slot_of[node_id] : 0;
+    uint32_t slot = ls_mem_plan_slot(E->plan, node_id, 0);
     if (slot) {
         uint64_t off = E->plan->slots[slot - 1].offset;
         t->has_allocation_info = true;
@@ -481,6 +481,34 @@ static int kernel_call(emitter *E, const ls_node *n, uint32_t pos)
     return 0;
 }
 
+/* memory.view, as exir's _emit_view: a static view of planned memory (or of a constant) is a
+ * value of its own sizes at its base's place and no instruction; any other runs
+ * executorch_prim::et_view.default(self, size, out). */
+static int view(emitter *E, const ls_node *n)
+{
+    const ls_tmeta *m = ls_node_tval(n);
+    if (!m || n->nargs < 2 || n->args[0].kind != LS_ARG_NODE) return efail(E, n, "a memory.view without its base or sizes");
+    int32_t bv;
+    if (node_value(E, n, n->args[0].v.node, &bv) != 0) return -1;
+    const ls_pte_value *b = &E->values.v[bv];
+    bool constant = b->kind == LS_PTE_VAL_TENSOR && b->tensor.data_buffer_idx > 0 && !b->tensor.has_allocation_info;
+    bool planned = ls_mem_plan_slot(E->plan, n->id, 0) != 0;
+    int64_t sizes[LS_MAX_DIMS];
+    bool dyn = false;
+    bool bounded = lsx_upper_sizes(E->bounds, m, sizes, &dyn) == 0;
+    if (bounded && !dyn && (planned || constant))
+        return tensor_value(E, n, m, n->id, constant ? b->tensor.data_buffer_idx : 0, NULL, &E->val_of[n->id]);
+    int32_t *args = ls_malloc(sizeof *args * 3);
+    args[0] = bv;
+    if (arg_value(E, n, &n->args[1], &args[1]) != 0 || tensor_value(E, n, m, n->id, 0, NULL, &args[2]) != 0) {
+        free(args);
+        return -1;
+    }
+    E->val_of[n->id] = args[2];
+    push_instr(E, LS_PTE_KERNEL_CALL, op_index(E, "executorch_prim::et_view", "default"), args, 3);
+    return 0;
+}
+
 static int call(emitter *E, const ls_node *n, uint32_t pos)
 {
     if (!n->op)
@@ -496,6 +524,7 @@ static int call(emitter *E, const ls_node *n, uint32_t pos)
         }
         return 0;
     case LS_OP_call_delegate: return delegate_call(E, n, pos);
+    case LS_OP_memory_view: return view(E, n);
     default: return kernel_call(E, n, pos);
     }
 }

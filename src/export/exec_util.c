@@ -89,7 +89,9 @@ void lsx_plan_unref(ls_mem_plan *m)
 {
     if (!m || --m->refs) return;
     free(m->slots);
-    free(m->slot_of);
+    free(m->slot_first);
+    free(m->slot_count);
+    free(m->slot_list);
     free(m);
 }
 

@@ -31,5 +31,19 @@ void lsx_exec_attach(ls_program *p, ls_mem_plan *plan, ls_pte *pte, const ls_emi
 ls_mem_plan *lsx_plan_ref(ls_mem_plan *m);
 void lsx_plan_unref(ls_mem_plan *m);
 
+/* One tensor for the memory planning algorithms (mem_algo.c): its aligned size, its lifetime
+ * (node indices, inclusive) and the order it was found in (collect_specs_from_nodes' graph
+ * order); the algorithm sets offset and the shared object it went into. */
+typedef struct lsx_mem_tensor {
+    uint64_t size;
+    uint32_t first, last;
+    uint32_t order;
+    uint64_t offset;
+    uint32_t object;
+} lsx_mem_tensor;
+/* exir's greedy: returns the arena size (the objects' total + extra_padding; 0 for no tensor). */
+uint64_t lsx_mem_greedy(lsx_mem_tensor *t, uint32_t n, uint64_t extra_padding, uint32_t *n_objects);
+/* exir's naive: one after the other. Returns the arena size. */
+uint64_t lsx_mem_naive(lsx_mem_tensor *t, uint32_t n);
 
 #endif

@@ -1,5 +1,14 @@
-/* to_out_variant, the first of to_executorch's steps (ExecuTorch's ToOutVarPass and
- * insert_write_back_for_buffers_pass): a call whose op has an out variant takes it, with its out
+/* to_out_variant, the first of to_executorch's steps (ExecuTorch's insert_write_back_for_buffers_pass,
+ * NormalizeViewCopyBasePass + ReplaceViewCopyWithViewPass, then ToOutVarPass, in the order
+ * exir's edge_to_executorch_passes runs them with remove_view_copy=True, its default).
+ *
+ * A view_copy of a view_copy reads the first one's base instead (views of views collapse to
+ * their root), a view_copy nothing reads any more goes, and every view_copy not followed
+ * immediately by the output node becomes executorch.exir.memory.view(base, size): no kernel
+ * and no memory of its own, its base's memory seen with its sizes (exir keeps a view_copy right
+ * before the output: "the output pointer could be modified at runtime").
+ *
+ * Then a call whose op has an out variant takes it, with its out
  * arguments made explicit as `alloc` nodes (executorch.exir.memory.alloc(size, dtype)) placed
  * right before it; memory planning then gives each alloc its place in the arena. Getitems of a
  * call returning several tensors keep reading the call (their memory is the matching alloc).
@@ -12,7 +21,6 @@
 
 #include "build.h"
 #include "export_internal.h"
-#include "namer.h"
 #include "namer.h"
 #include "ptrmap.h"
 #include "signature.h"
@@ -27,12 +35,18 @@ typedef struct conv {
     LS_VEC(const ls_op *) kept_ops; /* ops kept functional, once each */
 } conv;
 
+static void count_use(uint32_t id, void *ctx)
+{
+    ((uint32_t *)ctx)[id]++;
+}
+
 static bool convertible(const ls_node *n)
 {
     if (n->kind != LS_NODE_CALL || !n->op) return false;
     /* already an out variant with its out arguments (a program read from a .pte has none) */
     if (n->dialect == LS_DIALECT_EXECUTORCH && n->nargs > n->op->schema.nparams) return false;
-    return !(n->op->flags & (LS_OPF_SPECIAL | LS_OPF_INPLACE)) && n->op->id != LS_OP_sym_size_int;
+    return !(n->op->flags & (LS_OPF_SPECIAL | LS_OPF_INPLACE)) && n->op->id != LS_OP_sym_size_int &&
+           n->op->id != LS_OP_memory_view;
 }
 
 /* An alloc node for a tensor of meta m (sizes at their upper bound). */
@@ -162,6 +176,93 @@ static void write_backs(conv *c, ls_node *outn, ls_output_spec *specs)
     ls_vec_push(&c->nodes, o ? o : ls_node_ref(outn));
 }
 
+static bool is_view_copy(const ls_node *n)
+{
+    return n && n->kind == LS_NODE_CALL && n->op && n->op->id == LS_OP_view_copy;
+}
+
+/* Does the output write a mutated buffer back (a copy_ then sits before it)? */
+static bool has_write_backs(const ls_program *q)
+{
+    for (uint32_t k = 0; k < q->n_outputs; k++)
+        if (q->outputs[k].kind == LS_OUT_BUFFER_MUTATION) return true;
+    return false;
+}
+
+/* NormalizeViewCopyBasePass, the dead views it leaves, and ReplaceViewCopyWithViewPass. */
+static void views(conv *c)
+{
+    ls_program *q = c->q;
+    uint32_t *base = ls_calloc(q->next_id ? q->next_id : 1, sizeof *base); /* by id: a view_copy's root */
+    uint32_t normalized = 0;
+    for (uint32_t i = 0; i < q->n_nodes; i++) {
+        const ls_node *n = q->nodes[i];
+        if (!is_view_copy(n) || !n->nargs || n->args[0].kind != LS_ARG_NODE) continue;
+        uint32_t b = n->args[0].v.node;
+        base[n->id] = b < q->next_id && base[b] ? base[b] : b;
+        if (base[n->id] != b) {
+            ls_node *e = ls_program_edit(q, i);
+            e->args[0].v.node = base[n->id];
+            normalized++;
+        }
+    }
+    /* a view_copy only a view_copy read is dead now (dead_code_elimination_pass) */
+    uint32_t *uses = ls_calloc(q->next_id ? q->next_id : 1, sizeof *uses);
+    for (uint32_t i = 0; i < q->n_nodes; i++)
+        for (uint16_t a = 0; a < q->nodes[i]->nargs; a++) ls_arg_each_node(&q->nodes[i]->args[a], count_use, uses);
+    LS_VEC(ls_node *) keep = {0};
+    uint32_t dead = 0;
+    for (uint32_t i = 0; i < q->n_nodes; i++) {
+        ls_node *n = q->nodes[i];
+        if (is_view_copy(n) && !uses[n->id]) {
+            dead++;
+            continue;
+        }
+        ls_vec_push(&keep, ls_node_ref(n));
+    }
+    if (dead) ls_program_set_nodes(q, keep.v, keep.n);
+    else
+        for (uint32_t i = 0; i < keep.n; i++) ls_node_unref(keep.v[i]);
+    free(keep.v);
+    bool backs = has_write_backs(q);
+    uint32_t replaced = 0, kept = 0;
+    const ls_op *view = ls_op_get(LS_OP_memory_view);
+    for (uint32_t i = 0; i + 1 < q->n_nodes; i++) {
+        const ls_node *n = q->nodes[i];
+        if (!is_view_copy(n)) continue;
+        if (q->nodes[i + 1]->kind == LS_NODE_OUTPUT && !backs) {
+            kept++;
+            continue;
+        }
+        const ls_node *b = n->nargs ? ls_program_node(q, n->args[0].v.node) : NULL;
+        const ls_tmeta *bm = b ? ls_node_tval(b) : NULL, *vm = ls_node_tval(n);
+        /* _ViewSpec: same dtype, same bytes, same dynamism as its base */
+        if (!bm || !vm || bm->dtype != vm->dtype || ls_tmeta_is_dynamic(bm) != ls_tmeta_is_dynamic(vm) ||
+            ls_tmeta_numel(bm) != ls_tmeta_numel(vm)) {
+            kept++;
+            continue;
+        }
+        ls_node *e = ls_program_edit(q, i);
+        e->op = view;
+        e->target = ls_op_target(view, LS_DIALECT_EXECUTORCH);
+        e->dialect = LS_DIALECT_EXECUTORCH;
+        for (uint16_t a = 0; a < e->nargs && a < view->schema.nparams; a++) e->args[a].name = view->schema.params[a].name;
+        replaced++;
+    }
+    if (replaced || normalized || dead) {
+        ls_buf b = {0};
+        ls_buf_printf(&b, "%u view_copy call%s become%s executorch.exir.memory.view, in %s base's memory", replaced,
+                      replaced == 1 ? "" : "s", replaced == 1 ? "s" : "", replaced == 1 ? "its" : "their");
+        if (normalized) ls_buf_printf(&b, "; %u read%s its root base instead of a view", normalized, normalized == 1 ? "s" : "");
+        if (dead) ls_buf_printf(&b, "; %u view%s of views no longer read removed", dead, dead == 1 ? "" : "s");
+        if (kept) ls_buf_printf(&b, "; %u stay%s view_copy (right before the output)", kept, kept == 1 ? "s" : "");
+        ls_report_add(c->ctx->report, NULL, NULL, "%s", b.s);
+        ls_buf_free(&b);
+    }
+    free(base);
+    free(uses);
+}
+
 int ls_pass_to_out_variant(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
 {
     conv c = {.ctx = ctx};
@@ -169,6 +270,7 @@ int ls_pass_to_out_variant(const ls_program *in, ls_program **out, ls_pass_ctx *
     c.names = ls_namer_new(c.q);
     c.bounds = lsx_bounds_new(c.q);
     ls_program *q = c.q;
+    views(&c);
     ls_output_spec *specs = ls_calloc(q->n_outputs ? q->n_outputs : 1, sizeof *specs);
     if (q->n_outputs) memcpy(specs, q->outputs, sizeof *specs * q->n_outputs);
     for (uint32_t i = 0; i < q->n_nodes; i++) {

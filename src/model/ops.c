@@ -307,6 +307,7 @@ const ls_op *ls_op_from_target(const char *target, ls_dialect *dialect)
         return &table[LS_OP_getitem];
     if (strstr(target, "executorch_call_delegate")) return &table[LS_OP_call_delegate];
     if (strcmp(target, "executorch.exir.memory.alloc") == 0) return &table[LS_OP_alloc];
+    if (strcmp(target, "executorch.exir.memory.view") == 0) return &table[LS_OP_memory_view];
     const char *rest = target;
     for (size_t i = 0; i < sizeof target_prefixes / sizeof target_prefixes[0]; i++) {
         size_t pl = strlen(target_prefixes[i].prefix);
@@ -355,6 +356,7 @@ const char *ls_op_target(const ls_op *op, ls_dialect dialect)
     if (op->id == LS_OP_getitem) return ls_intern("_operator.getitem");
     if (op->id == LS_OP_call_delegate) return ls_intern("torch.ops.higher_order.executorch_call_delegate");
     if (op->id == LS_OP_alloc) return ls_intern("executorch.exir.memory.alloc");
+    if (op->id == LS_OP_memory_view) return ls_intern("executorch.exir.memory.view");
     if (dialect == LS_DIALECT_EDGE)
         return ls_internf("executorch.exir.dialects.edge.ops.%s.%s.%s", op->ns, op->name, op->overload);
     if (dialect == LS_DIALECT_EXECUTORCH)

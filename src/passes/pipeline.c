@@ -94,7 +94,7 @@ int ls_pipeline_opt(ls_pipeline_opts *o, const char *opt, const char *value, ls_
         o->relower = true;
         return 1;
     }
-    o->chosen |= strcmp(opt, "--pipeline") == 0 || strcmp(opt, "--backend") == 0;
+    o->chosen |= strcmp(opt, "--pipeline") == 0 || strcmp(opt, "--backend") == 0 || strcmp(opt, "--memory-planning") == 0;
     if (strcmp(opt, "--pipeline") == 0) {
         if (!value) return ls_fail(err, "--pipeline needs a comma-separated list of passes");
         return parse_pipeline(o, value, err) == 0 ? 1 : -1;
@@ -111,6 +111,12 @@ int ls_pipeline_opt(ls_pipeline_opts *o, const char *opt, const char *value, ls_
                 return ls_fail(err, "--backend %s: backend %s is given twice", value, o->backends[i]->backend_id);
             }
         o->backends[o->n_backends++] = p;
+        return 1;
+    }
+    if (strcmp(opt, "--memory-planning") == 0) { /* exir's MemoryPlanningPass algorithms */
+        if (value && strcmp(value, "greedy") == 0) o->memory_planning = 0;
+        else if (value && strcmp(value, "naive") == 0) o->memory_planning = 1;
+        else return ls_fail(err, "--memory-planning: greedy (exir's default) or naive, not '%s'", value ? value : "");
         return 1;
     }
     return 0;
@@ -138,7 +144,9 @@ int ls_pipeline_opts_parse(ls_pipeline_opts *o, int *argc, char **argv, ls_error
             o->relower = true;
             continue;
         }
-        int rc = (strcmp(opt, "--pipeline") == 0 || strcmp(opt, "--backend") == 0) ? ls_pipeline_opt(o, opt, value, err) : 0;
+        int rc = (strcmp(opt, "--pipeline") == 0 || strcmp(opt, "--backend") == 0 || strcmp(opt, "--memory-planning") == 0)
+                     ? ls_pipeline_opt(o, opt, value, err)
+                     : 0;
         if (rc < 0) return -1;
         if (rc == 0) {
             argv[w++] = argv[i];
@@ -236,7 +244,8 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
         ls_step *s = add_step(h, plan[i].pass->name, plan[i].profile ? plan[i].profile->name : NULL);
         ls_error perr;
         perr.msg[0] = 0;
-        ls_pass_ctx ctx = {.profile = plan[i].profile, .report = &s->report, .err = &perr};
+        ls_pass_ctx ctx = {.profile = plan[i].profile, .memory_planning = opts->memory_planning, .report = &s->report,
+                           .err = &perr};
         const ls_profile *bundled = ls_profile_bundled();
         ctx.backends = opts->n_backends ? (const ls_profile *const *)opts->backends : &bundled;
         ctx.n_backends = opts->n_backends ? opts->n_backends : 1;

@@ -35,6 +35,14 @@ int lsp_copy_segments(const uint8_t *data, uint64_t base, uint64_t end, bool hav
  * see the reader refuse them. */
 int lsp_pte_write_unchecked(const ls_pte *pte, uint8_t **bytes, size_t *size, ls_error *err);
 
+/* pte_views.c: planned tensor values by place, to find the base of a view exir elided (a value
+ * no instruction writes, at the place of one written before with the same size): that value's
+ * index, or -1. node_of: the node standing for each value so far (0: none). */
+typedef struct lsp_places lsp_places;
+lsp_places *lsp_places_new(const ls_pte_plan *pl);
+void lsp_places_free(lsp_places *ps);
+int32_t lsp_places_view_of(const lsp_places *ps, const ls_pte_plan *pl, uint32_t value, const uint32_t *node_of);
+
 /* pte_load.c: execution plan `plan` of a loaded .pte as a program holding the file as its
  * origin; pte_load_file.c: a decoded BundledBackend blob as the lowered module's program (data
  * viewing blob). */

@@ -43,6 +43,7 @@ typedef struct loader {
     LS_VEC(const char *) mut_target; /* ... into this buffer */
     uint32_t *sub_attr; /* per delegate: its get_attr node id (0: none yet) */
     uint32_t n_unknown;
+    lsp_places *places; /* built on the first value no instruction writes */
     bool missing_data;
     ls_error *err;
 } loader;
@@ -220,10 +221,35 @@ static int classify(loader *L)
 }
 
 /* A tensor value that is read: its node, or a new buffer placeholder when nothing defined it. */
+/* A planned value nothing wrote at the place of one written before: a view exir elided. */
+static bool elided_view(loader *L, uint32_t i)
+{
+    const ls_pte_tensor *t = &L->plan->values.v[i].tensor;
+    if (!t->has_allocation_info || t->data_buffer_idx) return false;
+    if (!L->places) L->places = lsp_places_new(L->plan);
+    int32_t base = lsp_places_view_of(L->places, L->plan, i, L->node_of);
+    ls_tmeta m;
+    if (base < 0 || tensor_meta(L, t, &m) != 0) return false;
+    ls_arg *a = ls_calloc(2, sizeof *a);
+    a[0] = ls_arg_node(L->node_of[base]);
+    a[1] = ls_arg_ints(m.sizes, m.ndim);
+    const ls_op *view = ls_op_get(LS_OP_memory_view);
+    a[0].name = view->schema.params[0].name;
+    a[1].name = view->schema.params[1].name;
+    ls_node *n = ls_node_new(L->p, LS_NODE_CALL, ls_namer_take(L->names, "view"), ls_op_target(view, LS_DIALECT_EXECUTORCH));
+    n->op = view;
+    n->dialect = LS_DIALECT_EXECUTORCH;
+    ls_node_set_args(n, a, 2);
+    ls_node_set_val(n, &m);
+    ls_vec_push(&L->body, n);
+    L->node_of[i] = n->id;
+    return true;
+}
+
 static int read_tensor(loader *L, int64_t i, uint32_t *id)
 {
     if (!is_tensor(L, i)) return lfail(L, "value %lld is not a tensor", (long long)i);
-    if (!L->node_of[i] && data_placeholder(L, (uint32_t)i, true) != 0) return -1;
+    if (!L->node_of[i] && !elided_view(L, (uint32_t)i) && data_placeholder(L, (uint32_t)i, true) != 0) return -1;
     *id = L->node_of[i];
     return 0;
 }
@@ -443,7 +469,9 @@ static int kernel_call(loader *L, uint32_t at, const ls_pte_instruction *in)
     const char *name = po->name ? po->name : "?", *ovl = po->overload ? po->overload : "";
     const char *target = *ovl ? ls_internf("%s.%s", name, ovl) : ls_intern(name);
     const ls_op *op = ls_op_from_out_variant(name, *ovl ? ovl : "default");
-    if (!op || (op->flags & LS_OPF_SPECIAL)) return unknown_call(L, target, args);
+    if (!strcmp(name, "executorch_prim::et_view") && !strcmp(ovl, "default") && args->n == 3)
+        op = ls_op_get(LS_OP_memory_view); /* et_view(self, size, out): memory.view's kernel (exir _emit_view) */
+    else if (!op || (op->flags & LS_OPF_SPECIAL)) return unknown_call(L, target, args);
     bool out_form = op->out_overload && strcmp(op->out_overload, ovl) == 0;
     uint8_t keep[LS_MAX_PARAMS];
     uint32_t nkeep = op->schema.nparams, nout = 0;
@@ -738,6 +766,7 @@ int lsp_program_from_pte(ls_pte_file *f, uint32_t plan, ls_program **out, ls_err
     free(L.node_of);
     free(L.role);
     free(L.sub_attr);
+    lsp_places_free(L.places);
     ls_namer_free(L.names);
     if (rc != 0) {
         ls_program_unref(L.p);

@@ -15,6 +15,7 @@ static const struct {
 } table[LS_OP_COUNT] = {
     [LS_OP_getitem] = {k_getitem, 0},
     [LS_OP_alloc] = {k_alloc, 0}, /* memory.alloc(size, dtype): an out argument's memory, never read */
+    [LS_OP_memory_view] = {k_view, 0}, /* memory.view(self, size): view_copy's result, in its base's memory */
     [LS_OP_sym_size_int] = {k_sym_size, 0},
     [LS_OP_add_Tensor] = {k_add, LK_SCALARS},
     [LS_OP_add_Scalar] = {k_add, LK_SCALARS},
