@@ -112,7 +112,16 @@ void ls_buf_free(ls_buf *b);
 /* Reads a whole file. Fails with "PATH: reason" on error; limit bounds the size read. */
 int ls_read_file(const char *path, size_t limit, uint8_t **data, size_t *size, ls_error *err);
 /* Writes bytes to PATH through a temporary file in the same folder and a rename, so a failure
- * never leaves a half-written file where the user's file was. */
+ * never leaves a half-written file where the user's file was (src/model/write_file.c). A PATH
+ * that exists and is not a regular file (a folder, a FIFO, a device) is refused whatever the
+ * flags; one that is a regular file is refused unless LS_WRITE_REPLACE, and the check cannot
+ * race with the rename (renameat2 RENAME_NOREPLACE). A replaced file keeps its mode (and, for
+ * root, its owner); a new one gets 0666 less the umask. SIGINT, SIGTERM and SIGHUP while the
+ * temporary file exists remove it, then end the process with 128 + the signal (or do what the
+ * handler installed before does). */
+enum { LS_WRITE_REPLACE = 1 };
+int ls_write_file(const char *path, const void *data, size_t size, unsigned flags, ls_error *err);
+/* ls_write_file(..., LS_WRITE_REPLACE, ...): for the files lowerscope owns (--save, the UI's dumps). */
 int ls_write_file_atomic(const char *path, const void *data, size_t size, ls_error *err);
 
 /* Little-endian integers of n bytes (1 to 8), as every format lowerscope reads and writes

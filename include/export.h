@@ -144,6 +144,8 @@ int ls_export(const ls_history *h, int step, const char *path, bool force, ls_ex
  * submodules (after to_backend) and the ExecuTorch dialect (after to_out_variant). *written
  * (may be NULL) receives the archive's size. */
 int ls_write_pt2(const ls_program *p, const char *path, uint64_t *written, ls_error *err);
+/* The archive's bytes (malloc'd) without writing them: the root folder is named after path. */
+int ls_pt2_bytes(const ls_program *p, const char *path, uint8_t **bytes, size_t *size, ls_error *err);
 /* 0 when torch.export's JSON can hold the program; else -1 and why (no file named). */
 int ls_pt2_expressible(const ls_program *p, ls_error *err);
 

@@ -20,7 +20,8 @@ static const char HELP[] =
     "\n"
     "Runs the lowering pipeline and writes the program of a step (the last one unless --step) as an\n"
     "ExecuTorch program (.pte: any name not ending in .pt2) or, when OUT ends in .pt2, as a .pt2\n"
-    "archive. The file is written whole or not at all (a temporary file, then a rename).\n"
+    "archive. The file is written whole or not at all (a temporary file, then a rename, which never\n"
+    "replaces a file without --force); a device or a FIFO is never written, even with --force.\n"
     "\n"
     "options:\n"
     "  -o OUT, --output OUT  where to write (--output=OUT too)\n"
@@ -31,7 +32,8 @@ static const char HELP[] =
     "  -h, --help            this help\n"
     "\n"
     "exit codes: 0 written; 2 bad usage, unreadable input, a failed step, an existing OUT without\n"
-    "--force, or a program that cannot be written in the format asked for\n";
+    "--force, or a program that cannot be written in the format asked for; 128 + N stopped by\n"
+    "signal N (SIGTERM: 143) while writing, the temporary file removed\n";
 #define EXPORT_FORMAT_VERSION 1
 
 static void print_json(const ls_export_summary *s)

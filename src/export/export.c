@@ -87,11 +87,15 @@ static void describe_pte(const ls_pte *pte, ls_export_summary *s)
     }
 }
 
+/* Before any work: what ls_write_file would refuse at the end (it checks again, with no race). */
 static int refuse_existing(const char *path, bool force, ls_error *err)
 {
     struct stat st;
     if (stat(path, &st) != 0) return 0;
     if (S_ISDIR(st.st_mode)) return ls_fail(err, "%s is a folder: give a file name", path);
+    if (!S_ISREG(st.st_mode))
+        return ls_fail(err, "%s is not a regular file (a device, a FIFO, ...): lowerscope writes only files, even with "
+                            "--force (nothing was written)", path);
     if (!force) return ls_fail(err, "%s exists: give --force to replace it (nothing was written)", path);
     return 0;
 }
@@ -106,8 +110,16 @@ int ls_export_program(const ls_program *p, const char *path, bool force, ls_expo
     s->pt2 = ends_with(path, ".pt2");
     if (refuse_existing(path, force, err) != 0) return -1;
     int rc;
+    unsigned flags = force ? LS_WRITE_REPLACE : 0;
     if (s->pt2) {
-        rc = ls_write_pt2(p, path, &s->bytes, err);
+        uint8_t *bytes;
+        size_t size;
+        rc = ls_pt2_bytes(p, path, &bytes, &size, err);
+        if (rc == 0) {
+            rc = ls_write_file(path, bytes, size, flags, err);
+            free(bytes);
+            s->bytes = size;
+        }
     } else {
         ls_program *keep;
         const ls_pte *pte;
@@ -119,7 +131,7 @@ int ls_export_program(const ls_program *p, const char *path, bool force, ls_expo
             size_t size;
             rc = ls_pte_write(pte, &bytes, &size, err);
             if (rc == 0) {
-                rc = ls_write_file_atomic(path, bytes, size, err);
+                rc = ls_write_file(path, bytes, size, flags, err);
                 free(bytes);
                 s->bytes = size;
             } else {

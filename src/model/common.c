@@ -487,48 +487,6 @@ int ls_read_file(const char *path, size_t limit, uint8_t **data, size_t *size, l
     return 0;
 }
 
-int ls_write_file_atomic(const char *path, const void *data, size_t size, ls_error *err)
-{
-    size_t plen = strlen(path);
-    char *tmp = ls_malloc(plen + 32);
-    snprintf(tmp, plen + 32, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return ls_fail(err, "%s: cannot create a temporary file next to it: %s", path, strerror(e));
-    }
-    const uint8_t *p = data;
-    size_t done = 0;
-    while (done < size) {
-        ssize_t w = write(fd, p + done, size - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0) {
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            free(tmp);
-            return ls_fail(err, "%s: write failed: %s (nothing was replaced)", path, strerror(e));
-        }
-        done += (size_t)w;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        return ls_fail(err, "%s: write failed: %s (nothing was replaced)", path, strerror(e));
-    }
-    chmod(tmp, 0644);
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        return ls_fail(err, "%s: cannot rename the finished file into place: %s", path, strerror(e));
-    }
-    free(tmp);
-    return 0;
-}
-
 const char *ls_fmt_bytes(uint64_t n, char *buf, size_t cap)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

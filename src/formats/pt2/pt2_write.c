@@ -640,7 +640,7 @@ static int zip_members(const members *m, uint8_t **bytes, size_t *size, ls_error
     return rc;
 }
 
-int ls_write_pt2(const ls_program *p, const char *path, uint64_t *written, ls_error *err)
+int ls_pt2_bytes(const ls_program *p, const char *path, uint8_t **out, size_t *out_size, ls_error *err)
 {
     if (ls_pt2_expressible(p, err) != 0) return ls_fail_prefix(err, "%s", path);
     /* the root folder: the archive's name, as torch.export.save names it */
@@ -682,7 +682,17 @@ int ls_write_pt2(const ls_program *p, const char *path, uint64_t *written, ls_er
     }
     free(m.v);
     if (rc != 0) return ls_fail_prefix(err, "%s", path);
-    rc = ls_write_file_atomic(path, bytes, size, err);
+    *out = bytes;
+    *out_size = size;
+    return 0;
+}
+
+int ls_write_pt2(const ls_program *p, const char *path, uint64_t *written, ls_error *err)
+{
+    uint8_t *bytes;
+    size_t size;
+    if (ls_pt2_bytes(p, path, &bytes, &size, err) != 0) return -1;
+    int rc = ls_write_file_atomic(path, bytes, size, err);
     free(bytes);
     if (rc == 0 && written) *written = size;
     return rc;
