@@ -26,6 +26,8 @@ enum { LS_BB_NODE_PLACEHOLDER = 0, LS_BB_NODE_CALL = 1 };
 
 /* The backend object; ls_backend_find("BundledBackend") registers and returns it. */
 extern const ls_backend ls_bundled_backend;
+/* The inspector reading a blob of this format back as a program (blob_program.c). */
+extern const ls_delegate_inspector ls_bundled_inspector;
 
 /* What a placeholder of the submodule stands for. */
 typedef enum ls_bb_role {

@@ -34,7 +34,7 @@ int ls_fail(ls_error *err, const char *fmt, ...) LS_PRINTF(2, 3);
 /* The same with err->code = LS_ERR_NEEDS. */
 int ls_fail_needs(ls_error *err, const char *fmt, ...) LS_PRINTF(2, 3);
 int ls_vfail(ls_error *err, const char *fmt, va_list ap);
-/* Prepends "prefix: " to an error already set, keeping it within LS_ERR_MAX. */
+/* Prepends "prefix: " to an error already set, keeping it within LS_ERR_MAX (and its code). */
 int ls_fail_prefix(ls_error *err, const char *fmt, ...) LS_PRINTF(2, 3);
 
 /* What is being read ("FILE" or "FILE: MEMBER"; a string that outlives the read, e.g.

@@ -44,6 +44,7 @@ typedef struct ls_step {
     uint32_t n_changes;
     ls_verify_result verify;
     char *error;         /* the pass failed: its message; program is the step before's */
+    uint8_t error_kind;  /* LS_ERR_NEEDS: it failed on what lowerscope lacks (a kernel, an out variant) */
     double seconds;
 } ls_step;
 

@@ -34,6 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "common.h"
 #include "program.h"
 #include "pte.h"
@@ -93,6 +94,7 @@ typedef struct ls_pte_file {
     bool *ptd_found;        /* found beside the .pte rather than given */
     uint32_t n_ptds;
     ls_pte_method *methods; /* plan order */
+    const char **method_names; /* the same names, as the delegate inspectors take them */
     uint32_t n_methods;
     ls_pte_named *named; /* the .pte's named_data, then each .ptd's, in file order */
     uint32_t n_named;
@@ -122,6 +124,10 @@ void ls_pte_file_methods_text(const ls_pte_file *f, ls_buf *b);
  * the file does not have is an error listing the ones it has. */
 int ls_pte_file_method(ls_pte_file *f, const char *method, ls_program **out, ls_error *err);
 
+/* What the delegate inspectors (backend.h) are given of a delegate of p: its blob and compile
+ * specs, p's named data and, for a program from a .pte, the file's method names. */
+ls_delegate_view ls_program_delegate_view(const ls_program *p, const ls_submodule *s);
+
 /* The file a program came from, or NULL when it did not come from a .pte. */
 ls_pte_file *ls_program_pte_file(const ls_program *p);
 
@@ -131,6 +137,8 @@ int ls_pte_file_named_bytes(const ls_pte_file *f, const ls_pte_named *e, const u
                             ls_error *err);
 /* The external tensor of method `method` keyed `key`, or NULL. */
 const ls_pte_external *ls_pte_file_external(const ls_pte_file *f, const char *method, const char *key);
+/* Whether some method's external tensor has this key (a .ptd entry that is not a delegate's). */
+bool ls_pte_file_is_external(const ls_pte_file *f, const char *key);
 /* Bytes of all named data of the .pte and its .ptd files. */
 uint64_t ls_pte_file_named_total(const ls_pte_file *f);
 

@@ -22,7 +22,7 @@ static void run_sample(const char *sample, const char *backend, const char *name
     ls_history h = {0};
     ls_pipeline_opts o;
     ls_pipeline_opts_init(&o);
-    ls_error err = {{0}};
+    ls_error err = {0};
     if (backend) ck_assert_msg(ls_pipeline_opt(&o, "--backend", tu_root(backend), &err) == 1, "%s", err.msg);
     ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s", err.msg);
     ls_pipeline_opts_free(&o);

@@ -86,7 +86,12 @@ bool ui_enter_sub(ui *u, const char *sub)
 {
     const ls_program *p = ui_scope_program(u, u->step);
     const ls_submodule *s = p ? ls_program_sub(p, sub) : NULL;
-    if (!s || !s->program || u->depth >= UI_MAX_DEPTH) {
+    if (s && !s->program) { /* a blob no inspector reads (backend.h): the node pane says what it can */
+        ui_message(u, false, "%s (%s): its blob is opaque to lowerscope; the node pane shows what it says", s->name,
+                   s->backend_id && *s->backend_id ? s->backend_id : "?");
+        return false;
+    }
+    if (!s || u->depth >= UI_MAX_DEPTH) {
         ui_message(u, true, "%s: no such lowered module at this step", sub ? sub : "?");
         return false;
     }

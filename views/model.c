@@ -437,6 +437,8 @@ static void build_parts(ui *u)
         pt->backend = sub->backend_id;
         pt->tag = ui_sub_tag(u, p, sub->name);
         pt->color = ui_tag_index(u, pt->tag);
+        pt->opaque = !sub->program;
+        pt->blob_bytes = sub->processed ? sub->processed->size : 0;
         const ls_program *sp = sub->program;
         for (uint32_t i = 0; sp && i < sp->n_nodes; i++) {
             const ls_node *n = sp->nodes[i];

@@ -144,6 +144,8 @@ typedef struct ui_part {
     int color;           /* tag index, -1 for the CPU */
     uint32_t nodes, consts, states;
     uint64_t const_bytes;
+    bool opaque;         /* a lowered delegate whose blob lowerscope cannot read */
+    uint64_t blob_bytes; /* its blob */
 } ui_part;
 
 /* UI_FILTER_IDS: the nodes of a region of the partition graph, by id (ids are stable across

@@ -137,11 +137,8 @@ static void activate(ui *u, uint32_t row)
     const ls_program *p = ui_row_program(u, r);
     const char *sub = ui_delegate_sub(p, r->node);
     if (!sub && r->node->kind == LS_NODE_GET_ATTR && ls_program_sub(p, r->node->target)) sub = r->node->target;
-    if (sub && r->mark != UI_MARK_REMOVED) {
-        ui_enter_sub(u, sub);
-        return;
-    }
-    u->focus = UI_P_NODE;
+    if (sub && r->mark != UI_MARK_REMOVED && ui_enter_sub(u, sub)) return;
+    u->focus = UI_P_NODE; /* an opaque delegate too: the node pane says what its blob says */
 }
 
 static void moved(ui *u, uint32_t row)

@@ -11,6 +11,7 @@
 
 #include "delegation.h"
 #include "ops.h"
+#include "pte_file.h"
 #include "ui.h"
 
 /* ---- lines */
@@ -213,17 +214,40 @@ static void constant_info(ui *u, ui_lines *l, const ls_program *p, const ls_node
     held_by(u, l, p, spec);
 }
 
+/* What lowerscope can say about a delegate's blob (backend.h): size, magic, compile specs, and
+ * what its header says when no reader opens it (a QNN context's graphs). */
+static void delegate_facts(ui_lines *l, const ls_program *p, const ls_submodule *s, int color)
+{
+    ls_delegate_view v = ls_program_delegate_view(p, s);
+    ls_delegate_facts facts = {0};
+    ls_delegate_describe(&v, &facts);
+    for (uint32_t k = 0; k < facts.n; k++) {
+        if (facts.v[k].label == ls_intern("backend")) continue; /* on the line above */
+        ui_line *ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10s%s", facts.v[k].label, facts.v[k].text);
+        ln->indent = 10;
+    }
+    ls_delegate_facts_free(&facts);
+}
+
 static void why(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, int color)
 {
     ui_line *ln;
     const char *sub = ui_delegate_sub(p, n);
+    if (!sub && n->kind == LS_NODE_GET_ATTR && ls_program_sub(p, n->target)) sub = n->target;
     if (sub) {
         const ls_submodule *s = ls_program_sub(p, sub);
-        ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10scalls %s on %s · %u nodes inside — Enter opens it", "delegate", sub,
-                          s && s->backend_id ? s->backend_id : "?", s && s->program ? s->program->n_nodes : 0);
-        ln->indent = 10;
-        ln->jump_prog = sub;
-        ln->has_jump = true;
+        if (s && s->program) {
+            ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10scalls %s on %s · %u nodes inside — Enter opens it", "delegate", sub,
+                              s->backend_id ? s->backend_id : "?", s->program->n_nodes);
+            ln->indent = 10;
+            ln->jump_prog = sub;
+            ln->has_jump = true;
+        } else {
+            ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10scalls %s on %s · its blob is opaque to lowerscope", "delegate", sub,
+                              s && s->backend_id ? s->backend_id : "?");
+            ln->indent = 10;
+        }
+        if (s && !s->program) delegate_facts(l, p, s, color);
         return;
     }
     if (u->depth && (p == u->m.prog || p == u->m.prev)) {

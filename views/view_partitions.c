@@ -39,9 +39,12 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     ui_put(u, y, x + 1, 1, a, pair, sw);
     char bytes[32], line[256];
     ui_fmt_bytes(pt->const_bytes, bytes, sizeof bytes);
+    char blob[32];
+    ui_fmt_bytes(pt->blob_bytes, blob, sizeof blob);
     if (w < 44) {
         char details[64];
-        int dl = snprintf(details, sizeof details, "%un %uc %s", pt->nodes, pt->consts, bytes);
+        int dl = pt->opaque ? snprintf(details, sizeof details, "opaque %s", blob)
+                            : snprintf(details, sizeof details, "%un %uc %s", pt->nodes, pt->consts, bytes);
         if (pt->states) dl += snprintf(details + dl, sizeof details - (size_t)dl, " %us", pt->states);
         int nw = w - 5 - dl;
         if (nw < 4) nw = 4;
@@ -51,6 +54,9 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
             snprintf(line, sizeof line, "%-*s %s", nw, pt->name, details);
         else
             snprintf(line, sizeof line, "%s%s %s", u->utf8 ? "…" : "~", pt->name + len - (nw - 1), details);
+    } else if (pt->opaque) {
+        snprintf(line, sizeof line, "%-16.16s %-15.15s opaque blob %s (Enter: what it says)", pt->name,
+                 pt->backend ? pt->backend : "-", blob);
     } else {
         snprintf(line, sizeof line, "%-16.16s %-15.15s %5u nodes %3u const %-9s %u state", pt->name,
                  pt->backend ? pt->backend : "-", pt->nodes, pt->consts, bytes, pt->states);
@@ -64,7 +70,17 @@ static void activate(ui *u, uint32_t row)
     if (row >= u->m.n_parts) return;
     const ui_part *pt = &u->m.parts[row];
     if (pt->sub) {
-        ui_enter_sub(u, pt->sub);
+        if (!ui_enter_sub(u, pt->sub)) { /* opaque: select its call, whose node pane says what the blob says */
+            const ls_program *p = ui_scope_program(u, u->step);
+            for (uint32_t i = 0; p && i < p->n_nodes; i++) {
+                const char *callee = ui_delegate_sub(p, p->nodes[i]);
+                if (callee && callee == pt->sub) {
+                    ui_select_id(u, p->nodes[i]->id);
+                    u->focus = UI_P_NODE;
+                    break;
+                }
+            }
+        }
         return;
     }
     if (u->depth) return;

@@ -136,7 +136,8 @@ static void print_help(FILE *f)
     fprintf(f, "\nlowerscope COMMAND --help lists a command's options: --json, --step S,\n"
                "--backend NAME|FILE, --pipeline a,b,..., --model NAME and the command's own.\n"
                "exit codes: 0 ok, 1 findings (verifier errors, a failed step or comparison),\n"
-               "2 bad input or usage. docs/cli.md documents every command and JSON format.\n");
+               "2 bad input or usage, 3 valid but needs what lowerscope lacks (a backend, a\n"
+               "kernel). docs/cli.md documents every command and JSON format.\n");
 }
 
 /* Whether the arguments open the terminal UI: not a command, help or --version, but a file

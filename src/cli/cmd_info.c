@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "info_pte.h"
+#include "named_data.h"
 #include "ops.h"
 #include "ptrmap.h"
 #include "verify.h"
@@ -172,11 +174,17 @@ static void print_human(const char *path, const ls_program *p, const summary *s,
     }
     print_counts("inputs", p->n_inputs, &s->inputs, true, 8);
     print_counts("outputs", p->n_outputs, &s->outputs, false, 8);
-    if (!p->has_weights && !p->weights_unread)
-        printf("  %-9s metadata only: no weight data (none in the file, or --metadata-only)\n", "weights");
-    else if (s->weight_tensors)
-        printf("  %-9s %s in %u tensor%s\n", "weights", ls_fmt_bytes(s->weight_bytes, hb, sizeof hb), s->weight_tensors,
+    uint32_t n_named = ls_named_data_count(p->named_data);
+    uint64_t named_bytes = 0;
+    for (uint32_t i = 0; i < n_named; i++) named_bytes += ls_named_data_blob(p->named_data, i)->size;
+    if (!p->has_weights && !p->weights_unread) printf("  %-9s metadata only: no weight data (none in the file, or --metadata-only)\n", "weights");
+    else if (s->weight_tensors || n_named) {
+        printf("  %-9s %s in %u tensor%s", "weights", ls_fmt_bytes(s->weight_bytes, hb, sizeof hb), s->weight_tensors,
                s->weight_tensors == 1 ? "" : "s");
+        if (n_named) /* what delegates read by key (XNNPACK's weights) */
+            printf(", %s in %u named data entr%s", ls_fmt_bytes(named_bytes, hb, sizeof hb), n_named, n_named == 1 ? "y" : "ies");
+        printf("\n");
+    }
     if (s->tags.v.n) {
         printf("  %-9s %u", "tags", s->tags.v.n);
         for (uint32_t i = 0; i < s->tags.v.n && i < 8; i++) {
@@ -190,19 +198,18 @@ static void print_human(const char *path, const ls_program *p, const summary *s,
     }
     uint32_t getattrs = 0;
     for (uint32_t i = 0; i < p->n_nodes; i++) getattrs += p->nodes[i]->kind == LS_NODE_GET_ATTR;
-    if (p->n_subs || getattrs) {
-        printf("  %-9s %u", "lowered", p->n_subs > getattrs ? p->n_subs : getattrs);
+    if (p->n_subs) info_delegates_text(p);
+    if (getattrs > p->n_subs) {
+        printf("  %-9s", "lowered");
         uint32_t shown = 0;
-        for (uint32_t i = 0; i < p->n_subs && shown < 6; i++, shown++)
-            printf("%s%s %s (%u nodes)", shown ? " · " : ": ", p->subs[i].name,
-                   p->subs[i].backend_id ? p->subs[i].backend_id : "?", sub_nodes(&p->subs[i]));
         for (uint32_t i = 0; i < p->n_nodes && shown < 6; i++) {
             const ls_node *n = p->nodes[i];
             if (n->kind != LS_NODE_GET_ATTR || ls_program_sub(p, n->target)) continue;
-            printf("%s%s (not in the file)", shown++ ? " · " : ": ", n->target ? n->target : n->name);
+            printf("%s%s (not in the file)", shown++ ? " · " : " ", n->target ? n->target : n->name);
         }
         printf("\n");
     }
+    info_pte_text(p);
     uint32_t warnings = vr->n - vr->n_errors;
     if (!vr->n) {
         printf("  %-9s ok\n", "verifier");
@@ -269,6 +276,9 @@ static void print_json(const char *path, const ls_program *p, const summary *s, 
     ls_buf_json_str(&b, p->torch_version);
     ls_buf_printf(&b, ",\"schema_version\":\"%d.%d\",\"has_weights\":%s,\"weight_bytes\":%" PRIu64, p->schema_major,
                   p->schema_minor, p->has_weights || p->weights_unread ? "true" : "false", s->weight_bytes);
+    uint64_t named_bytes = 0;
+    for (uint32_t i = 0; i < ls_named_data_count(p->named_data); i++) named_bytes += ls_named_data_blob(p->named_data, i)->size;
+    ls_buf_printf(&b, ",\"named_data_bytes\":%" PRIu64, named_bytes);
     ls_buf_printf(&b, ",\"nodes\":{\"total\":%u", p->n_nodes);
     json_counts(&b, "by_kind", &s->kinds, false);
     json_counts(&b, "by_target", &s->ops, false);
@@ -321,7 +331,10 @@ static void print_json(const char *path, const ls_program *p, const summary *s, 
         ls_buf_json_str(&b, p->subs[i].backend_id);
         ls_buf_printf(&b, ",\"nodes\":%u}", sub_nodes(&p->subs[i]));
     }
-    ls_buf_printf(&b, "],\"verify\":{\"ok\":%s,\"errors\":%u,\"warnings\":%u,\"findings\":[",
+    ls_buf_putc(&b, ']');
+    info_delegates_json(&b, p);
+    info_pte_json(&b, p);
+    ls_buf_printf(&b, ",\"verify\":{\"ok\":%s,\"errors\":%u,\"warnings\":%u,\"findings\":[",
                   vr->n_errors ? "false" : "true", vr->n_errors, vr->n - vr->n_errors);
     for (uint32_t i = 0; i < vr->n; i++) {
         const ls_finding *f = &vr->v[i];

@@ -25,7 +25,7 @@ static const char HELP[] =
     "  -h, --help            this help\n"
     "\n"
     "exit codes: 0 every step ran and verified, 1 a pass failed or the verifier found errors in a step,\n"
-    "2 unreadable input or bad options\n";
+    "2 unreadable input or bad options, 3 a pass needs what lowerscope lacks (a kernel, an out variant)\n";
 
 static void count_changes(const ls_step *s, uint32_t *add, uint32_t *rem, uint32_t *chg)
 {
@@ -143,7 +143,8 @@ int ls_cmd_passes(int argc, char **argv)
         if (r.args.json) print_json(&r);
         else print_text(&r);
         for (uint32_t i = 0; i < r.h.n; i++)
-            if (r.h.steps[i].error || r.h.steps[i].verify.n_errors) rc = LS_EXIT_FINDINGS;
+            if ((r.h.steps[i].error || r.h.steps[i].verify.n_errors) && rc != LS_EXIT_NEEDS)
+                rc = r.h.steps[i].error && r.h.steps[i].error_kind == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_FINDINGS;
         if (r.h.not_run) rc = LS_EXIT_FINDINGS;
     }
     cli_run_free(&r);

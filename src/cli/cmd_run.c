@@ -52,7 +52,8 @@ static const char RUN_HELP[] =
     "  -h, --help            this help\n"
     "\n"
     "exit codes: 0 ran (and matched the reference), 1 an output or state tensor differs from the\n"
-    "reference, or the program fails where the reference runs; 2 bad input or usage\n";
+    "reference, or the program fails where the reference runs; 2 bad input or usage; 3 the program\n"
+    "is valid but needs what lowerscope lacks (a backend, a kernel)\n";
 
 typedef struct given_input {
     const char *name, *file;
@@ -182,6 +183,7 @@ typedef struct run_target {
     int step;            /* the pipeline step run; -1: the loaded program (no pipeline) */
     const ls_program *p; /* the program run */
     ls_runner *r;
+    bool lacks;          /* it cannot run because lowerscope lacks a backend or a kernel (exit 3) */
 } run_target;
 
 /* The loaded program, step --step of the pipeline, or (--compare without --step) the last step

@@ -11,6 +11,23 @@
 #include "export.h"
 #include "formats.h"
 
+/* The ExecuTorch files that are not programs, by their identifiers (shared/reference/formats.md
+ * §5; the schemas: extension/flat_tensor/serialize/flat_tensor.fbs FT01,
+ * devtools/bundled_program/schema/bundled_program_schema.fbs BP08,
+ * devtools/etdump/etdump_schema_flatcc.fbs ED00, size-prefixed so at byte 8). NULL: none of them. */
+static const char *not_a_program(const unsigned char *head, size_t got)
+{
+    if (got >= 8 && memcmp(head + 4, "FT01", 4) == 0)
+        return "an ExecuTorch external data file (.ptd, FlatTensor \"FT01\"): it holds a program's weights, not a "
+               "program; open the .pte it belongs to, with --data FILE.ptd if it is not found beside it";
+    if (got >= 8 && memcmp(head + 4, "BP08", 4) == 0)
+        return "an ExecuTorch bundled program (.bpte, \"BP08\": a .pte with test inputs and expected outputs), "
+               "which lowerscope does not open as a program";
+    if (got >= 12 && memcmp(head + 8, "ED00", 4) == 0)
+        return "an ETDump (\"ED00\", the trace ExecuTorch's runtime writes of a run), not a program";
+    return NULL;
+}
+
 static int load_file(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err);
 
 int ls_load(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err)
@@ -32,6 +49,7 @@ static int load_file(const char *path, const ls_load_opts *opts, ls_program **ou
         rc = ls_load_folder(path, opts, out, err);
     } else {
         unsigned char head[16] = {0};
+        const char *what;
         int fd = open(path, O_RDONLY);
         if (fd < 0) return ls_fail(err, "%s: cannot open: %s", path, strerror(errno));
         ssize_t got = read(fd, head, sizeof head);
@@ -42,6 +60,8 @@ static int load_file(const char *path, const ls_load_opts *opts, ls_program **ou
         while (i < (size_t)got && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
         if (got >= 4 && head[0] == 'P' && head[1] == 'K' && (head[2] == 3 || head[2] == 5)) {
             rc = ls_load_archive(path, opts, out, err);
+        } else if ((what = not_a_program(head, (size_t)got)) != NULL) {
+            rc = ls_fail(err, "%s: %s", path, what);
         } else if (got >= 8 && memcmp(head + 4, "ET", 2) == 0) { /* ET12, or another version: its reader says */
             const char *method = opts ? opts->method ? opts->method : opts->model : NULL;
             rc = ls_load_pte_opts(path, method, opts ? opts->data : NULL, opts ? opts->n_data : 0, out, err);

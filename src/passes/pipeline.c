@@ -244,6 +244,7 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
         ls_step *s = add_step(h, plan[i].pass->name, plan[i].profile ? plan[i].profile->name : NULL);
         ls_error perr;
         perr.msg[0] = 0;
+        perr.code = LS_ERR_INPUT;
         ls_pass_ctx ctx = {.profile = plan[i].profile, .memory_planning = opts->memory_planning, .report = &s->report,
                            .err = &perr};
         const ls_profile *bundled = ls_profile_bundled();
@@ -255,6 +256,7 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
         s->seconds = ls_now() - t0;
         if (rc != 0) {
             s->error = ls_strdup(perr.msg[0] ? perr.msg : "failed");
+            s->error_kind = (uint8_t)perr.code;
             s->program = ls_program_ref(prev);
             break;
         }

@@ -177,10 +177,10 @@ static int prepare_delegate(ls_runner *r, uint32_t pos, const ls_node *n, ls_err
     bool simulated;
     const ls_backend *be = ls_backend_resolve(sub->backend_id, sub->processed, &simulated);
     if (!be)
-        return ls_fail_needs(err,
-                       "%s: delegate %s: backend '%s' is not available here and its blob is not one the bundled "
-                       "delegate runs",
-                       where(p), sub->name, sub->backend_id ? sub->backend_id : "(none)");
+        return ls_fail_needs(err, /* the program is fine: lowerscope lacks the backend (exit 3) */
+                             "%s: valid, but delegate %s needs %s: that backend is not available here and its blob is "
+                             "not one the bundled delegate runs",
+                             where(p), sub->name, sub->backend_id && *sub->backend_id ? sub->backend_id : "a backend with no id");
     if (!sub->processed)
         return ls_fail(err, "%s: delegate %s (%s) has no processed blob: the program was not preprocessed for its backend",
                        where(p), sub->name, sub->backend_id);
@@ -244,14 +244,15 @@ ls_runner *ls_runner_new(const ls_program *cp, ls_error *err)
             break;
         case LS_NODE_CALL:
             if (!n->op) {
-                ls_fail(err, "%s: node %s: operator %s is unknown to lowerscope, so it has no kernel", where(p), n->name,
-                        n->target ? n->target : "?");
+                ls_fail_needs(err, "%s: valid, but node %s needs a kernel for %s, an operator unknown to lowerscope", where(p),
+                              n->name, n->target ? n->target : "?");
                 goto fail;
             }
             if (n->op->id == LS_OP_call_delegate) {
                 if (prepare_delegate(r, i, n, err) != 0) goto fail;
             } else if (!ls_kernel_for(n->op)) {
-                ls_fail(err, "%s: node %s: no kernel for %s", where(p), n->name, n->op->qualname);
+                ls_fail_needs(err, "%s: valid, but node %s needs a kernel for %s, which lowerscope does not have", where(p),
+                              n->name, n->op->qualname);
                 goto fail;
             }
             break;

@@ -335,7 +335,8 @@ int ls_load_archive(const char *path, const ls_load_opts *opts, ls_program **out
             ls_blob_unref(json);
         }
     } else if (etrecord) {
-        rc = ls_fail(err, "%s: an ETRecord (ETRECORD_V0), not a .pt2 program archive", path);
+        rc = ls_fail(err, "%s: an ETRecord (a zip with ETRECORD_V0: the debug record exir writes beside a .pte), not a "
+                          "program; open the .pte it describes", path);
     } else {
         ls_buf b = {0};
         for (zip_int64_t i = 0; i < n && i < 8; i++) ls_buf_printf(&b, "%s%s", i ? ", " : "", zip_get_name(za, (zip_uint64_t)i, 0));

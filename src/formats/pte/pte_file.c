@@ -15,6 +15,7 @@ typedef struct file_index {
     ls_ptrmap named;    /* key → named index + 1 (the .pte's entry first) */
     ls_ptrmap ptd_key;  /* key → named index + 1 of the .ptd entry holding it */
     ls_ptrmap external; /* "method/key" → external index + 1 */
+    ls_ptrmap external_key; /* key of any method's external tensor → 1 */
 } file_index;
 
 const char *ls_pte_method_kind_name(ls_pte_method_kind k)
@@ -31,6 +32,7 @@ static void free_file(ls_pte_file *f)
         ls_ptrmap_free(&ix->named);
         ls_ptrmap_free(&ix->ptd_key);
         ls_ptrmap_free(&ix->external);
+        ls_ptrmap_free(&ix->external_key);
         free(ix);
     }
     ls_pte_free(&f->pte);
@@ -39,6 +41,7 @@ static void free_file(ls_pte_file *f)
     free(f->ptd_paths);
     free(f->ptd_found);
     free(f->methods);
+    free(f->method_names);
     for (uint32_t i = 0; i < f->n_named; i++) free(f->named[i].readers);
     free(f->named);
     free(f->externals);
@@ -59,6 +62,12 @@ ls_pte_file *ls_pte_file_ref(ls_pte_file *f)
 void ls_pte_file_unref(ls_pte_file *f)
 {
     if (f) ls_origin_unref(&f->origin);
+}
+
+ls_delegate_view ls_program_delegate_view(const ls_program *p, const ls_submodule *s)
+{
+    const ls_pte_file *f = ls_program_pte_file(p);
+    return ls_delegate_view_of(s, p->named_data, f ? f->method_names : NULL, f ? f->n_methods : 0);
 }
 
 ls_pte_file *ls_program_pte_file(const ls_program *p)
@@ -116,6 +125,7 @@ static void build_methods(ls_pte_file *f)
 {
     const ls_pte_plans *ps = &f->pte.execution_plan;
     f->methods = ls_calloc(ps->n ? ps->n : 1, sizeof *f->methods);
+    f->method_names = ls_calloc(ps->n ? ps->n : 1, sizeof *f->method_names);
     for (uint32_t i = 0; i < ps->n; i++) {
         const ls_pte_plan *pl = &ps->v[i];
         ls_pte_method *m = &f->methods[f->n_methods++];
@@ -128,6 +138,7 @@ static void build_methods(ls_pte_file *f)
         m->n_delegate_calls = count_instr(pl, LS_PTE_DELEGATE_CALL);
         m->n_delegates = pl->delegates.n;
         m->kind = m->n_instructions == 0 && m->n_inputs == 0 ? LS_PTE_METHOD_CONSTANT : LS_PTE_METHOD_RUN;
+        f->method_names[i] = m->name;
     }
 }
 
@@ -219,6 +230,7 @@ static void build_externals(ls_pte_file *f)
                                                                .bytes = bytes,
                                                                .ptd = -1};
             ls_ptrmap_put(&ix->external, ls_internf("%s/%s", f->methods[m].name, key), f->n_externals);
+            ls_ptrmap_put(&ix->external_key, key, 1);
         }
     }
 }
@@ -446,6 +458,12 @@ const ls_pte_external *ls_pte_file_external(const ls_pte_file *f, const char *me
     const file_index *ix = f->index;
     if (!method || !key) return NULL;
     return ls_ptrmap_get(&ix->external, ls_internf("%s/%s", method, key), &i) ? &f->externals[i - 1] : NULL;
+}
+
+bool ls_pte_file_is_external(const ls_pte_file *f, const char *key)
+{
+    const file_index *ix = f->index;
+    return key && ls_ptrmap_get(&ix->external_key, ls_intern(key), NULL);
 }
 
 uint64_t ls_pte_file_named_total(const ls_pte_file *f)

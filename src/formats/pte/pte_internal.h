@@ -44,11 +44,8 @@ void lsp_places_free(lsp_places *ps);
 int32_t lsp_places_view_of(const lsp_places *ps, const ls_pte_plan *pl, uint32_t value, const uint32_t *node_of);
 
 /* pte_load.c: execution plan `plan` of a loaded .pte as a program holding the file as its
- * origin; pte_load_file.c: a decoded BundledBackend blob as the lowered module's program (data
- * viewing blob). */
+ * origin. */
 struct ls_pte_file;
 int lsp_program_from_pte(struct ls_pte_file *f, uint32_t plan, ls_program **out, ls_error *err);
-struct ls_bb_graph;
-ls_program *lsp_program_from_bb(const struct ls_bb_graph *g, ls_blob *blob, const char *name);
 
 #endif

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "build.h"
-#include "bundled_blob.h"
 #include "dialect.h"
 #include "named_data.h"
 #include "namer.h"
@@ -191,6 +191,8 @@ static int data_placeholder(loader *L, uint32_t i, bool buffer)
     return 0;
 }
 
+static int arg_of(loader *L, const ls_param *prm, int32_t vi, ls_arg *a);
+
 static int classify(loader *L)
 {
     const ls_pte_plan *pl = L->plan;
@@ -204,6 +206,16 @@ static int classify(loader *L)
         ls_node *n = new_placeholder(L, ls_internf("input_%u", k), v->kind == LS_PTE_VAL_TENSOR ? &m : NULL);
         if (v->kind != LS_PTE_VAL_TENSOR) n->val_kind = v->kind == LS_PTE_VAL_INT ? LS_VAL_SYMINT : LS_VAL_OTHER;
         ls_input_spec s = {.kind = LS_IN_USER_INPUT, .name = n->name};
+        /* A scalar input is a value the file stores: ExecuTorch's Method::set_input takes it only
+         * equal to the traced one (an Int, Bool or String exactly, a Double within atol 1e-4 +
+         * rtol 1e-5; runtime/executor/method.cpp), so it is not an input to ask for. */
+        if (v->kind != LS_PTE_VAL_TENSOR && v->kind != LS_PTE_VAL_TENSOR_LIST && v->kind != LS_PTE_VAL_OPTIONAL_TENSOR_LIST) {
+            s.kind = LS_IN_CONSTANT_INPUT;
+            if (arg_of(L, NULL, i, &s.value) != 0) {
+                ls_node_unref(n);
+                return -1;
+            }
+        }
         ls_vec_push(&L->user, n);
         ls_vec_push(&L->user_specs, s);
         L->node_of[i] = n->id;
@@ -580,14 +592,11 @@ static int add_submodule(loader *L, uint32_t di, const char *name)
         sub.specs[k].value = ls_blob_new(cs->value.n);
         if (sub.specs[k].value && cs->value.n) memcpy(sub.specs[k].value->data, cs->value.v, cs->value.n);
     }
-    if (sub.backend_id == ls_intern("BundledBackend")) {
-        ls_bb_graph *g = NULL;
-        ls_error e2;
-        if (ls_bb_decode(sub.processed, &g, &e2) == 0) {
-            sub.program = lsp_program_from_bb(g, sub.processed, name);
-            ls_bb_graph_free(g);
-        }
-    }
+    /* the graph inside when an inspector reads the blob (backend.h); else an opaque call. A
+     * reader's failure is not the file's: the node pane says why (ls_delegate_describe). */
+    ls_delegate_view view = ls_delegate_view_of(&sub, L->p->named_data, L->file->method_names, L->file->n_methods);
+    ls_error e2;
+    if (ls_delegate_read(&view, &sub.program, &e2) < 0) sub.program = NULL;
     ls_program_add_sub(L->p, &sub);
     ls_submodule_release(&sub);
     return 0;
@@ -723,8 +732,7 @@ int lsp_program_from_pte(ls_pte_file *f, uint32_t plan, ls_program **out, ls_err
     L.p->origin = ls_origin_ref(&f->origin);
     L.p->method = L.method;
     L.names = ls_namer_new(NULL);
-    int rc = convert(&L);
-    if (rc == 0 && L.missing_data) L.p->has_weights = false;
+    int rc = 0;
     /* named_data: each key names a whole segment (checked against the segments by the reader);
      * the .ptd files' entries too, as ExecuTorch's Method::init merges the program's data map
      * with the external one for the delegates' BackendInitContext */
@@ -753,12 +761,15 @@ int lsp_program_from_pte(ls_pte_file *f, uint32_t plan, ls_program **out, ls_err
         rc = ls_named_data_put(ls_program_named_data_mut(L.p), e->key, b, 0, err);
         ls_blob_unref(b);
     }
+    if (rc == 0) rc = convert(&L); /* after the named data: delegate inspectors read it */
+    if (rc == 0 && L.missing_data) L.p->has_weights = false;
     for (uint32_t k = 0; k < L.ph.n; k++) ls_node_unref(L.ph.v[k]);
     for (uint32_t k = 0; k < L.user.n; k++) ls_node_unref(L.user.v[k]);
     for (uint32_t k = 0; k < L.body.n; k++) ls_node_unref(L.body.v[k]);
     free(L.ph.v);
     free(L.ph_specs.v);
     free(L.user.v);
+    for (uint32_t k = 0; k < L.user_specs.n; k++) ls_arg_free(&L.user_specs.v[k].value);
     free(L.user_specs.v);
     free(L.body.v);
     free(L.mut_node.v);

@@ -1,16 +1,17 @@
-/* A BundledBackend blob decoded back into the lowered module's program, so the UI can enter
- * it (the file itself is pte_file.c, the conversion of a method pte_load.c). */
-#include <stdio.h>
+/* The bundled format read back as a program (backend.h's delegate inspector for it): the
+ * decoded blob's placeholders (user inputs, constants and state with their data viewing the
+ * blob), calls and output, with the blob's ids, so the UI can enter a BundledBackend delegate
+ * of a .pte and the delegation table counts what is inside. A blob in this format is read
+ * whatever backend id its delegate carries (a profile's XnnpackBackend stood in for). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "bundled_blob.h"
-#include "export.h"
-#include "pte_internal.h"
 
 /* The decoded blob as a program: its placeholders (user inputs, constants and state with their
  * data viewing the blob), calls and output, with the blob's ids. */
-ls_program *lsp_program_from_bb(const ls_bb_graph *g, ls_blob *blob, const char *name)
+static ls_program *program_from_graph(const ls_bb_graph *g, ls_blob *blob, const char *name)
 {
     ls_program *p = ls_program_new(name, (ls_dialect)g->dialect);
     LS_VEC(ls_input_spec) ins = {0};
@@ -52,3 +53,24 @@ ls_program *lsp_program_from_bb(const ls_bb_graph *g, ls_blob *blob, const char 
     free(os);
     return p;
 }
+
+static bool bb_claims(const ls_blob *blob)
+{
+    return blob->size >= 4 && memcmp(blob->data, LS_BB_MAGIC, 4) == 0;
+}
+
+static int bb_read(const ls_delegate_view *d, ls_program **out, ls_error *err)
+{
+    ls_bb_graph *g = NULL;
+    if (ls_bb_decode(d->blob, &g, err) != 0) return -1;
+    *out = program_from_graph(g, (ls_blob *)d->blob, d->name ? d->name : "lowered_module");
+    ls_bb_graph_free(g);
+    return 0;
+}
+
+const ls_delegate_inspector ls_bundled_inspector = {
+    .backend_id = "BundledBackend",
+    .format = "lowerscope's bundled blob (LSBB, docs/bundled-backend.md)",
+    .claims = bb_claims,
+    .read = bb_read,
+};
