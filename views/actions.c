@@ -154,6 +154,7 @@ void ui_replace_history(ui *u, ls_history *h)
     u->run = NULL;
     ui_partgraph_free(u);
     ui_around_free(u);
+    ui_compare_free(u);
     if (u->owned_h) ui_core_free(u->owned_h);
     u->owned_h = h;
     u->h = h;
@@ -195,6 +196,7 @@ void ui_open_screen(ui *u, ui_screen s)
              : s == UI_S_EXPORT    ? &ui_export_ops
              : s == UI_S_PARTGRAPH ? &ui_partgraph_ops
              : s == UI_S_AROUND    ? &ui_around_ops
+             : s == UI_S_COMPARE   ? &ui_compare_ops
                                    : &ui_help_ops;
     p->sel = p->top = p->left = 0;
     if (s == UI_S_TABLE) ui_table_build(u);
@@ -303,6 +305,14 @@ void ui_run_action(ui *u, ui_action a)
     case UI_A_PREV_PANE:
         if (u->screen == UI_S_MAIN) cycle_focus(u, a == UI_A_NEXT_PANE ? 1 : -1);
         break;
+    case UI_A_PANE_1:
+    case UI_A_PANE_2:
+    case UI_A_PANE_3:
+    case UI_A_PANE_4:
+    case UI_A_PANE_5: /* on screen order: partitions, passes, graph, node, changes */
+        if (u->screen != UI_S_MAIN) u->screen = UI_S_MAIN;
+        u->focus = (ui_pane_id)(UI_P_PARTITIONS + (a - UI_A_PANE_1));
+        break;
     case UI_A_STEP_NEXT:
         if (u->step + 1 < u->h->n) ui_set_step(u, u->step + 1);
         else if (u->h->not_run) ui_message(u, true, "no pass ran: %s", u->h->not_run);
@@ -379,6 +389,11 @@ void ui_run_action(ui *u, ui_action a)
         break;
     }
     case UI_A_COMMAND: ui_prompt_open(u, ':'); break;
+    case UI_A_COMPARE:
+        ui_prompt_open(u, ':');
+        snprintf(u->prompt, sizeof u->prompt, "compare ");
+        u->prompt_len = strlen(u->prompt);
+        break;
     case UI_A_REDRAW: clearok(curscr, TRUE); break;
     case UI_A_QUIT:
         if (u->screen != UI_S_MAIN) u->screen = UI_S_MAIN;

@@ -22,6 +22,7 @@ static const ui_cmd_info commands[] = {
     {"table", "delegation table"},
     {"graph", "partition graph (delegates and CPU islands as boxes)"},
     {"around [NAME]", "the neighbourhood of the selected node (or of NAME)"},
+    {"compare STEP|FILE [S]", "side by side: a step, a file (its step S), backend B"},
     {"help", "this help"},
     {"save-display FILE", "write the screen as text (scripted tests)"},
     {"resize COLSxROWS", "resize the off-screen terminal (scripted tests)"},
@@ -252,6 +253,7 @@ int ui_command(ui *u, const char *line)
         }
         return 0;
     }
+    if (!strcmp(cmd, "compare")) return ui_compare_open(u, arg);
     if (!strcmp(cmd, "around")) {
         if (*arg && !ui_jump(u, u->depth ? u->scope[u->depth - 1] : NULL, arg)) return 0;
         u->screen = UI_S_MAIN;

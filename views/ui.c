@@ -142,6 +142,36 @@ int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s)
     return used;
 }
 
+int ui_put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s, bool keep_end)
+{
+    if (w <= 0) return 0;
+    int tw = ui_text_width(s);
+    if (tw <= w) return ui_put(u, y, x, w, attr, pair, s);
+    const char *ns = keep_end ? NULL : strstr(s, "::");
+    if (ns && ui_text_width(ns + 2) <= w) return ui_put(u, y, x, w, attr, pair, ns + 2);
+    if (ns) s = ns + 2;
+    const char *ell = u->utf8 ? "…" : "~";
+    char buf[512];
+    if (keep_end) { /* the last w - 1 columns */
+        const char *t = s;
+        int skip = ui_text_width(s) - (w - 1);
+        while (*t && skip > 0) {
+            t++;
+            while (((unsigned char)*t & 0xC0) == 0x80) t++;
+            skip--;
+        }
+        snprintf(buf, sizeof buf, "%s%s", ell, t);
+    } else {
+        size_t len = 0;
+        for (int cols = 0; s[len] && cols < w - 1; cols++) { /* the first w - 1 columns */
+            len++;
+            while (((unsigned char)s[len] & 0xC0) == 0x80) len++;
+        }
+        snprintf(buf, sizeof buf, "%.*s%s", (int)len, s, ell);
+    }
+    return ui_put(u, y, x, w, attr, pair, buf);
+}
+
 void ui_fill(ui *u, int y, int x, int w, attr_t attr, short pair)
 {
     if (y < 0 || y >= u->rows || w <= 0) return;
@@ -287,7 +317,23 @@ static void draw_header(ui *u)
     }
 }
 
-static const char *hint_main = "q quit ? help ←/→ step Tab pane / search f filter Enter open d table r run";
+static const char *hint_main = "q quit ? help ←/→ step 1-5 pane / search f filter g graph r run";
+
+/* "row 3 of 40" of the focused pane ("box 3 of 8" on a screen of boxes), or "" when it is empty. */
+static void position_text(ui *u, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    ui_pane *p = ui_focused_pane(u);
+    if (!p->ops || p->r.h <= 0) return;
+    const ui_boxview *bv = u->screen == UI_S_PARTGRAPH ? &u->pg : u->screen == UI_S_AROUND ? &u->around : NULL;
+    if (bv) {
+        if (bv->valid && bv->d.n_boxes)
+            snprintf(buf, cap, "box %u of %u", bv->order ? bv->rank_of[bv->sel] + 1 : bv->sel + 1, bv->d.n_boxes);
+        return;
+    }
+    uint32_t n = p->ops->count(u);
+    if (n) snprintf(buf, cap, "row %u of %u", (p->sel < n ? p->sel : n - 1) + 1, n);
+}
 
 static void draw_status(ui *u)
 {
@@ -306,17 +352,23 @@ static void draw_status(ui *u)
         ui_put(u, y, w, 1, A_REVERSE, 0, " ");
         return;
     }
+    /* the position, right-aligned, when the message or the hint leaves room for it */
+    char pos[64];
+    position_text(u, pos, sizeof pos);
+    int pw = pos[0] ? ui_text_width(pos) + 2 : 0;
     if (u->msg[0]) {
         short ep;
         attr_t ea = ui_role_attr(u, u->msg_error ? UI_R_ERROR : UI_R_NORMAL, &ep);
-        ui_put(u, y, 0, u->cols, ea, ep, u->msg);
+        int used = ui_put(u, y, 0, u->cols, ea, ep, u->msg);
+        if (pw && used + pw <= u->cols) ui_put(u, y, u->cols - pw + 1, pw - 1, A_NORMAL, 0, pos);
         return;
     }
     const char *hint = u->screen == UI_S_MAIN  ? hint_main
                        : u->screen == UI_S_RUN ? "r run again  q/Esc back  j/k move  / search  ? help"
                                                : "q/Esc back  j/k move  / search  ? help";
     ui_fill(u, y, 0, u->cols, a, pair);
-    ui_put(u, y, 1, u->cols - 1, a, pair, hint);
+    int used = ui_put(u, y, 1, u->cols - 1 - pw, a, pair, hint);
+    if (pw && 1 + used + pw <= u->cols) ui_put(u, y, u->cols - pw + 1, pw - 1, a, pair, pos);
 }
 
 static void draw_too_small(ui *u)
@@ -561,6 +613,7 @@ out:
     ui_run_session_free(u->run);
     ui_partgraph_free(u);
     ui_around_free(u);
+    ui_compare_free(u);
     free(u->filter_ids);
     if (u->owned_h) ui_core_free(u->owned_h);
     ui_script_free(u);

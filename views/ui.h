@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "align.h"
 #include "history.h"
 #include "ptrmap.h"
 #include "regions.h"
@@ -68,6 +69,11 @@ int ui_tag_of_pair(const ui *u, short pair); /* tag index of a colour pair, -1 i
     X(FIRST, "Moving", "first row")                                                                                  \
     X(LAST, "Moving", "last row")                                                                                    \
     X(NEXT_PANE, "Moving", "focus the next pane")                                                                    \
+    X(PANE_1, "Moving", "focus the partitions pane")                                                                 \
+    X(PANE_2, "Moving", "focus the passes pane")                                                                     \
+    X(PANE_3, "Moving", "focus the graph pane")                                                                      \
+    X(PANE_4, "Moving", "focus the node pane")                                                                       \
+    X(PANE_5, "Moving", "focus the changes pane")                                                                    \
     X(PREV_PANE, "Moving", "focus the previous pane")                                                                \
     X(STEP_NEXT, "Steps", "next pass step (n: when no search is active)")                                           \
     X(STEP_PREV, "Steps", "previous pass step")                                                                     \
@@ -81,6 +87,8 @@ int ui_tag_of_pair(const ui *u, short pair); /* tag index of a colour pair, -1 i
     X(USERS, "Graph", "go to a user of the node (again: the next user)")                                            \
     X(DIFF, "Graph", "diff marks on/off (+ added, ~ changed, - removed)")                                            \
     X(AROUND, "Graph", "the node's neighbourhood: producers above, users below, two levels")                        \
+    X(NEXT_DIFF, "Graph", "next difference (compare) or node that differs from the reference (after r)")          \
+    X(PREV_DIFF, "Graph", "previous difference, or differing node")                                                 \
     X(SEARCH, "Search and filter", "incremental search over names and ops (regex)")                                  \
     X(SEARCH_NEXT, "Search and filter", "next match (when a search is active)")                                      \
     X(SEARCH_PREV, "Search and filter", "previous match")                                                            \
@@ -88,6 +96,7 @@ int ui_tag_of_pair(const ui *u, short pair); /* tag index of a colour pair, -1 i
     X(CANCEL, "Search and filter", "clear search and filter; close a screen")                                        \
     X(TABLE, "Screens", "delegation table (ops per tag, with %)")                                                    \
     X(PARTGRAPH, "Screens", "partition graph: delegates and CPU islands as boxes, the tensors between")              \
+    X(COMPARE, "Screens", "compare this step with another step or file, side by side (asks which)")              \
     X(RUN, "Screens", "run this step and the loaded program side by side")                                         \
     X(HELP, "Screens", "this help")                                                                                  \
     X(EXPORT, "Screens", "export the program at this step (asks for a path)")                                        \
@@ -205,7 +214,7 @@ typedef struct ui_view_ops {
 } ui_view_ops;
 
 extern const ui_view_ops ui_graph_ops, ui_partitions_ops, ui_node_ops, ui_timeline_ops, ui_changes_ops,
-    ui_table_ops, ui_run_ops, ui_help_ops, ui_export_ops, ui_partgraph_ops, ui_around_ops;
+    ui_table_ops, ui_run_ops, ui_help_ops, ui_export_ops, ui_partgraph_ops, ui_around_ops, ui_compare_ops;
 
 typedef enum ui_pane_id {
     UI_P_PARTITIONS,
@@ -225,7 +234,16 @@ typedef struct ui_pane {
     ui_rect r; /* title line + rows */
 } ui_pane;
 
-typedef enum ui_screen { UI_S_MAIN, UI_S_TABLE, UI_S_RUN, UI_S_HELP, UI_S_EXPORT, UI_S_PARTGRAPH, UI_S_AROUND } ui_screen;
+typedef enum ui_screen {
+    UI_S_MAIN,
+    UI_S_TABLE,
+    UI_S_RUN,
+    UI_S_HELP,
+    UI_S_EXPORT,
+    UI_S_PARTGRAPH,
+    UI_S_AROUND,
+    UI_S_COMPARE
+} ui_screen;
 
 /* ---- boxes.c: a drawing of boxes (regions.h) as a scrollable screen with one box selected;
  * the partition graph and the neighbourhood screens are two of them. */
@@ -342,6 +360,14 @@ struct ui {
     const char *around_scope;
     uint32_t around_step;
     uint32_t *around_ids; /* per box: the node id it shows (0: a "+N more" box) */
+    /* the compare screen (view_compare.c): this step on the left, another on the right */
+    ls_history *cmp_h;     /* another file's or backend's history (owned); NULL: this history */
+    uint32_t cmp_step;     /* the step on the right (of cmp_h, or of this history) */
+    char cmp_label[256];   /* what the right side is: "step 3 partition", "sc.pte" */
+    ls_align_by cmp_by;
+    ls_alignment cmp;
+    uint32_t cmp_left;     /* the step the alignment was made for */
+    bool cmp_valid;
 };
 
 /* ---- ui.c: screen, layout, loop; actions.c: what keys and the mouse do */
@@ -370,6 +396,10 @@ void ui_pane_select(ui *u, ui_pane *p, uint32_t row);
 
 /* drawing helpers: clip to w display columns; return columns used */
 int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *utf8);
+/* The same, a text too long shortened so what tells it apart stays: keep_end keeps its end
+ * ("…copy_tensor_12"); else an op drops its namespace ("quantized_add" for
+ * "cortex_m::quantized_add") before losing its end to an ellipsis. */
+int ui_put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *utf8, bool keep_end);
 void ui_fill(ui *u, int y, int x, int w, attr_t attr, short pair);
 int ui_text_width(const char *utf8);
 
@@ -408,6 +438,9 @@ void ui_partgraph_build(ui *u); /* the partition graph of this step (view_partgr
 void ui_partgraph_free(ui *u);
 void ui_around_build(ui *u);    /* the neighbourhood of the selected node (view_around.c) */
 void ui_around_free(ui *u);
+/* :compare STEP | FILE [STEP] | backend FILE: the compare screen (view_compare.c) */
+int ui_compare_open(ui *u, const char *arg);
+void ui_compare_free(ui *u);
 /* The graph pane shows only these node ids (a region's); name says which in the title. */
 void ui_filter_ids(ui *u, const char *name, const uint32_t *ids, uint32_t n);
 /* view_export.c: writes the program at this step to path (export.h) and shows what was written;

@@ -18,7 +18,8 @@ static const ls_command commands[] = {
     {"passes", ls_cmd_passes, "passes FILE", "run the lowering pipeline and report each step"},
     {"partitions", ls_cmd_partitions, "partitions FILE", "the delegation table: per op, what each tag took and\n"
                                                          "what stayed on the CPU, and why"},
-    {"diff", ls_cmd_diff, "diff FILE --step S", "what a step of the pipeline changed, as +/-/~ lines"},
+    {"diff", ls_cmd_diff, "diff FILE --step S", "what a step (or A..B, or --with another file) changed,\n"
+                                                "as +/-/~ lines"},
     {"graph", ls_cmd_graph, "graph FILE", "the partition graph: delegates, CPU islands and the\n"
                                           "tensors between them (--dot for Graphviz)"},
     {"run", ls_cmd_run, "run FILE", "run the program or a step's on the bundled CPU runtime;\n"

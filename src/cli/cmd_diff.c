@@ -1,25 +1,39 @@
-/* lowerscope diff FILE --step S [--backend NAME|FILE]... [--pipeline ...]: what step S changed
- * against the step before, one line per node: "+" added, "-" removed, "~" changed (before and
- * after), prefixed with the lowered module for nodes inside one; then the step's report. */
+/* lowerscope diff FILE (--step S | --step A..B | --from A --to B) [--with OTHER] [--json]: what
+ * the pipeline changed between two steps (one step: against the step before), one line per node:
+ * "+" added, "-" removed, "~" changed (before and after), prefixed with the lowered module for
+ * nodes inside one; then the steps' reports. With --with OTHER, the step beside the last step of
+ * another file (a .pt2 and the .pte exported from it), nodes matched by identity (align.h), as
+ * the UI's :compare FILE shows them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "align.h"
 #include "cli.h"
 #include "pipeline_cli.h"
+#include "reader.h"
 
 int ls_cmd_diff(int argc, char **argv);
 
-#define USAGE "diff FILE --step S [--backend NAME|FILE]... [--pipeline a,b,...] [--model NAME] [--metadata-only]"
+#define USAGE                                                                                                          \
+    "diff FILE (--step S | --step A..B | --from A --to B) [--with OTHER] [--json] [--backend NAME|FILE]... "               \
+    "[--pipeline a,b,...] [--model NAME] [--metadata-only]"
 static const char HELP[] =
     "usage: lowerscope " USAGE "\n"
     "\n"
-    "What step S of the lowering pipeline changed against the step before, one line per node: + added,\n"
-    "- removed, ~ changed (with the node before on a `was:` line); nodes inside a lowered module are\n"
-    "prefixed with it. Then the step's report.\n"
+    "What the lowering pipeline changed between two steps, one line per node: + added, - removed,\n"
+    "~ changed (with the node before on a `was:` line); nodes inside a lowered module are prefixed\n"
+    "with it. Then the reports of the steps in between. --step S compares step S with the step\n"
+    "before it; --step A..B and --from A --to B compare any two (steps by number, pass name or\n"
+    "pass:backend).\n"
     "\n"
-    "options:\n" CLI_STEP_OPTION_HELP CLI_PIPELINE_OPTIONS_HELP CLI_LOAD_OPTIONS_HELP
-    "  -h, --help            this help\n"
+    "options:\n" CLI_STEP_OPTION_HELP
+    "  --from A --to B       the two steps (either alone: the other is the step before / the last)\n"
+    "  --with OTHER          compare the step (--step S, --to B, else the last) with the last step of\n"
+    "                        another file, nodes matched by input number, target, name and op (a .pt2\n"
+    "                        and the .pte exported from it)\n"
+    "  --json                one JSON document (format_version 1, docs/cli.md)\n" CLI_PIPELINE_OPTIONS_HELP
+        CLI_LOAD_OPTIONS_HELP "  -h, --help            this help\n"
     "\n"
     "exit codes: 0 printed, 2 unreadable input, no such step or bad options\n";
 
@@ -33,64 +47,247 @@ static const ls_program *program_of(const ls_program *top, const char *sub)
 static char *describe(const ls_program *p, uint32_t id)
 {
     const ls_node *n = p ? ls_program_node(p, id) : NULL;
-    if (!n) return ls_strdup("?");
+    if (!n) return NULL;
     ls_buf b = {0};
     cli_node_text(&b, p, n);
     return ls_buf_take(&b);
 }
 
+typedef struct change_text {
+    char kind; /* + - ~ */
+    const char *program, *node, *old_name;
+    char *now, *was; /* NULL: none (or, for ~, the text did not change) */
+} change_text;
+
+static void json_step(ls_buf *b, const ls_history *h, int s)
+{
+    ls_buf_printf(b, "{\"step\": %d, \"pass\": ", s);
+    ls_buf_json_str(b, h->steps[s].pass);
+    ls_buf_puts(b, ", \"detail\": ");
+    ls_buf_json_str(b, h->steps[s].detail);
+    ls_buf_putc(b, '}');
+}
+
+static void json_change(ls_buf *b, const change_text *c, bool first)
+{
+    static const char *kinds[] = {['+'] = "added", ['-'] = "removed", ['~'] = "changed"};
+    ls_buf_printf(b, "%s\n  {\"kind\": \"%s\", \"program\": ", first ? "" : ",", kinds[(int)c->kind]);
+    ls_buf_json_str(b, c->program);
+    ls_buf_puts(b, ", \"node\": ");
+    ls_buf_json_str(b, c->node);
+    ls_buf_puts(b, ", \"was_named\": ");
+    ls_buf_json_str(b, c->old_name);
+    ls_buf_puts(b, ", \"now\": ");
+    ls_buf_json_str(b, c->now);
+    ls_buf_puts(b, ", \"was\": ");
+    ls_buf_json_str(b, c->was);
+    ls_buf_putc(b, '}');
+}
+
+static void print_change(const change_text *c)
+{
+    const char *sep = c->program ? "/" : "";
+    const char *where = c->program ? c->program : "";
+    if (c->kind == '~' && c->old_name && c->old_name != c->node)
+        printf("~ %s%s%s (was %s): %s\n", where, sep, c->node, c->old_name, c->now ? c->now : "?");
+    else printf("%c %s%s%s: %s\n", c->kind, where, sep, c->node, c->kind == '-' ? (c->was ? c->was : "?") : c->now ? c->now : "?");
+    if (c->kind == '~' && c->was) printf("      was: %s\n", c->was);
+}
+
+/* The changes from step a to step b of one history (by node id), as text. */
+static change_text *step_changes(const ls_history *h, int a, int b, uint32_t *n_out)
+{
+    const ls_program *before = h->steps[a].program, *after = h->steps[b].program;
+    ls_change *ch = NULL;
+    uint32_t n = 0;
+    bool own = b != a + 1;
+    if (own) ls_diff_programs(before, after, &ch, &n);
+    else {
+        ch = h->steps[b].changes;
+        n = h->steps[b].n_changes;
+    }
+    change_text *v = ls_calloc(n + 1, sizeof *v);
+    for (uint32_t i = 0; i < n; i++) {
+        const ls_change *c = &ch[i];
+        change_text *t = &v[i];
+        t->program = c->program;
+        t->node = c->node;
+        const ls_program *pb = program_of(before, c->program), *pa = program_of(after, c->program);
+        if (c->kind == LS_CHANGE_ADDED) {
+            t->kind = '+';
+            t->now = describe(pa, c->node_id);
+        } else if (c->kind == LS_CHANGE_REMOVED) {
+            t->kind = '-';
+            t->was = describe(pb, c->node_id);
+        } else {
+            t->kind = '~';
+            t->now = describe(pa, c->node_id);
+            t->was = describe(pb, c->node_id);
+            const ls_node *old = pb ? ls_program_node(pb, c->node_id) : NULL;
+            if (old && old->name != c->node) t->old_name = old->name;
+            if (t->now && t->was && !strcmp(t->now, t->was)) {
+                free(t->was);
+                t->was = NULL;
+            }
+        }
+    }
+    if (own) free(ch);
+    *n_out = n;
+    return v;
+}
+
+/* The rows of two programs of two files that differ, by identity. */
+static change_text *file_changes(const ls_program *a, const ls_program *b, ls_alignment *al, uint32_t *n_out)
+{
+    ls_align_programs(a, b, LS_ALIGN_BY_IDENTITY, al);
+    change_text *v = ls_calloc(al->n + 1, sizeof *v);
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < al->n; r++) {
+        const ls_align_row *row = &al->v[r];
+        if (row->mark == LS_ALIGN_SAME) continue;
+        change_text *t = &v[n++];
+        const ls_node *na = row->a >= 0 ? a->nodes[row->a] : NULL, *nb = row->b >= 0 ? b->nodes[row->b] : NULL;
+        t->kind = row->mark == LS_ALIGN_CHANGED ? '~' : row->mark == LS_ALIGN_ONLY_A ? '-' : '+';
+        t->node = nb ? nb->name : na->name;
+        if (na && nb && na->name != nb->name) t->old_name = na->name;
+        if (na) t->was = describe(a, na->id);
+        if (nb) t->now = describe(b, nb->id);
+    }
+    *n_out = n;
+    return v;
+}
+
+static int step_of(const ls_history *h, const char *spec, int dflt)
+{
+    return spec ? cli_find_step(h, spec) : dflt;
+}
+
 int ls_cmd_diff(int argc, char **argv)
 {
     if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
+    const char *from = NULL, *to = NULL, *with = NULL;
+    bool json = false;
+    char **rest = ls_malloc(sizeof *rest * (size_t)(argc + 1));
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i && !strcmp(argv[i], "--json")) json = true;
+        else if (i && i + 1 < argc && !strcmp(argv[i], "--from")) from = argv[++i];
+        else if (i && i + 1 < argc && !strcmp(argv[i], "--to")) to = argv[++i];
+        else if (i && i + 1 < argc && !strcmp(argv[i], "--with")) with = argv[++i];
+        else rest[n++] = argv[i];
+    }
+    rest[n] = NULL;
     cli_run r;
-    int rc = cli_run_pipeline("diff", USAGE, argc, argv, CLI_STEP, &r);
+    int rc = cli_run_pipeline("diff", USAGE, n, rest, CLI_STEP, &r);
+    free(rest);
     if (rc != LS_EXIT_OK) {
         cli_run_free(&r);
         return rc;
     }
-    if (!r.args.step) {
-        ls_cli_error("diff: which step? (usage: lowerscope %s)", USAGE);
+    /* --step S, --step A..B, --from/--to */
+    char range[256] = {0};
+    const char *dots = r.args.step ? strstr(r.args.step, "..") : NULL;
+    if (r.args.step && (from || to)) {
+        ls_cli_error("diff: --step or --from/--to, not both (usage: lowerscope %s)", USAGE);
         cli_run_free(&r);
         return LS_EXIT_INPUT;
     }
-    if (r.h.not_run) cli_note_not_run(&r.h);
-    int s = cli_find_step(&r.h, r.args.step);
-    if (s < 0) {
+    if (dots) {
+        snprintf(range, sizeof range, "%.*s", (int)(dots - r.args.step), r.args.step);
+        from = range;
+        to = dots + 2;
+    } else if (r.args.step) {
+        to = r.args.step;
+    }
+    if (!from && !to && !with) {
+        ls_cli_error("diff: which steps? --step S, --step A..B or --from A --to B (usage: lowerscope %s)", USAGE);
         cli_run_free(&r);
         return LS_EXIT_INPUT;
     }
-    const ls_step *st = &r.h.steps[s];
-    const ls_program *before = s > 0 ? r.h.steps[s - 1].program : NULL;
-    ls_buf t = {0};
-    cli_step_title(&t, &r.h, s);
-    char *title = ls_buf_take(&t);
-    printf("%s, %s: %u change%s\n", r.args.path, title, st->n_changes, st->n_changes == 1 ? "" : "s");
-    free(title);
-    if (st->error) printf("✗ %s\n", st->error);
-    for (uint32_t i = 0; i < st->n_changes; i++) {
-        const ls_change *c = &st->changes[i];
-        const char *where = c->program ? c->program : "";
-        const char *sep = c->program ? "/" : "";
-        if (c->kind == LS_CHANGE_ADDED) {
-            char *d = describe(program_of(st->program, c->program), c->node_id);
-            printf("+ %s%s%s: %s\n", where, sep, c->node, d);
-            free(d);
-        } else if (c->kind == LS_CHANGE_REMOVED) {
-            char *d = describe(program_of(before, c->program), c->node_id);
-            printf("- %s%s%s: %s\n", where, sep, c->node, d);
-            free(d);
-        } else {
-            char *a = describe(program_of(before, c->program), c->node_id);
-            char *b = describe(program_of(st->program, c->program), c->node_id);
-            const ls_node *old = program_of(before, c->program) ? ls_program_node(program_of(before, c->program), c->node_id) : NULL;
-            if (old && old->name != c->node) printf("~ %s%s%s (was %s): %s\n", where, sep, c->node, old->name, b);
-            else printf("~ %s%s%s: %s\n", where, sep, c->node, b);
-            if (strcmp(a, b) != 0) printf("      was: %s\n", a);
-            free(a);
-            free(b);
+    int b = step_of(&r.h, to, (int)r.h.n - 1);
+    if (b < 0) {
+        cli_run_free(&r);
+        return LS_EXIT_INPUT;
+    }
+    int a = from ? step_of(&r.h, from, 0) : b > 0 ? b - 1 : 0;
+    if (a < 0) {
+        cli_run_free(&r);
+        return LS_EXIT_INPUT;
+    }
+    change_text *ch;
+    uint32_t n_ch;
+    ls_alignment al = {0};
+    ls_program *other = NULL;
+    ls_buf out = {0}, ta = {0}, tb = {0};
+    cli_step_title(&tb, &r.h, b);
+    if (with) {
+        ls_error err;
+        if (ls_load(with, NULL, &other, &err) != 0) {
+            ls_cli_error("%s", err.msg);
+            cli_run_free(&r);
+            ls_buf_free(&tb);
+            return LS_EXIT_INPUT;
         }
+        ch = file_changes(r.h.steps[b].program, other, &al, &n_ch);
+    } else {
+        ch = step_changes(&r.h, a, b, &n_ch);
+        cli_step_title(&ta, &r.h, a);
     }
-    for (uint32_t k = 0; k < st->report.n; k++) printf("  · %s\n", st->report.v[k].text);
+    if (json) {
+        ls_buf_puts(&out, "{\"format\": \"lowerscope-diff\", \"format_version\": 1, \"file\": ");
+        ls_buf_json_str(&out, r.args.path);
+        ls_buf_puts(&out, ", \"from\": ");
+        if (with) json_step(&out, &r.h, b);
+        else json_step(&out, &r.h, a);
+        ls_buf_puts(&out, ", \"to\": ");
+        if (with) ls_buf_json_str(&out, with);
+        else json_step(&out, &r.h, b);
+        if (with)
+            ls_buf_printf(&out, ", \"same\": %u, \"changed\": %u, \"only_from\": %u, \"only_to\": %u", al.same, al.changed,
+                          al.only_a, al.only_b);
+        ls_buf_puts(&out, ", \"changes\": [");
+        for (uint32_t i = 0; i < n_ch; i++) json_change(&out, &ch[i], i == 0);
+        ls_buf_puts(&out, "],\n \"reports\": [");
+        bool first = true;
+        for (int s = a + 1; !with && s <= b; s++)
+            for (uint32_t k = 0; k < r.h.steps[s].report.n; k++) {
+                const ls_sentence *se = &r.h.steps[s].report.v[k];
+                ls_buf_printf(&out, "%s\n  {\"step\": %d, \"program\": ", first ? "" : ",", s);
+                ls_buf_json_str(&out, se->program);
+                ls_buf_puts(&out, ", \"node\": ");
+                ls_buf_json_str(&out, se->node);
+                ls_buf_puts(&out, ", \"text\": ");
+                ls_buf_json_str(&out, se->text);
+                ls_buf_putc(&out, '}');
+                first = false;
+            }
+        ls_buf_puts(&out, "]}\n");
+        fputs(out.s, stdout);
+    } else {
+        if (with)
+            printf("%s, %s against %s: %u same, %u changed, %u only in %s, %u only in %s\n", r.args.path, tb.s, with, al.same,
+                   al.changed, al.only_a, r.args.path, al.only_b, with);
+        else if (b == a + 1) printf("%s, %s: %u change%s\n", r.args.path, tb.s, n_ch, n_ch == 1 ? "" : "s");
+        else printf("%s, %s to %s: %u change%s\n", r.args.path, ta.s, tb.s, n_ch, n_ch == 1 ? "" : "s");
+        for (int s = a + 1; !with && s <= b; s++)
+            if (r.h.steps[s].error) printf("✗ step %d: %s\n", s, r.h.steps[s].error);
+        for (uint32_t i = 0; i < n_ch; i++) print_change(&ch[i]);
+        for (int s = a + 1; !with && s <= b; s++)
+            for (uint32_t k = 0; k < r.h.steps[s].report.n; k++) {
+                if (b == a + 1) printf("  · %s\n", r.h.steps[s].report.v[k].text);
+                else printf("  · step %d: %s\n", s, r.h.steps[s].report.v[k].text);
+            }
+    }
+    for (uint32_t i = 0; i < n_ch; i++) {
+        free(ch[i].now);
+        free(ch[i].was);
+    }
+    free(ch);
+    ls_alignment_free(&al);
+    if (other) ls_program_unref(other);
+    ls_buf_free(&out);
+    ls_buf_free(&ta);
+    ls_buf_free(&tb);
     cli_run_free(&r);
     return LS_EXIT_OK;
 }

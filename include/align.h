@@ -1,0 +1,46 @@
+/* Two programs side by side, node by node: which node of one is which node of the other, and
+ * whether it differs. The UI's compare screen (`:compare STEP|FILE`: two steps, two backends,
+ * two files) and its selection kept in sync read it.
+ *
+ * Two steps of one history match by node id (ids are stable from step to step). Two files
+ * (a .pt2 and the .pte exported from it) share no ids, so they match by identity: a user input
+ * by its place among the user inputs, a parameter, buffer or constant by its target, any other
+ * node by its name, and what is left by its op and how many of that op came before it (the
+ * third atan2 with the third atan2). A matched pair differs when its op, its tag, its value's
+ * dtype and shape or its arguments differ (an argument naming a node is the same when it names
+ * the matched node; out arguments and memory.alloc nodes, which only the ExecuTorch dialect
+ * has, are left out). O(n) with hashes. */
+#ifndef LS_ALIGN_H
+#define LS_ALIGN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "program.h"
+
+typedef enum ls_align_mark {
+    LS_ALIGN_SAME,    /* on both sides, alike */
+    LS_ALIGN_CHANGED, /* on both sides, different */
+    LS_ALIGN_ONLY_A,  /* only in the first program */
+    LS_ALIGN_ONLY_B,  /* only in the second */
+} ls_align_mark;
+
+typedef struct ls_align_row {
+    int32_t a, b; /* node positions, -1 on the side it is missing from */
+    uint8_t mark; /* ls_align_mark */
+} ls_align_row;
+
+typedef enum ls_align_by { LS_ALIGN_BY_ID, LS_ALIGN_BY_IDENTITY } ls_align_by;
+
+typedef struct ls_alignment {
+    ls_align_row *v; /* in the first program's order; a node only in the second follows the row of
+                        the matched node before it in the second program */
+    uint32_t n;
+    uint32_t *row_of_a, *row_of_b; /* per node position: its row */
+    uint32_t same, changed, only_a, only_b;
+} ls_alignment;
+
+void ls_align_programs(const ls_program *a, const ls_program *b, ls_align_by by, ls_alignment *out);
+void ls_alignment_free(ls_alignment *al);
+
+#endif

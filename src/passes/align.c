@@ -1,0 +1,258 @@
+/* Two programs node by node (align.h): match, then rows in the first program's order with the
+ * second's unmatched nodes merged in after their anchor, then each pair compared. */
+#include "align.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "ptrmap.h"
+
+static bool is_alloc(const ls_node *n)
+{
+    return n->kind == LS_NODE_CALL && n->op && n->op->id == LS_OP_alloc;
+}
+
+static const ls_input_spec *spec_of(const ls_ptrmap *specs, const ls_program *p, const ls_node *n)
+{
+    uintptr_t i;
+    return n->kind == LS_NODE_PLACEHOLDER && ls_ptrmap_get(specs, n->name, &i) ? &p->inputs[i] : NULL;
+}
+
+static void spec_map(const ls_program *p, ls_ptrmap *m)
+{
+    for (uint32_t i = 0; i < p->n_inputs; i++) ls_ptrmap_add(m, p->inputs[i].name, i, NULL);
+}
+
+static void pair(int32_t *b_of_a, int32_t *a_of_b, uint32_t i, uint32_t j)
+{
+    b_of_a[i] = (int32_t)j;
+    a_of_b[j] = (int32_t)i;
+}
+
+typedef LS_VEC(uint32_t) pos_vec;
+
+/* Across files, in three tiers: a user input by its number and a parameter, buffer or constant
+ * by its target; then any node by its name; then by its op and how many of that op came before
+ * it among the nodes left. */
+static void match_by_identity(const ls_program *a, const ls_program *b, int32_t *b_of_a, int32_t *a_of_b)
+{
+    ls_ptrmap sa = {0}, sb = {0}, keys = {0};
+    spec_map(a, &sa);
+    spec_map(b, &sb);
+    pos_vec users_b = {0};
+    for (uint32_t j = 0; j < b->n_nodes; j++) {
+        const ls_input_spec *s = spec_of(&sb, b, b->nodes[j]);
+        if (!s) continue;
+        if (s->kind == LS_IN_USER_INPUT) ls_vec_push(&users_b, j);
+        else if (s->target) ls_ptrmap_add(&keys, s->target, j, NULL);
+    }
+    uint32_t user = 0;
+    for (uint32_t i = 0; i < a->n_nodes; i++) {
+        const ls_input_spec *s = spec_of(&sa, a, a->nodes[i]);
+        uintptr_t j;
+        if (!s) continue;
+        if (s->kind == LS_IN_USER_INPUT) {
+            if (user < users_b.n) pair(b_of_a, a_of_b, i, users_b.v[user]);
+            user++;
+        } else if (s->target && ls_ptrmap_get(&keys, s->target, &j) && a_of_b[j] < 0)
+            pair(b_of_a, a_of_b, i, (uint32_t)j);
+    }
+    free(users_b.v);
+    ls_ptrmap_free(&keys);
+    for (uint32_t j = 0; j < b->n_nodes; j++)
+        if (a_of_b[j] < 0 && !is_alloc(b->nodes[j])) ls_ptrmap_add(&keys, b->nodes[j]->name, j, NULL);
+    for (uint32_t i = 0; i < a->n_nodes; i++) {
+        uintptr_t j;
+        if (b_of_a[i] < 0 && !is_alloc(a->nodes[i]) && ls_ptrmap_get(&keys, a->nodes[i]->name, &j) && a_of_b[j] < 0 &&
+            a->nodes[i]->kind == b->nodes[j]->kind)
+            pair(b_of_a, a_of_b, i, (uint32_t)j);
+    }
+    ls_ptrmap_free(&keys);
+    /* the calls left, by op: the k-th of an op with the k-th */
+    LS_VEC(pos_vec) lists = {0};
+    LS_VEC(uint32_t) taken = {0};
+    for (uint32_t j = 0; j < b->n_nodes; j++) {
+        const ls_node *n = b->nodes[j];
+        const void *op = n->op ? (const void *)n->op : (const void *)n->target;
+        if (a_of_b[j] >= 0 || n->kind != LS_NODE_CALL || is_alloc(n) || !op) continue;
+        uintptr_t l;
+        if (!ls_ptrmap_get(&keys, op, &l)) {
+            pos_vec empty = {0};
+            ls_vec_push(&lists, empty);
+            ls_vec_push(&taken, 0);
+            l = lists.n - 1;
+            ls_ptrmap_put(&keys, op, l);
+        }
+        ls_vec_push(&lists.v[l], j);
+    }
+    for (uint32_t i = 0; i < a->n_nodes; i++) {
+        const ls_node *n = a->nodes[i];
+        const void *op = n->op ? (const void *)n->op : (const void *)n->target;
+        uintptr_t l;
+        if (b_of_a[i] >= 0 || n->kind != LS_NODE_CALL || is_alloc(n) || !op || !ls_ptrmap_get(&keys, op, &l)) continue;
+        if (taken.v[l] < lists.v[l].n) pair(b_of_a, a_of_b, i, lists.v[l].v[taken.v[l]++]);
+    }
+    for (uint32_t l = 0; l < lists.n; l++) free(lists.v[l].v);
+    free(lists.v);
+    free(taken.v);
+    ls_ptrmap_free(&keys);
+    ls_ptrmap_free(&sa);
+    ls_ptrmap_free(&sb);
+}
+
+/* ---- comparing a pair */
+
+typedef struct cmp_ctx {
+    const ls_program *a, *b;
+    const int32_t *b_of_a;
+} cmp_ctx;
+
+static bool same_node_ref(const cmp_ctx *c, uint32_t ia, uint32_t ib)
+{
+    if (!ia || !ib) return ia == ib;
+    int32_t pa = ls_program_pos(c->a, ia), pb = ls_program_pos(c->b, ib);
+    if (pa < 0 || pb < 0) return pa < 0 && pb < 0;
+    return c->b_of_a[pa] == pb;
+}
+
+static bool out_arg(const ls_program *p, const ls_arg *x)
+{
+    if (x->kind != LS_ARG_NODE) return false;
+    const ls_node *n = ls_program_node(p, x->v.node);
+    return n && is_alloc(n);
+}
+
+static bool same_arg(const cmp_ctx *c, const ls_arg *x, const ls_arg *y)
+{
+    if (x->kind != y->kind) return false;
+    switch (x->kind) {
+    case LS_ARG_NODE: return same_node_ref(c, x->v.node, y->v.node);
+    case LS_ARG_NODES:
+    case LS_ARG_OPT_NODES:
+        if (x->n != y->n) return false;
+        for (uint32_t k = 0; k < x->n; k++)
+            if (!same_node_ref(c, x->v.nodes[k], y->v.nodes[k])) return false;
+        return true;
+    case LS_ARG_SYMINTS:
+        if (x->n != y->n) return false;
+        for (uint32_t k = 0; k < x->n; k++) {
+            const ls_symint *s = &x->v.symints[k], *t = &y->v.symints[k];
+            if (s->is_node != t->is_node || (s->is_node ? !same_node_ref(c, s->node, t->node) : s->i != t->i)) return false;
+        }
+        return true;
+    default: return ls_arg_equal(x, y);
+    }
+}
+
+/* The arguments that say what a node computes: out arguments left out, and a trailing default
+ * left out on one side matches its default on the other. */
+static bool same_args(const cmp_ctx *c, const ls_node *x, const ls_node *y)
+{
+    uint16_t i = 0, j = 0;
+    for (;;) {
+        while (i < x->nargs && out_arg(c->a, &x->args[i])) i++;
+        while (j < y->nargs && out_arg(c->b, &y->args[j])) j++;
+        if (i >= x->nargs || j >= y->nargs) break;
+        if (!same_arg(c, &x->args[i], &y->args[j])) return false;
+        i++;
+        j++;
+    }
+    for (; i < x->nargs; i++)
+        if (!out_arg(c->a, &x->args[i]) && !(x->args[i].flags & LS_ARGF_DEFAULT)) return false;
+    for (; j < y->nargs; j++)
+        if (!out_arg(c->b, &y->args[j]) && !(y->args[j].flags & LS_ARGF_DEFAULT)) return false;
+    return true;
+}
+
+static bool same_node(const cmp_ctx *c, const ls_node *x, const ls_node *y)
+{
+    if (x == y) return true; /* shared between two steps */
+    if (x->kind != y->kind || x->tag != y->tag) return false;
+    if (x->kind == LS_NODE_CALL && (x->op != y->op || (!x->op && x->target != y->target))) return false;
+    if (x->kind == LS_NODE_GET_ATTR && x->target != y->target) return false;
+    const ls_tmeta *mx = ls_node_tval(x), *my = ls_node_tval(y);
+    if ((mx != NULL) != (my != NULL) || (mx && !ls_tmeta_equal(mx, my))) return false;
+    return x->kind == LS_NODE_PLACEHOLDER || same_args(c, x, y);
+}
+
+/* ---- rows */
+
+void ls_align_programs(const ls_program *a, const ls_program *b, ls_align_by by, ls_alignment *out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t na = a->n_nodes, nb = b->n_nodes;
+    int32_t *b_of_a = ls_malloc(sizeof *b_of_a * (na + 1)), *a_of_b = ls_malloc(sizeof *a_of_b * (nb + 1));
+    for (uint32_t i = 0; i < na; i++) b_of_a[i] = -1;
+    for (uint32_t j = 0; j < nb; j++) a_of_b[j] = -1;
+    if (by == LS_ALIGN_BY_ID) {
+        for (uint32_t i = 0; i < na; i++) {
+            int32_t j = ls_program_pos(b, a->nodes[i]->id);
+            if (j >= 0) {
+                b_of_a[i] = j;
+                a_of_b[j] = (int32_t)i;
+            }
+        }
+    } else {
+        match_by_identity(a, b, b_of_a, a_of_b);
+    }
+    /* the second program's unmatched nodes, each after the last matched node before it */
+    int32_t *anchor = ls_malloc(sizeof *anchor * (nb + 1));
+    uint32_t *after = ls_calloc(na + 2, sizeof *after); /* how many follow each a-position (+1: before all) */
+    int32_t last = -1;
+    for (uint32_t j = 0; j < nb; j++) {
+        if (a_of_b[j] >= 0) last = a_of_b[j];
+        else {
+            anchor[j] = last;
+            after[last + 1]++;
+        }
+    }
+    uint32_t n = na;
+    for (uint32_t i = 0; i <= na; i++) n += after[i];
+    /* where each anchor's followers start among the rows */
+    uint32_t *start = ls_malloc(sizeof *start * (na + 2));
+    out->v = ls_malloc(sizeof *out->v * (n + 1));
+    out->row_of_a = ls_malloc(sizeof *out->row_of_a * (na + 1));
+    out->row_of_b = ls_malloc(sizeof *out->row_of_b * (nb + 1));
+    uint32_t r = 0;
+    start[0] = r;
+    r += after[0];
+    for (uint32_t i = 0; i < na; i++) {
+        out->row_of_a[i] = r;
+        out->v[r++] = (ls_align_row){(int32_t)i, b_of_a[i], LS_ALIGN_SAME};
+        start[i + 1] = r;
+        r += after[i + 1];
+    }
+    for (uint32_t j = 0; j < nb; j++)
+        if (a_of_b[j] < 0) {
+            uint32_t row = start[anchor[j] + 1]++;
+            out->v[row] = (ls_align_row){-1, (int32_t)j, LS_ALIGN_ONLY_B};
+        }
+    out->n = n;
+    cmp_ctx c = {a, b, b_of_a};
+    for (uint32_t k = 0; k < n; k++) {
+        ls_align_row *row = &out->v[k];
+        if (row->b >= 0) out->row_of_b[row->b] = k;
+        if (row->a < 0) out->only_b++;
+        else if (row->b < 0) {
+            row->mark = LS_ALIGN_ONLY_A;
+            out->only_a++;
+        } else if (!same_node(&c, a->nodes[row->a], b->nodes[row->b])) {
+            row->mark = LS_ALIGN_CHANGED;
+            out->changed++;
+        } else out->same++;
+    }
+    free(b_of_a);
+    free(a_of_b);
+    free(anchor);
+    free(after);
+    free(start);
+}
+
+void ls_alignment_free(ls_alignment *al)
+{
+    free(al->v);
+    free(al->row_of_a);
+    free(al->row_of_b);
+    memset(al, 0, sizeof *al);
+}

@@ -1,0 +1,184 @@
+/* Two programs side by side (align.h) and `lowerscope diff --from/--to/--step A..B/--with/--json`:
+ * shared_constant's steps 3 and 6 worked by hand (partition tags add and mul; to_backend moves
+ * them into lowered_module_0, gives the CPU's c back its tag-less self and adds the delegate call
+ * with its getitem); the .pte exported from it matched node for node by identity (x is the .pte's
+ * input_0, c its c_c by target), the emit step's alloc only on the .pt2's side; bad ranges exit 2. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "align.h"
+#include "progfixtures.h"
+#include "testutil.h"
+
+static const ls_align_row *row_named(const ls_alignment *al, const ls_program *a, const ls_program *b, const char *name)
+{
+    for (uint32_t r = 0; r < al->n; r++) {
+        const ls_align_row *x = &al->v[r];
+        if ((x->a >= 0 && !strcmp(a->nodes[x->a]->name, name)) || (x->b >= 0 && !strcmp(b->nodes[x->b]->name, name)))
+            return x;
+    }
+    return NULL;
+}
+
+START_TEST(two_steps_by_id)
+{
+    ls_history h = {0};
+    ls_program *p = pf_sample("shared_constant");
+    pf_lower(p, NULL, &h);
+    const ls_program *a = h.steps[3].program, *b = h.steps[6].program;
+    ls_alignment al;
+    ls_align_programs(a, b, LS_ALIGN_BY_ID, &al);
+    /* c (untagged now), output (reads getitem): changed; add and mul: gone into the delegate;
+     * get_attr, call_delegate, getitem: new; x and atan2: the same nodes */
+    ck_assert_uint_eq(al.changed, 2);
+    ck_assert_uint_eq(al.only_a, 2);
+    ck_assert_uint_eq(al.only_b, 3);
+    ck_assert_uint_eq(al.same, 2);
+    ck_assert_int_eq(row_named(&al, a, b, "c")->mark, LS_ALIGN_CHANGED);
+    ck_assert_int_eq(row_named(&al, a, b, "aten_atan2_default")->mark, LS_ALIGN_SAME);
+    ck_assert_int_eq(row_named(&al, a, b, "aten_mul_tensor")->mark, LS_ALIGN_ONLY_A);
+    ck_assert_int_eq(row_named(&al, a, b, "getitem")->mark, LS_ALIGN_ONLY_B);
+    /* every node of both sides has exactly one row, and the rows know it */
+    ck_assert_uint_eq(al.n, a->n_nodes + al.only_b);
+    for (uint32_t i = 0; i < a->n_nodes; i++) ck_assert_int_eq(al.v[al.row_of_a[i]].a, (int32_t)i);
+    for (uint32_t j = 0; j < b->n_nodes; j++) ck_assert_int_eq(al.v[al.row_of_b[j]].b, (int32_t)j);
+    /* the delegate's nodes come after atan2, where step 6 has them */
+    const ls_align_row *atan2 = row_named(&al, a, b, "aten_atan2_default"), *ga = row_named(&al, a, b, "lowered_module_0");
+    ck_assert(atan2 < ga);
+    ls_alignment_free(&al);
+    ls_history_free(&h);
+    ls_program_unref(p);
+}
+END_TEST
+
+static const char *export_pte(void)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/sc.pte", tu_tmpdir());
+    char *out;
+    int rc = tu_runf(&out, "export %s -o %s", tu_root("samples/shared_constant.pt2"), path);
+    ck_assert_msg(rc == 0, "%s", out);
+    free(out);
+    return path;
+}
+
+START_TEST(a_pt2_and_its_pte_by_identity)
+{
+    const char *pte = export_pte();
+    ls_history h = {0};
+    ls_program *p = pf_sample("shared_constant"), *q = pf_load(pte);
+    pf_lower(p, NULL, &h);
+    const ls_program *a = h.steps[h.n - 1].program;
+    ls_alignment al;
+    ls_align_programs(a, q, LS_ALIGN_BY_IDENTITY, &al);
+    const ls_align_row *x = row_named(&al, a, q, "x"), *c = row_named(&al, a, q, "c");
+    ck_assert_ptr_nonnull(x);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_msg(x->b >= 0, "x has no match in the .pte");
+    ck_assert_str_eq(q->nodes[x->b]->name, "input_0"); /* the .pte names plan inputs by number */
+    ck_assert_str_eq(q->nodes[c->b]->name, "c_c");     /* the constant, by its target c */
+    /* to_executorch's out variant: the .pte's functional atan2 is the same call; its alloc is not in the .pte */
+    ck_assert_int_eq(row_named(&al, a, q, "aten_atan2_default")->mark, LS_ALIGN_SAME);
+    ck_assert_uint_eq(al.changed, 0);
+    ck_assert_uint_eq(al.only_a, 1);
+    ck_assert_uint_eq(al.only_b, 0);
+    ck_assert_int_eq(row_named(&al, a, q, "alloc")->mark, LS_ALIGN_ONLY_A);
+    ls_alignment_free(&al);
+    ls_history_free(&h);
+    ls_program_unref(p);
+    ls_program_unref(q);
+}
+END_TEST
+
+START_TEST(diff_range_text_and_json)
+{
+    const char *sc = tu_root("samples/shared_constant.pt2");
+    char *a, *b;
+    ck_assert_int_eq(tu_runf(&a, "diff %s --step 3..6", sc), 0);
+    ck_assert_int_eq(tu_runf(&b, "diff %s --from partition --to to_backend", sc), 0);
+    ck_assert_str_eq(a, b);
+    ck_assert_msg(tu_contains(a, "step 3 partition (bundled) to step 6 to_backend (bundled)"), "%s", a);
+    ck_assert(tu_contains(a, "- aten_add_tensor: edge.aten.add.Tensor(x, c) [tag1]\n"));
+    ck_assert(tu_contains(a, "~ c: placeholder tensor_constant c\n      was: placeholder tensor_constant c [tag1]\n"));
+    ck_assert(tu_contains(a, "+ getitem: getitem.default(executorch_call_delegate, 0)\n"));
+    ck_assert(tu_contains(a, "  · step 5: `c` is read by tag1"));
+    free(a);
+    free(b);
+    /* one step: as before, against the step before, the report unnumbered */
+    ck_assert_int_eq(tu_runf(&a, "diff %s --step 5", sc), 0);
+    ck_assert(tu_contains(a, "step 5 duplicate_constants (bundled): 4 changes"));
+    ck_assert(tu_contains(a, "\n  · `c` is read by tag1"));
+    free(a);
+    ck_assert_int_eq(tu_runf(&a, "diff %s --step 3..6 --json", sc), 0);
+    cJSON *j = cJSON_Parse(a);
+    ck_assert_msg(j != NULL, "not JSON:\n%s", a);
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "from"), "step")->valueint, 3);
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "to"), "step")->valueint, 6);
+    const cJSON *ch = cJSON_GetObjectItem(j, "changes");
+    int added = 0, removed = 0, changed = 0;
+    for (int i = 0; i < cJSON_GetArraySize(ch); i++) {
+        const char *k = cJSON_GetObjectItem(cJSON_GetArrayItem(ch, i), "kind")->valuestring;
+        added += !strcmp(k, "added");
+        removed += !strcmp(k, "removed");
+        changed += !strcmp(k, "changed");
+    }
+    /* top level: 3 added, 2 removed, 2 changed; inside lowered_module_0: 5 added */
+    ck_assert_int_eq(added, 8);
+    ck_assert_int_eq(removed, 2);
+    ck_assert_int_eq(changed, 2);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "reports")), 3);
+    cJSON_Delete(j);
+    free(a);
+}
+END_TEST
+
+START_TEST(diff_with_the_exported_pte)
+{
+    const char *pte = export_pte();
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "diff %s --with %s", tu_root("samples/shared_constant.pt2"), pte), 0);
+    ck_assert_msg(tu_contains(out, ": 7 same, 0 changed, 1 only in") && tu_contains(out, "- alloc: memory.alloc"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step to_backend --with %s --json", tu_root("samples/shared_constant.pt2"), pte), 0);
+    cJSON *j = cJSON_Parse(out);
+    ck_assert_msg(j != NULL, "%s", out);
+    ck_assert_int_eq(cJSON_GetObjectItem(j, "same")->valueint, 7);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "changes")), 0);
+    cJSON_Delete(j);
+    free(out);
+}
+END_TEST
+
+START_TEST(diff_refuses_bad_ranges)
+{
+    const char *sc = tu_root("samples/shared_constant.pt2");
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "diff %s", sc), 2);
+    ck_assert(tu_contains(out, "which steps?"));
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step 3 --from 1", sc), 2);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --from nope --to 3", sc), 2);
+    ck_assert(tu_contains(out, "nope"));
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --with /nonexistent.pte", sc), 2);
+    free(out);
+}
+END_TEST
+
+Suite *diff_suite(void)
+{
+    Suite *s = suite_create("diff");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, two_steps_by_id);
+    tcase_add_test(tc, a_pt2_and_its_pte_by_identity);
+    tcase_add_test(tc, diff_range_text_and_json);
+    tcase_add_test(tc, diff_with_the_exported_pte);
+    tcase_add_test(tc, diff_refuses_bad_ranges);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,100 @@
+/* Screen tests of the views of issue 18, on samples lowered in this process by the default
+ * pipeline (or with a backend profile): the partition graph (`g`) of two_delegates at its
+ * partition step (tags) and after to_backend (lowered modules), Enter on a box filtering the
+ * graph pane to its nodes or opening the delegate, and of policy; the neighbourhood (`x`) of
+ * two_delegates' cos, recentred with Enter; the compare screen (`:compare`) of shared_constant's
+ * steps 3 and 6 and of its emit step with the .pte exported from it. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "passes.h"
+#include "progfixtures.h"
+#include "testutil.h"
+#include "tui.h"
+
+/* Runs tests/screens/NAME.keys on SAMPLE lowered (with the backend profile, when given) at size
+ * cols×rows, from the last step, in the folder dir (relative paths of the script are found there;
+ * NULL: a fresh one). */
+static void run_sample_in(const char *sample, const char *backend, const char *name, int cols, int rows, const char *dir)
+{
+    ls_program *p = pf_load(tu_root(sample));
+    ls_history h = {0};
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_error err = {0};
+    if (backend) ck_assert_msg(ls_pipeline_opt(&o, "--backend", tu_root(backend), &err) == 1, "%s", err.msg);
+    ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s", err.msg);
+    ls_pipeline_opts_free(&o);
+    h.path = ls_intern(sample);
+    if (!dir) dir = tu_tmpdir();
+    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+    char keys[512], cwd[4096];
+    snprintf(keys, sizeof keys, "tests/screens/%s.keys", name);
+    ls_tui_opts to = {.script = tu_root(keys), .rows = rows, .cols = cols, .headless = true};
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    ck_assert_int_eq(chdir(dir), 0);
+    int rc = ls_tui_run(&h, &to, &err);
+    ck_assert_int_eq(chdir(cwd), 0);
+    ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
+    tu_compare_screens(dir, name);
+    ls_history_free(&h);
+    ls_program_unref(p);
+}
+
+static void run_sample(const char *sample, const char *backend, const char *name, int cols, int rows)
+{
+    run_sample_in(sample, backend, name, cols, rows, NULL);
+}
+
+START_TEST(screen_graph_two_delegates)
+{
+    run_sample("samples/two_delegates.pt2", NULL, "graph_two", 80, 30);
+}
+END_TEST
+
+START_TEST(screen_graph_policy)
+{
+    run_sample("samples/policy.pt2", NULL, "graph_policy", 100, 34);
+}
+END_TEST
+
+START_TEST(screen_around)
+{
+    run_sample("samples/two_delegates.pt2", NULL, "around", 80, 30);
+}
+END_TEST
+
+START_TEST(screen_compare_steps)
+{
+    run_sample("samples/shared_constant.pt2", NULL, "compare_steps", 100, 24);
+}
+END_TEST
+
+/* The .pte the CLI exports from shared_constant, beside the .pt2's emit step. */
+START_TEST(screen_compare_pte)
+{
+    const char *dir = tu_tmpdir();
+    char *out;
+    int rc = tu_runf(&out, "export %s -o %s/sc.pte", tu_root("samples/shared_constant.pt2"), dir);
+    ck_assert_msg(rc == 0, "%s", out);
+    free(out);
+    run_sample_in("samples/shared_constant.pt2", NULL, "compare_pte", 100, 24, dir);
+}
+END_TEST
+
+Suite *tui_views_suite(void)
+{
+    Suite *s = suite_create("tui_views");
+    TCase *tc = tcase_create("screens");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, screen_graph_two_delegates);
+    tcase_add_test(tc, screen_graph_policy);
+    tcase_add_test(tc, screen_around);
+    tcase_add_test(tc, screen_compare_steps);
+    tcase_add_test(tc, screen_compare_pte);
+    suite_add_tcase(s, tc);
+    return s;
+}

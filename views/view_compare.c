@@ -1,0 +1,248 @@
+/* The compare screen (`c`, `:compare STEP | FILE [STEP] | backend FILE`): the program at this
+ * step on the left and another beside it on the right — another step of this history, the
+ * same step lowered for another backend, or another file (a .pt2 and the .pte exported from
+ * it) — one row per node, matched by identity (align.h: by id within a lineage, by input
+ * number, target, name and op across files), so the selection is the same node on both sides.
+ * Marks: `~` the pair differs, `-` only on the left, `+` only on the right. `]`/`[` go to the
+ * next/previous difference; Enter selects the left node in the graph pane. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ops.h"
+#include "ui.h"
+
+void ui_compare_free(ui *u)
+{
+    ls_alignment_free(&u->cmp);
+    if (u->cmp_h) ui_core_free(u->cmp_h);
+    u->cmp_h = NULL;
+    u->cmp_valid = false;
+}
+
+static const ls_history *right_history(const ui *u)
+{
+    return u->cmp_h ? u->cmp_h : u->h;
+}
+
+static const ls_program *left_program(const ui *u)
+{
+    return u->h->steps[u->step].program;
+}
+
+static const ls_program *right_program(const ui *u)
+{
+    const ls_history *h = right_history(u);
+    return h->steps[u->cmp_step < h->n ? u->cmp_step : h->n - 1].program;
+}
+
+static void ensure(ui *u)
+{
+    if (u->cmp_valid && u->cmp_left == u->step) return;
+    ls_alignment_free(&u->cmp);
+    ls_align_programs(left_program(u), right_program(u), u->cmp_by, &u->cmp);
+    u->cmp_left = u->step;
+    u->cmp_valid = true;
+}
+
+/* Opens the screen on the row of the node selected in the graph pane. */
+static void open_screen(ui *u)
+{
+    u->cmp_valid = false;
+    ensure(u);
+    u->screen = UI_S_MAIN;
+    ui_open_screen(u, UI_S_COMPARE);
+    const ls_program *p = left_program(u);
+    int32_t pos = u->depth ? -1 : ls_program_pos(p, u->sel_id);
+    ui_pane *pane = ui_pane_of(u, UI_P_SCREEN);
+    pane->sel = pos >= 0 ? u->cmp.row_of_a[pos] : 0;
+    ui_pane_clamp(u, pane);
+    ui_message(u, false, "%u same, %u changed, %u only on the left, %u only on the right — ] next difference", u->cmp.same,
+               u->cmp.changed, u->cmp.only_a, u->cmp.only_b);
+}
+
+int ui_compare_open(ui *u, const char *arg)
+{
+    ls_error err = {{0}};
+    while (*arg == ' ') arg++;
+    if (!*arg) { /* the step before */
+        if (!u->step) {
+            ui_message(u, true, "compare STEP|FILE: step 0 has no step before it");
+            return 0;
+        }
+        arg = ls_internf("%u", u->step - 1);
+    }
+    int s = access(arg, F_OK) == 0 ? -1 : ls_history_find_step(u->h, arg, &err);
+    if (s >= 0) {
+        ui_compare_free(u);
+        u->cmp_step = (uint32_t)s;
+        u->cmp_by = LS_ALIGN_BY_ID;
+        snprintf(u->cmp_label, sizeof u->cmp_label, "step %d %s", s, u->h->steps[s].pass);
+        open_screen(u);
+        return 0;
+    }
+    ls_history *nh = NULL;
+    if (!strncmp(arg, "backend ", 8)) { /* the same step lowered for another backend: ids stay comparable */
+        const char *be = arg + 8;
+        while (*be == ' ') be++;
+        if (ui_core_relower(u->h, be, &nh, &err) != 0) {
+            ui_message(u, true, "compare: %s", err.msg);
+            return 0;
+        }
+        ui_compare_free(u);
+        u->cmp_h = nh;
+        u->cmp_by = LS_ALIGN_BY_ID;
+        u->cmp_step = u->step < nh->n ? u->step : nh->n - 1;
+        snprintf(u->cmp_label, sizeof u->cmp_label, "%.200s, step %u %s", be, u->cmp_step, nh->steps[u->cmp_step].pass);
+        open_screen(u);
+        return 0;
+    }
+    /* FILE [STEP]: another file as loaded, or the step of it named */
+    char path[1024];
+    snprintf(path, sizeof path, "%s", arg);
+    char *space = strrchr(path, ' ');
+    const char *step = NULL;
+    if (space && access(path, F_OK) != 0) {
+        *space = 0;
+        step = space + 1;
+    }
+    if (access(path, F_OK) != 0) {
+        ui_message(u, true, "compare %s: no such step in this history, and no such file", arg);
+        return 0;
+    }
+    if (ui_core_open(path, &nh, &err) != 0) {
+        ui_message(u, true, "compare: %s", err.msg);
+        return 0;
+    }
+    int cs = step ? ls_history_find_step(nh, step, &err) : 0; /* the file as loaded, as diff --with reads it */
+    if (cs < 0) {
+        ui_message(u, true, "compare %s: step %s", path, err.msg);
+        ui_core_free(nh);
+        return 0;
+    }
+    ui_compare_free(u);
+    u->cmp_h = nh;
+    u->cmp_by = LS_ALIGN_BY_IDENTITY;
+    u->cmp_step = (uint32_t)cs;
+    const char *slash = strrchr(path, '/');
+    snprintf(u->cmp_label, sizeof u->cmp_label, "%.200s, step %d %s", slash ? slash + 1 : path, cs, nh->steps[cs].pass);
+    open_screen(u);
+    return 0;
+}
+
+static void title(ui *u, ls_buf *b)
+{
+    ensure(u);
+    ls_buf_printf(b, "Compare · step %u %s │ %s · ~%u -%u +%u", u->step, u->h->steps[u->step].pass, u->cmp_label,
+                  u->cmp.changed, u->cmp.only_a, u->cmp.only_b);
+}
+
+static uint32_t count(ui *u)
+{
+    ensure(u);
+    return u->cmp.n;
+}
+
+/* One side of a row: mark, swatch, name, op, arguments, in the node's tag colour. */
+static void draw_side(ui *u, const ls_program *p, int32_t pos, int tag, char mark, ui_role mark_role, int y, int x, int w,
+                      bool cursor)
+{
+    if (pos < 0 || w < 8) return;
+    const ls_node *n = p->nodes[pos];
+    short pair, mp;
+    attr_t a = ui_tag_attr(u, tag, &pair);
+    if (cursor) {
+        a |= A_REVERSE;
+        ui_fill(u, y, x, w, a, pair);
+    }
+    char mk[2] = {mark, 0};
+    ui_put(u, y, x, 1, ui_role_attr(u, mark_role, &mp) | (cursor ? A_REVERSE : 0), mp, mk);
+    if (tag >= 0) {
+        char sw[8];
+        if (u->colors == UI_COLORS_NONE) snprintf(sw, sizeof sw, "%c", ui_tag_letter(tag));
+        else snprintf(sw, sizeof sw, "%s", u->utf8 ? "▌" : "|");
+        ui_put(u, y, x + 1, 1, a, pair, sw);
+    }
+    int name_w = (w - 3) * 2 / 5, op_w = (w - 3) / 4;
+    ui_put_fit(u, y, x + 3, name_w, a, pair, n->name, true);
+    ui_put_fit(u, y, x + 4 + name_w, op_w, a, pair, ui_node_op(p, n), false);
+    ls_buf args = {0};
+    ui_fmt_args(p, n, &args);
+    int ax = x + 5 + name_w + op_w;
+    if (args.s) ui_put(u, y, ax, x + w - ax, a, pair, args.s);
+    ls_buf_free(&args);
+}
+
+static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
+{
+    ensure(u);
+    if (row >= u->cmp.n) return;
+    const ls_align_row *r = &u->cmp.v[row];
+    int half = (w - 1) / 2;
+    static const char marks[] = {' ', '~', '-', '+'};
+    static const ui_role roles[] = {UI_R_NORMAL, UI_R_CHANGED, UI_R_REMOVED, UI_R_ADDED};
+    /* another file's tags may be unknown here: a node it shares takes the left one's colour */
+    const ls_program *lp = left_program(u), *rp = right_program(u);
+    int lt = r->a >= 0 ? ui_node_color(u, lp, lp->nodes[r->a]) : -1;
+    int rt = r->b >= 0 ? ui_node_color(u, rp, rp->nodes[r->b]) : -1;
+    if (r->a >= 0 && r->b >= 0 && rt < 0 && u->cmp_h) rt = lt;
+    draw_side(u, lp, r->a, lt, marks[r->mark], roles[r->mark], y, x, half, cursor);
+    short bp;
+    attr_t ba = ui_role_attr(u, UI_R_BORDER, &bp);
+    ui_put(u, y, x + half, 1, ba, bp, u->utf8 ? "│" : "|");
+    draw_side(u, rp, r->b, rt, marks[r->mark], roles[r->mark], y, x + half + 1, w - half - 1, cursor);
+}
+
+static void activate(ui *u, uint32_t row)
+{
+    ensure(u);
+    if (row >= u->cmp.n) return;
+    const ls_align_row *r = &u->cmp.v[row];
+    if (r->a < 0) {
+        ui_message(u, false, "%s is only on the right (%s)", right_program(u)->nodes[r->b]->name, u->cmp_label);
+        return;
+    }
+    u->screen = UI_S_MAIN;
+    while (u->depth) ui_leave_sub(u);
+    ui_select_id(u, left_program(u)->nodes[r->a]->id);
+}
+
+/* ] and [: the next and previous row that differs. */
+static bool action(ui *u, ui_action a)
+{
+    if (a != UI_A_NEXT_DIFF && a != UI_A_PREV_DIFF) return false;
+    ensure(u);
+    ui_pane *p = ui_pane_of(u, UI_P_SCREEN);
+    int dir = a == UI_A_NEXT_DIFF ? 1 : -1;
+    for (int64_t r = (int64_t)p->sel + dir; r >= 0 && r < (int64_t)u->cmp.n; r += dir)
+        if (u->cmp.v[r].mark != LS_ALIGN_SAME) {
+            ui_pane_select(u, p, (uint32_t)r);
+            const ls_align_row *x = &u->cmp.v[r];
+            const char *name = x->a >= 0 ? left_program(u)->nodes[x->a]->name : right_program(u)->nodes[x->b]->name;
+            static const char *what[] = {"", "differs", "only on the left", "only on the right"};
+            ui_message(u, false, "%s %s", name, what[x->mark]);
+            return true;
+        }
+    ui_message(u, false, "no %s difference", dir > 0 ? "later" : "earlier");
+    return true;
+}
+
+static bool match(ui *u, uint32_t row, const regex_t *re)
+{
+    ensure(u);
+    if (row >= u->cmp.n) return false;
+    const ls_align_row *r = &u->cmp.v[row];
+    return (r->a >= 0 && regexec(re, left_program(u)->nodes[r->a]->name, 0, NULL, 0) == 0) ||
+           (r->b >= 0 && regexec(re, right_program(u)->nodes[r->b]->name, 0, NULL, 0) == 0);
+}
+
+const ui_view_ops ui_compare_ops = {
+    .name = "compare",
+    .action = action,
+    .title = title,
+    .count = count,
+    .draw_row = draw_row,
+    .activate = activate,
+    .match = match,
+};
