@@ -3,7 +3,8 @@
  * partition step (tags) and after to_backend (lowered modules), Enter on a box filtering the
  * graph pane to its nodes or opening the delegate, and of policy; the neighbourhood (`x`) of
  * two_delegates' cos, recentred with Enter; the compare screen (`:compare`) of shared_constant's
- * steps 3 and 6 and of its emit step with the .pte exported from it. */
+ * steps 3 and 6 and of its emit step with the .pte exported from it; the run overlay on a
+ * lowered form that differs on purpose, with the first-divergence jump. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,33 @@ START_TEST(screen_compare_pte)
 }
 END_TEST
 
+/* Runs tests/screens/NAME.keys on a history (borrowed) at cols×rows from its last step. */
+static void run_history(ls_history *h, const char *name, int cols, int rows)
+{
+    const char *dir = tu_tmpdir();
+    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+    char keys[512];
+    snprintf(keys, sizeof keys, "tests/screens/%s.keys", name);
+    ls_tui_opts to = {.script = tu_root(keys), .rows = rows, .cols = cols, .headless = true};
+    ls_error err = {{0}};
+    int rc = ls_tui_run(h, &to, &err);
+    ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
+    tu_compare_screens(dir, name);
+}
+
+/* two_delegates lowered, then its CPU cos made a sin on purpose (pf_diverging_history): after r,
+ * the run screen names the first node that differs, the graph pane shows the run's columns, ]
+ * goes to the cos and then to the delegate output that reads it, s sorts by difference. */
+START_TEST(screen_overlay)
+{
+    ls_history h = {0};
+    pf_diverging_history(&h, NULL);
+    h.path = ls_intern("samples/two_delegates.pt2");
+    run_history(&h, "overlay", 100, 30);
+    ls_history_free(&h);
+}
+END_TEST
+
 Suite *tui_views_suite(void)
 {
     Suite *s = suite_create("tui_views");
@@ -95,6 +123,7 @@ Suite *tui_views_suite(void)
     tcase_add_test(tc, screen_around);
     tcase_add_test(tc, screen_compare_steps);
     tcase_add_test(tc, screen_compare_pte);
+    tcase_add_test(tc, screen_overlay);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -389,6 +389,20 @@ void ui_run_action(ui *u, ui_action a)
         break;
     }
     case UI_A_COMMAND: ui_prompt_open(u, ':'); break;
+    case UI_A_NEXT_DIFF:
+    case UI_A_PREV_DIFF:
+        if (u->screen != UI_S_MAIN) u->screen = UI_S_MAIN;
+        if (ui_overlay_jump(u, a == UI_A_NEXT_DIFF ? 1 : -1)) u->focus = UI_P_GRAPH;
+        break;
+    case UI_A_OVERLAY:
+        u->overlay = !u->overlay;
+        ui_model_refilter(u);
+        ui_reselect(u);
+        ui_message(u, false, "run columns %s%s", u->overlay ? "on" : "off",
+                   u->overlay && !ui_run_stats(u) ? " (nothing measured at this step: r runs it)" : "");
+        break;
+    case UI_A_SORT:
+    case UI_A_SORT_REVERSE: ui_sort_next(u, a == UI_A_SORT_REVERSE); break;
     case UI_A_COMPARE:
         ui_prompt_open(u, ':');
         snprintf(u->prompt, sizeof u->prompt, "compare ");

@@ -462,6 +462,7 @@ static void build_vis(ui *u)
         if (!ui_row_filtered_in(u, ui_row_program(u, r), r->node)) continue;
         m->vis[m->n_vis++] = i;
     }
+    ui_sort_vis(u, m->vis, m->n_vis); /* by a run's column, when asked (overlay.c) */
     uint32_t cap = 16;
     while (cap < m->n_vis * 2 + 2) cap *= 2;
     free(m->slot_id);

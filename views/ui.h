@@ -86,6 +86,9 @@ int ui_tag_of_pair(const ui *u, short pair); /* tag index of a colour pair, -1 i
     X(PRODUCER, "Graph", "go to the producer of an argument (again: the next argument)")                             \
     X(USERS, "Graph", "go to a user of the node (again: the next user)")                                            \
     X(DIFF, "Graph", "diff marks on/off (+ added, ~ changed, - removed)")                                            \
+    X(OVERLAY, "Graph", "the run's columns on/off: time, range, NaN/Inf, difference from the reference")          \
+    X(SORT, "Graph", "sort the graph by the next column: time, difference, size, graph order")                    \
+    X(SORT_REVERSE, "Graph", "reverse the sort")                                                                     \
     X(AROUND, "Graph", "the node's neighbourhood: producers above, users below, two levels")                        \
     X(NEXT_DIFF, "Graph", "next difference (compare) or node that differs from the reference (after r)")          \
     X(PREV_DIFF, "Graph", "previous difference, or differing node")                                                 \
@@ -160,6 +163,8 @@ typedef struct ui_part {
 /* UI_FILTER_IDS: the nodes of a region of the partition graph, by id (ids are stable across
  * steps, so the filter still means those nodes at other steps). */
 typedef enum ui_filter_kind { UI_FILTER_NONE, UI_FILTER_TAG, UI_FILTER_CPU, UI_FILTER_OP, UI_FILTER_IDS } ui_filter_kind;
+
+typedef enum ui_sort { UI_SORT_GRAPH, UI_SORT_TIME, UI_SORT_DIFF, UI_SORT_SIZE, UI_SORT_COUNT } ui_sort;
 
 typedef struct ui_model {
     bool valid, vis_valid;
@@ -359,6 +364,10 @@ struct ui {
     uint32_t around_id;   /* the node in the middle of the neighbourhood */
     const char *around_scope;
     uint32_t around_step;
+    /* the run overlay (overlay.c) */
+    bool overlay;      /* the graph pane shows the run's columns (on after a run) */
+    ui_sort sort;      /* the graph pane's order */
+    bool sort_reverse; /* smallest first */
     uint32_t *around_ids; /* per box: the node id it shows (0: a "+N more" box) */
     /* the compare screen (view_compare.c): this step on the left, another on the right */
     ls_history *cmp_h;     /* another file's or backend's history (owned); NULL: this history */
@@ -433,6 +442,19 @@ void ui_table_build(ui *u);
 void ui_run_build(ui *u); /* a fresh run of the program at this step (and of the loaded program beside it) */
 void ui_run_again(ui *u); /* one more run, state carrying over (a fresh one for another step) */
 void ui_run_session_free(ui_run_session *s);
+struct ls_node_stats;
+struct ls_node_stat;
+/* What the run of this step measured node by node (view_run.c), NULL when it was not run. */
+const struct ls_node_stats *ui_run_stats(const ui *u);
+/* overlay.c: the graph pane's run columns, sorting and divergence jumps */
+const struct ls_node_stats *ui_overlay_stats(ui *u); /* NULL unless shown here */
+const struct ls_node_stat *ui_stat_of(ui *u, const ls_node *n);
+void ui_overlay_cells(ui *u, const struct ls_node_stat *st, const struct ls_node_stats *s, char *time, char *range,
+                      char *diff, size_t cap);
+void ui_sort_vis(ui *u, uint32_t *vis, uint32_t n); /* model.c's visible rows, in the sort's order */
+void ui_sort_next(ui *u, bool reverse);
+const char *ui_sort_name(ui_sort s);
+bool ui_overlay_jump(ui *u, int dir); /* ] and [: the next / previous node that differs */
 void ui_help_build(ui *u);
 void ui_partgraph_build(ui *u); /* the partition graph of this step (view_partgraph.c) */
 void ui_partgraph_free(ui *u);

@@ -1,10 +1,14 @@
 /* The graph pane: the nodes of the current step in graph order, one a line — diff mark, tag
  * swatch, name, op (short form; placeholders as their kind), arguments, dtype and shape, tag —
- * each row in its tag's colour. Removed nodes stay visible, dimmed, marked `-`. Enter on a
- * delegate call opens its lowered submodule here; Backspace returns. */
+ * each row in its tag's colour. Removed nodes stay visible, dimmed, marked `-`. Name and op are as
+ * wide as the step's widest (within a share of the pane), a name too long keeps its end, an op
+ * drops its namespace; < and > scroll the row across. After a run, the run's columns (time,
+ * range, difference: overlay.c) come after the op. Enter on a delegate call opens its lowered
+ * submodule here; Backspace returns. */
 #include <stdio.h>
 #include <string.h>
 
+#include "node_stats.h"
 #include "ops.h"
 #include "ui.h"
 
@@ -43,6 +47,13 @@ static void title(ui *u, ls_buf *b)
         ls_buf_printf(b, " · filter %s (%u)", u->filter_value, m->n_vis);
     else if (u->filter == UI_FILTER_CPU) ls_buf_printf(b, " · filter cpu (%u)", m->n_vis);
     if (u->search_active) ls_buf_printf(b, " · /%s", u->search);
+    const ls_node_stats *ns = ui_overlay_stats(u);
+    if (ns) {
+        uint32_t compared, differ = ls_node_stats_differing(ns, &compared);
+        ls_buf_printf(b, " · run ×%lld", (long long)ns->runs);
+        if (compared) ls_buf_printf(b, ": %u differ", differ);
+    }
+    if (u->sort != UI_SORT_GRAPH) ls_buf_printf(b, " · by %s%s", ui_sort_name(u->sort), u->sort_reverse ? " ↑" : "");
 }
 
 static uint32_t count(ui *u)
@@ -51,24 +62,81 @@ static uint32_t count(ui *u)
     return u->m.n_vis;
 }
 
+/* The widest name and op of the step's rows, once per step (O(n); the widths then stay put while
+ * scrolling): columns share the pane by what they hold. */
+static struct {
+    const void *rows, *prog;
+    uint32_t n_rows, step;
+    int name, op;
+} content;
+
+static void content_widths(ui *u)
+{
+    ui_model *m = &u->m;
+    if (content.rows == (const void *)m->rows && content.prog == (const void *)m->prog && content.n_rows == m->n_rows &&
+        content.step == u->step)
+        return;
+    content.rows = m->rows;
+    content.prog = m->prog;
+    content.n_rows = m->n_rows;
+    content.step = u->step;
+    content.name = content.op = 1;
+    for (uint32_t i = 0; i < m->n_rows; i++) {
+        int nw = (int)strlen(m->rows[i].node->name), ow = (int)strlen(row_op(u, &m->rows[i]));
+        if (nw > content.name) content.name = nw;
+        if (ow > content.op) content.op = ow;
+    }
+}
+
 typedef struct cols {
-    int name, op, args, type, tag;
+    int name, op, args, type, tag, time, range, diff;
 } cols;
 
-static cols widths(int w)
+#define OV_TIME 9
+#define OV_RANGE 17
+#define OV_DIFF 11
+
+static int min_i(int a, int b) { return a < b ? a : b; }
+
+/* Name and op as wide as their widest (within a share of the pane), then the run's columns, then
+ * the type and tag on wide panes; the arguments take what is left. */
+static cols widths(ui *u, int w, bool overlay)
 {
+    content_widths(u);
     int avail = w - 3;
     cols c = {0};
-    c.name = avail * 28 / 100;
-    if (c.name > 28) c.name = 28;
-    c.op = avail * 18 / 100;
-    if (c.op > 18) c.op = 18;
-    c.type = avail >= 60 ? avail * 20 / 100 : 0;
-    if (c.type > 24) c.type = 24;
-    c.tag = avail >= 90 ? 12 : 0;
-    c.args = avail - c.name - c.op - c.type - c.tag - 4;
+    if (overlay) {
+        c.time = OV_TIME;
+        c.range = OV_RANGE;
+        c.diff = OV_DIFF;
+        avail -= OV_TIME + OV_RANGE + OV_DIFF + 3;
+    }
+    int name_share = avail * (overlay ? 60 : 40) / 100, op_share = avail * (overlay ? 30 : 25) / 100;
+    c.name = min_i(content.name, name_share > 12 ? name_share : 12);
+    c.op = min_i(content.op, op_share > 8 ? op_share : 8);
+    int rest = avail - c.name - c.op - 2;
+    c.type = !overlay && rest >= 40 ? min_i(24, rest * 30 / 100) : 0;
+    c.tag = !overlay && rest >= 70 ? 12 : 0;
+    c.args = rest - c.type - c.tag - (c.type ? 1 : 0) - (c.tag ? 1 : 0);
     if (c.args < 0) c.args = 0;
     return c;
+}
+
+/* A row's columns from the name on, each in full, as one line to scroll across (< and >). */
+static void row_text(ui *u, const ui_row *r, const ls_program *p, ls_buf *b)
+{
+    const ls_node *n = r->node;
+    ls_buf args = {0};
+    ui_fmt_args(p, n, &args);
+    char t[160];
+    ui_fmt_type(n, t, sizeof t);
+    const char *tg = n->tag;
+    const char *sub = tg ? NULL : ui_delegate_sub(p, n);
+    if (sub) tg = ui_sub_tag(u, p, sub);
+    /* name and op padded to the step's widest, so the columns stay aligned while scrolling */
+    ls_buf_printf(b, "%-*s %-*s %s  %s  %s", content.name, n->name, content.op, row_op(u, r), args.s ? args.s : "", t,
+                  tg ? tg : "");
+    ls_buf_free(&args);
 }
 
 static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
@@ -103,17 +171,44 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
         else snprintf(sw, sizeof sw, "%s", u->utf8 ? "▌" : "|");
         ui_put(u, y, x + 1, 1, a, pair, sw);
     }
-    cols c = widths(w);
+    const ls_node_stats *ns = ui_overlay_stats(u);
+    cols c = widths(u, w, ns != NULL);
     int cx = x + 3;
-    ls_buf b = {0};
     attr_t na = a;
     if (u->search_active && u->re_ok && regexec(&u->re, n->name, 0, NULL, 0) == 0) na |= A_UNDERLINE;
-    ui_put(u, y, cx, c.name, na, pair, n->name);
+    uint32_t left = ui_pane_of(u, UI_P_GRAPH)->left;
+    if (left) { /* scrolled: the whole row, every column in full, from column `left` */
+        ls_buf b = {0};
+        row_text(u, r, p, &b);
+        const char *s = b.s;
+        for (uint32_t k = 0; k < left && *s; k++) {
+            s++;
+            while (((unsigned char)*s & 0xC0) == 0x80) s++;
+        }
+        ui_put(u, y, cx, x + w - cx, a, pair, s);
+        ls_buf_free(&b);
+        return;
+    }
+    ui_put_fit(u, y, cx, c.name, na, pair, n->name, true);
     cx += c.name + 1;
-    ui_put(u, y, cx, c.op, a, pair, row_op(u, r));
+    ui_put_fit(u, y, cx, c.op, a, pair, row_op(u, r), false);
     cx += c.op + 1;
+    if (ns) {
+        char tm[32], rg[64], df[32];
+        const ls_node_stat *st = r->mark == UI_MARK_REMOVED ? NULL : ui_stat_of(u, n);
+        ui_overlay_cells(u, st, ns, tm, rg, df, sizeof rg);
+        ui_put(u, y, cx, c.time, a, pair, tm);
+        cx += c.time + 1;
+        ui_put_fit(u, y, cx, c.range, a, pair, rg, false);
+        cx += c.range + 1;
+        short ep;
+        attr_t da = st && st->differs ? ui_role_attr(u, UI_R_ERROR, &ep) | (cursor ? A_REVERSE : 0) : a;
+        ui_put(u, y, cx, c.diff, da, st && st->differs ? ep : pair, df);
+        cx += c.diff + 1;
+    }
+    ls_buf b = {0};
     ui_fmt_args(p, n, &b);
-    if (b.s) ui_put(u, y, cx, c.args, a, pair, b.s);
+    if (b.s && c.args) ui_put(u, y, cx, c.args, a, pair, b.s);
     cx += c.args + 1;
     ls_buf_free(&b);
     if (c.type) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "node_stats.h"
 #include "npy.h"
 #include "runtime.h"
 #include "ui.h"
@@ -25,6 +26,7 @@ struct ui_run_session {
     ls_compare_run *cmp;   /* NULL at step 0 (the program is the reference) or when the reference cannot run */
     char *cmp_error;
     int64_t runs;
+    ls_node_stats nodes;   /* what each node measured over the runs (the graph pane's overlay) */
 };
 
 void ui_run_session_free(ui_run_session *s)
@@ -32,6 +34,7 @@ void ui_run_session_free(ui_run_session *s)
     if (!s) return;
     ls_compare_run_free(s->cmp);
     ls_runner_free(s->r);
+    ls_node_stats_free(&s->nodes);
     free(s->error);
     free(s->cmp_error);
     free(s);
@@ -58,7 +61,34 @@ static ui_run_session *session_new(ui *u)
         if (!(s->cmp = ls_compare_run_new(u->h->steps[0].program, p, "the loaded program", &o, &err)))
             s->cmp_error = ls_strdup(err.msg);
     }
+    /* node by node: time and range always, the difference when there is a reference */
+    ls_node_stats_init(&s->nodes, p, "bundled runtime");
+    ls_runner_observe(s->r, &s->nodes, s->cmp != NULL);
+    if (s->cmp) ls_compare_run_nodes(s->cmp, &s->nodes);
     return s;
+}
+
+const ls_node_stats *ui_run_stats(const ui *u)
+{
+    const ui_run_session *s = u->run;
+    return s && s->h == u->h && s->step == u->step && s->r && s->nodes.runs ? &s->nodes : NULL;
+}
+
+/* Where the values first part from the loaded program's, node by node. */
+static void show_nodes(ui *u, ui_lines *out)
+{
+    const ls_node_stats *ns = &u->run->nodes;
+    uint32_t compared, differ = ls_node_stats_differing(ns, &compared);
+    if (!compared) return;
+    int32_t first = ls_node_stats_divergence(ns, -1, 1);
+    if (first < 0)
+        ui_lines_add(out, UI_R_OK, -1, "node by node: %u nodes compared with the loaded program's, none differs", compared);
+    else {
+        ui_line *ln = ui_lines_add(out, UI_R_ERROR, -1, "node by node: %u of %u nodes differ; the first: %s (max abs %.3g) — ] in the graph",
+                                   differ, compared, ns->program->nodes[first]->name, ns->v[first].max_abs);
+        ln->jump_node = ns->program->nodes[first]->name;
+        ln->has_jump = true;
+    }
 }
 
 static void show_value(ui_lines *out, const char *label, const ls_value *v, int color)
@@ -231,6 +261,7 @@ static void run_once(ui *u, ui_lines *out)
         }
         show_state(u, p, out);
         show_time(u, p, out);
+        if (compared) show_nodes(u, out);
         if (compared) show_verdict(out, s->cmp);
     }
     for (uint32_t i = 0; i < n_res; i++) ls_value_release(&res[i]);
@@ -258,6 +289,8 @@ void ui_run_build(ui *u)
     ui_run_session_free(u->run);
     u->run = session_new(u);
     build(u);
+    u->overlay = true; /* the graph pane shows what was measured */
+    ui_model_refilter(u);
 }
 
 void ui_run_again(ui *u)
@@ -268,6 +301,7 @@ void ui_run_again(ui *u)
         return;
     }
     build(u);
+    ui_model_refilter(u); /* a sort by a run's column moves */
     ui_message(u, false, "run %lld: state carried over from the run before", (long long)s->runs);
 }
 
@@ -281,10 +315,19 @@ static void title(ui *u, ls_buf *b)
         ls_buf_printf(b, "Run · step %u %s · r again · q back", u->step, u->h->steps[u->step].pass);
 }
 
+static void activate(ui *u, uint32_t row)
+{
+    if (row >= u->screen_lines.n || !u->screen_lines.v[row].has_jump) return;
+    u->screen = UI_S_MAIN;
+    u->focus = UI_P_GRAPH;
+    ui_jump(u, NULL, u->screen_lines.v[row].jump_node);
+}
+
 const ui_view_ops ui_run_ops = {
     .name = "run",
     .title = title,
     .count = ui_screen_count,
     .draw_row = ui_screen_draw_row,
+    .activate = activate,
     .match = ui_screen_match,
 };
