@@ -94,7 +94,7 @@ static void run_history(ls_history *h, const char *name, int cols, int rows)
     char keys[512];
     snprintf(keys, sizeof keys, "tests/screens/%s.keys", name);
     ls_tui_opts to = {.script = tu_root(keys), .rows = rows, .cols = cols, .headless = true};
-    ls_error err = {{0}};
+    ls_error err = {0};
     int rc = ls_tui_run(h, &to, &err);
     ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
     tu_compare_screens(dir, name);

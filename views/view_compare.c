@@ -64,7 +64,7 @@ static void open_screen(ui *u)
 
 int ui_compare_open(ui *u, const char *arg)
 {
-    ls_error err = {{0}};
+    ls_error err = {0};
     while (*arg == ' ') arg++;
     if (!*arg) { /* the step before */
         if (!u->step) {
@@ -157,7 +157,8 @@ static void draw_side(ui *u, const ls_program *p, int32_t pos, int tag, char mar
         ui_fill(u, y, x, w, a, pair);
     }
     char mk[2] = {mark, 0};
-    ui_put(u, y, x, 1, ui_role_attr(u, mark_role, &mp) | (cursor ? A_REVERSE : 0), mp, mk);
+    attr_t ma = ui_role_attr(u, mark_role, &mp); /* before mp is read */
+    ui_put(u, y, x, 1, ma | (cursor ? A_REVERSE : 0), mp, mk);
     if (tag >= 0) {
         char sw[8];
         if (u->colors == UI_COLORS_NONE) snprintf(sw, sizeof sw, "%c", ui_tag_letter(tag));
