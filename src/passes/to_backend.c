@@ -137,6 +137,43 @@ static uint32_t specs_naming(const lower *L, const char *name, uint32_t *out, ui
     return n;
 }
 
+/* The order exir lowers partitions in, which numbers lowered_module_<i>: grouped by backend
+ * (in the order partition_tags first names each), each group in graph order of its call
+ * (_create_partitions_in_graph_module collects the call_module nodes from the graph; the call
+ * sits where its partition ends), and lower_all_submodules_to_backend inserts them in that
+ * order. */
+typedef struct tag_key {
+    uint32_t group, end, index;
+} tag_key;
+
+static int by_lowering(const void *a, const void *b)
+{
+    const tag_key *x = a, *y = b;
+    if (x->group != y->group) return x->group < y->group ? -1 : 1;
+    if (x->end != y->end) return x->end < y->end ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void lowering_order(tagrun *tr, uint32_t n)
+{
+    tag_key *k = ls_malloc(sizeof *k * (n ? n : 1));
+    for (uint32_t t = 0; t < n; t++) {
+        uint32_t g = t;
+        for (uint32_t u = 0; u < t; u++) /* a few tags per round */
+            if (tr[u].backend_id == tr[t].backend_id) {
+                g = k[u].group;
+                break;
+            }
+        k[t] = (tag_key){g, tr[t].members.v[tr[t].members.n - 1], t};
+    }
+    qsort(k, n, sizeof *k, by_lowering);
+    tagrun *sorted = ls_malloc(sizeof *sorted * (n ? n : 1));
+    for (uint32_t t = 0; t < n; t++) sorted[t] = tr[k[t].index];
+    memcpy(tr, sorted, sizeof *tr * n);
+    free(sorted);
+    free(k);
+}
+
 /* lowered_module_<i> for the first i that names neither a node nor a submodule (both were
  * put in L->names when the pass started). */
 static const char *fresh_module_name(lower *L)
@@ -623,6 +660,7 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         tr.v[nt++] = tr.v[t];
     }
     tr.n = nt;
+    lowering_order(tr.v, nt);
     for (uint32_t i = 0; i < n; i++) L.tix[i] = -1;
     for (uint32_t t = 0; t < nt; t++)
         for (uint32_t k = 0; k < tr.v[t].members.n; k++) L.tix[tr.v[t].members.v[k]] = (int32_t)t;
