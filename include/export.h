@@ -131,6 +131,16 @@ void ls_export_summary_free(ls_export_summary *s);
  *   ... */
 void ls_export_summary_text(const ls_export_summary *s, ls_buf *out);
 
+/* How the to_executorch steps an export runs itself (for a step before emit) are set, as the
+ * pipeline's options set them: exir's MemoryPlanningPass algorithm, et_init_buffer on every
+ * mutated buffer, emit_mutable_buffer_names. */
+typedef struct ls_export_opts {
+    bool force;                /* replace PATH when it exists */
+    uint8_t memory_planning;   /* 0 greedy, 1 naive */
+    bool init_mutable_buffers; /* the initial data of mutated buffers in the file */
+    bool mutable_buffer_names; /* their FQNs in the file */
+} ls_export_opts;
+
 /* Writes program p to PATH: a .pt2 archive when PATH ends in .pt2, else a .pte (the emitted
  * program p carries, or p run through to_out_variant, memory_plan and emit first). Writes a
  * temporary file and renames it; refuses to replace an existing file unless force. sum may be
@@ -138,6 +148,11 @@ void ls_export_summary_text(const ls_export_summary *s, ls_buf *out);
 int ls_export_program(const ls_program *p, const char *path, bool force, ls_export_summary *sum, ls_error *err);
 /* The same for step `step` of a history (-1: the last step). A step whose pass failed is refused. */
 int ls_export(const ls_history *h, int step, const char *path, bool force, ls_export_summary *sum, ls_error *err);
+/* ls_export_program and ls_export with every option (NULL: the defaults). */
+int ls_export_program_with(const ls_program *p, const char *path, const ls_export_opts *o, ls_export_summary *sum,
+                           ls_error *err);
+int ls_export_with(const ls_history *h, int step, const char *path, const ls_export_opts *o, ls_export_summary *sum,
+                   ls_error *err);
 
 /* A .pt2 archive of the program as torch.export.save writes it (src/formats/pt2/pt2_write.c), through a
  * temporary file and a rename. Refuses programs torch.export's JSON cannot express: lowered

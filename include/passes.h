@@ -24,6 +24,8 @@ typedef struct ls_pass_ctx {
     const ls_profile *const *backends;
     uint32_t n_backends;
     uint8_t memory_planning;   /* memory_plan's algorithm: 0 greedy (exir's default), 1 naive */
+    bool init_mutable_buffers; /* emit: mutated buffers keep their initial data (exir's et_init_buffer) */
+    bool mutable_buffer_names; /* emit: and their FQNs (exir's emit_mutable_buffer_names) */
     ls_report *report;         /* one sentence per change */
     ls_error *err;
 } ls_pass_ctx;
@@ -64,12 +66,15 @@ typedef struct ls_pipeline_opts {
      * on it unless asked: --relower, or --pipeline or --backend given (chosen). */
     bool relower, chosen;
     uint8_t memory_planning;               /* --memory-planning greedy|naive (0 greedy) */
+    bool init_mutable_buffers;             /* --init-mutable-buffers */
+    bool mutable_buffer_names;             /* --mutable-buffer-names */
 } ls_pipeline_opts;
 
 void ls_pipeline_opts_init(ls_pipeline_opts *o);
 void ls_pipeline_opts_free(ls_pipeline_opts *o);
 /* One option and its value: "--pipeline" "to_edge,partition", "--backend" "FILE|bundled",
- * "--memory-planning" "greedy|naive", "--relower" (no value).
+ * "--memory-planning" "greedy|naive", "--relower", "--init-mutable-buffers" and
+ * "--mutable-buffer-names" (no value).
  * Returns 1 when the option is one of these (consumed), 0 when it is not, -1 on a bad value. */
 int ls_pipeline_opt(ls_pipeline_opts *o, const char *opt, const char *value, ls_error *err);
 /* Consumes every --pipeline/--backend (also --opt=value) and --relower from argv[1..], compacting argv.

@@ -108,7 +108,10 @@ int ls_cmd_export(int argc, char **argv)
     }
     ls_export_summary sum;
     ls_error err;
-    if (ls_export(&r.h, s, out, force, &sum, &err) != 0) {
+    ls_export_opts eo = {.force = force, .memory_planning = r.opts.memory_planning,
+                         .init_mutable_buffers = r.opts.init_mutable_buffers,
+                         .mutable_buffer_names = r.opts.mutable_buffer_names};
+    if (ls_export_with(&r.h, s, out, &eo, &sum, &err) != 0) {
         ls_cli_error("%s", err.msg);
         cli_run_free(&r);
         return LS_EXIT_INPUT;

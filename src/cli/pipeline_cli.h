@@ -16,6 +16,10 @@
     "                        duplicate_constants, to_backend (default: bundled)\n"                                  \
     "  --pipeline a,b,...    the passes and their order: to_edge, constant_prop, partition, fold_masks,\n"            \
     "                        duplicate_constants, to_backend, to_out_variant, memory_plan, emit\n"                    \
+    "  --init-mutable-buffers\n"                                                                                      \
+    "                        emit the initial data of mutated buffers (exir writes none unless asked)\n"            \
+    "  --mutable-buffer-names\n"                                                                                      \
+    "                        and their names (exir's emit_mutable_buffer_names)\n"            \
     "  --memory-planning greedy|naive\n"                                                                              \
     "                        memory_plan's algorithm, as exir's MemoryPlanningPass (default greedy)\n"               \
     "                        (all three also as --opt=value)\n"

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "backend.h"
 #include "bundled_blob.h"
@@ -44,11 +45,11 @@ typedef struct emitter {
     LS_VEC(const char *) del_sub; /* submodule name of each delegate */
     ls_ptrmap sub_ix, del_ix;     /* submodule name → its index in p->subs, its delegate's index */
     LS_VEC(ls_pte_blob) segs;
-    ls_buf consts;
-    u64_vec const_off;
-    ls_buf muts;
-    u64_vec mut_off;
-    int32_t mut_seg; /* segment of mutable data, -1 none */
+    lsx_store consts, muts; /* the constant and mutable data segments, by content */
+    int32_t mut_seg;        /* segment of mutable data, -1 none */
+    bool init_buffers;      /* mutable buffers keep their initial data (exir's et_init_buffer) */
+    bool buffer_names;      /* and their FQNs (exir's emit_mutable_buffer_names) */
+    ls_ptrmap blob_seg;     /* delegate blob (interned by content) → its segment + 1 */
     ls_named_data *named; /* the program's named data and what preprocess adds here: one segment each */
     LS_VEC(int32_t) inputs;
     LS_VEC(int32_t) outputs;
@@ -245,14 +246,6 @@ static void push_instr(emitter *E, ls_pte_instr_kind kind, int32_t index, int32_
 
 /* ---- placeholders */
 
-static uint32_t append_aligned(ls_buf *b, u64_vec *offs, const ls_tensor *t)
-{
-    while (b->len % CONST_ALIGN) ls_buf_putc(b, 0);
-    ls_vec_push(offs, (uint64_t)b->len);
-    ls_buf_putn(b, (const char *)t->data, t->nbytes);
-    return offs->n - 1;
-}
-
 static int placeholder(emitter *E, const ls_node *n)
 {
     const ls_input_spec *s = ls_sig_spec(&E->sig, E->p, n);
@@ -267,25 +260,32 @@ static int placeholder(emitter *E, const ls_node *n)
     if (s->kind == LS_IN_USER_INPUT) {
         if (tensor_value(E, n, m, n->id, 0, NULL, &vi) != 0) return -1;
         ls_vec_push(&E->inputs, vi);
+    } else if (s->kind == LS_IN_BUFFER && ls_sig_is_mutated(&E->sig, s) && !E->init_buffers) {
+        /* exir (_TopLevelEmitter.placeholder): a mutated buffer is planned memory with no data
+         * unless et_init_buffer asks for its initial state, and no name unless
+         * emit_mutable_buffer_names */
+        if (tensor_value(E, n, m, n->id, 0, E->buffer_names ? s->target : NULL, &vi) != 0) return -1;
     } else if (ls_input_kind_holds_data(s->kind)) {
         const ls_named_tensor *d = ls_sig_data(&E->sig, E->p, s);
         if (!d || !d->t)
             return efail(E, n, "%s `%s` has no data (the program was loaded as metadata only)", ls_input_kind_name((ls_input_kind)s->kind),
                          s->target ? s->target : "?");
         bool mutated = s->kind == LS_IN_BUFFER && ls_sig_is_mutated(&E->sig, s);
+        bool added;
         uint32_t dbi;
         if (mutated) {
             if (E->mut_seg < 0) {
                 E->mut_seg = (int32_t)E->segs.n;
                 ls_vec_push(&E->segs, ((ls_pte_blob){0}));
-                ls_vec_push(&E->mut_off, 0); /* index 0 is reserved */
             }
-            dbi = append_aligned(&E->muts, &E->mut_off, d->t);
+            dbi = lsx_store_put(&E->muts, d->t->data, d->t->nbytes, &added);
         } else {
-            dbi = append_aligned(&E->consts, &E->const_off, d->t);
-            E->constants++;
+            dbi = lsx_store_put(&E->consts, d->t->data, d->t->nbytes, &added);
+            E->constants += added;
         }
-        if (tensor_value(E, n, m, n->id, dbi, s->target, &vi) != 0) return -1;
+        /* exir writes no FQN for a constant stored in the file (extra_tensor_info only for
+         * external data, EXTERNAL with its name) */
+        if (tensor_value(E, n, m, n->id, dbi, mutated && E->buffer_names ? s->target : NULL, &vi) != 0) return -1;
     } else {
         return efail(E, n, "a %s input cannot be emitted", ls_input_kind_name((ls_input_kind)s->kind));
     }
@@ -329,6 +329,24 @@ static int tuple_values(emitter *E, const ls_node *call, uint32_t pos, int32_t *
     return 0;
 }
 
+/* The segment of a delegate's processed blob: one per distinct bytes (exir's emitter keeps
+ * processed bytes once by their hash, backend_delegate_data_cache; its serializer moves each to
+ * a segment, and two methods' identical blobs share one, as in the QNN llama of
+ * ../shared/data/pte). */
+static uint32_t blob_segment(emitter *E, ls_blob *blob)
+{
+    uint64_t h = XXH3_64bits(blob->data, blob->size) | 1;
+    uintptr_t at;
+    if (ls_ptrmap_get(&E->blob_seg, (const void *)(uintptr_t)h, &at)) {
+        const ls_pte_blob *b = &E->segs.v[at - 1];
+        if (b->n == blob->size && (!b->n || !memcmp(b->v, blob->data, b->n))) return (uint32_t)at - 1;
+    }
+    ls_pte_blob seg = {blob->data, blob->size, 0, ls_blob_ref(blob)}; /* shared, not copied */
+    ls_vec_push(&E->segs, seg);
+    ls_ptrmap_put(&E->blob_seg, (const void *)(uintptr_t)h, E->segs.n);
+    return E->segs.n - 1;
+}
+
 static int delegate_index(emitter *E, const ls_node *n, const ls_submodule *sub, int32_t *out)
 {
     uintptr_t known;
@@ -351,9 +369,7 @@ static int delegate_index(emitter *E, const ls_node *n, const ls_submodule *sub,
     }
     ls_pte_delegate d = {.id = ls_strdup(sub->backend_id), .has_processed = true};
     d.processed.location = LS_PTE_SEGMENT;
-    d.processed.index = E->segs.n;
-    ls_pte_blob seg = {blob->data, blob->size, 0, ls_blob_ref(blob)}; /* shared, not copied */
-    ls_vec_push(&E->segs, seg);
+    d.processed.index = blob_segment(E, blob);
     d.compile_specs.present = true;
     d.compile_specs.n = nspecs;
     d.compile_specs.v = ls_calloc(nspecs ? nspecs : 1, sizeof *d.compile_specs.v);
@@ -426,7 +442,17 @@ static int kernel_call(emitter *E, const ls_node *n, uint32_t pos)
     if (rc == 0 && out_form) {
         uint32_t first_out = na;
         for (uint32_t k = 0; k < nextra && rc == 0; k++) rc = arg_value(E, n, &n->args[s->nparams + k], &args[na++]);
-        for (uint32_t k = 0; k < nextra && rc == 0; k++) args[na++] = args[first_out + k]; /* the return value */
+        /* the return value (exir's _emit_operator): the out argument again, or for several one
+         * TensorList of them */
+        if (rc == 0 && nextra == 1) {
+            args[na++] = args[first_out];
+        } else if (rc == 0) {
+            int32_t *items = ls_malloc(sizeof *items * nextra);
+            memcpy(items, args + first_out, sizeof *items * nextra);
+            ls_pte_value lv = {.kind = LS_PTE_VAL_TENSOR_LIST};
+            lv.tensor_list = (ls_pte_i32s){items, nextra, true};
+            args[na++] = push_value(E, lv);
+        }
         if (rc == 0 && nextra == 1 && !s->returns_list) E->val_of[n->id] = args[first_out];
         if (rc == 0 && s->returns_list) { /* getitems read the out list's items */
             const ls_pte_value *lv = &E->values.v[args[first_out]];
@@ -597,21 +623,21 @@ static void build_pte(emitter *E, ls_pte *pte)
 
     pte->constant_buffer.present = pte->backend_delegate_data.present = true;
     /* segment 0: the constants (ExecuTorch writes it even when empty) */
-    E->segs.v[0] = (ls_pte_blob){(uint8_t *)E->consts.s, E->consts.len, 0, NULL};
-    E->consts.s = NULL;
+    E->segs.v[0] = (ls_pte_blob){(uint8_t *)E->consts.bytes.s, E->consts.bytes.len, 0, NULL};
+    E->consts.bytes.s = NULL;
     pte->has_constant_segment = true;
     pte->constant_segment.segment_index = 0;
-    pte->constant_segment.offsets = (ls_pte_u64s){E->const_off.v, E->const_off.n, true};
-    memset(&E->const_off, 0, sizeof E->const_off);
+    pte->constant_segment.offsets = (ls_pte_u64s){E->consts.offsets.v, E->consts.offsets.n, true};
+    memset(&E->consts.offsets, 0, sizeof E->consts.offsets);
     if (E->mut_seg >= 0) {
-        E->segs.v[E->mut_seg] = (ls_pte_blob){(uint8_t *)E->muts.s, E->muts.len, 0, NULL};
-        E->muts.s = NULL;
+        E->segs.v[E->mut_seg] = (ls_pte_blob){(uint8_t *)E->muts.bytes.s, E->muts.bytes.len, 0, NULL};
+        E->muts.bytes.s = NULL;
         pte->mutable_data_segments.v = ls_calloc(1, sizeof *pte->mutable_data_segments.v);
         pte->mutable_data_segments.n = 1;
         pte->mutable_data_segments.present = true;
         pte->mutable_data_segments.v[0].segment_index = (uint32_t)E->mut_seg;
-        pte->mutable_data_segments.v[0].offsets = (ls_pte_u64s){E->mut_off.v, E->mut_off.n, true};
-        memset(&E->mut_off, 0, sizeof E->mut_off);
+        pte->mutable_data_segments.v[0].offsets = (ls_pte_u64s){E->muts.offsets.v, E->muts.offsets.n, true};
+        memset(&E->muts.offsets, 0, sizeof E->muts.offsets);
     }
     /* named data after the delegates' blobs, a segment per key, as exir's emitter lays them out
      * (cc_quantized.pte: segments 2 and 3 are the two weights its XNNPACK blob names) */
@@ -659,13 +685,12 @@ static void free_emitter(emitter *E)
     scrap.segment_data = E->segs.v;
     scrap.n_segment_data = E->segs.n;
     ls_pte_free(&scrap);
-    free(E->const_off.v);
-    free(E->mut_off.v);
     free(E->del_sub.v);
+    ls_ptrmap_free(&E->blob_seg);
     ls_ptrmap_free(&E->sub_ix);
     ls_ptrmap_free(&E->del_ix);
-    ls_buf_free(&E->consts);
-    ls_buf_free(&E->muts);
+    lsx_store_free(&E->consts);
+    lsx_store_free(&E->muts);
     free(E->val_of);
     ls_named_data_unref(E->named);
     ls_sig_free(&E->sig);
@@ -673,16 +698,19 @@ static void free_emitter(emitter *E)
 }
 
 /* Emits p with plan into pte. */
-static int emit_program(const ls_program *p, const ls_mem_plan *plan, ls_pte *pte, ls_emit_summary *sum, ls_error *err)
+static int emit_program(const ls_program *p, const ls_mem_plan *plan, const ls_pass_ctx *ctx, ls_pte *pte,
+                        ls_emit_summary *sum, ls_error *err)
 {
-    emitter E = {.p = p, .plan = plan, .err = err, .mut_seg = -1, .named = ls_named_data_ref(p->named_data)};
+    emitter E = {.p = p, .plan = plan, .err = err, .mut_seg = -1, .init_buffers = ctx->init_mutable_buffers,
+                 .buffer_names = ctx->mutable_buffer_names, .named = ls_named_data_ref(p->named_data)};
     E.bounds = lsx_bounds_new(p);
     ls_sig_build(&E.sig, p);
     for (uint32_t i = 0; i < p->n_subs; i++) ls_ptrmap_put(&E.sub_ix, p->subs[i].name, i);
     E.val_of = ls_malloc(sizeof *E.val_of * (p->next_id ? p->next_id : 1));
     for (uint32_t i = 0; i < p->next_id; i++) E.val_of[i] = -1;
-    ls_vec_push(&E.segs, ((ls_pte_blob){0}));  /* the constant segment */
-    ls_vec_push(&E.const_off, 0);              /* index 0 is reserved */
+    ls_vec_push(&E.segs, ((ls_pte_blob){0})); /* the constant segment */
+    lsx_store_init(&E.consts, CONST_ALIGN);
+    lsx_store_init(&E.muts, 1);
     int rc = 0;
     for (uint32_t i = 0; i < p->n_nodes && rc == 0; i++) {
         const ls_node *n = p->nodes[i];
@@ -702,7 +730,7 @@ static int emit_program(const ls_program *p, const ls_mem_plan *plan, ls_pte *pt
         sum->operators = E.ops.n;
         sum->delegates = E.dels.n;
         sum->constants = E.constants;
-        sum->constant_bytes = E.consts.len;
+        sum->constant_bytes = E.consts.bytes.len;
         sum->arena = plan->arena;
         sum->tensor_bytes = plan->tensor_bytes;
         sum->planned_tensors = plan->n_slots;
@@ -727,7 +755,7 @@ int ls_pass_emit(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     if (!plan) return ls_fail(ctx->err, "emit needs the memory plan: run memory_plan before emit");
     ls_pte *pte = ls_calloc(1, sizeof *pte);
     ls_emit_summary sum;
-    if (emit_program(in, plan, pte, &sum, ctx->err) != 0) {
+    if (emit_program(in, plan, ctx, pte, &sum, ctx->err) != 0) {
         free(pte);
         return -1;
     }

@@ -29,8 +29,8 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* The emitted program of p: its own, or one made by running the to_executorch steps on it. */
-static int emitted(const ls_program *p, ls_program **keep, const ls_pte **pte, ls_emit_summary *es, bool *ran,
-                   ls_error *err)
+static int emitted(const ls_program *p, const ls_export_opts *o, ls_program **keep, const ls_pte **pte,
+                   ls_emit_summary *es, bool *ran, ls_error *err)
 {
     *keep = NULL;
     *ran = false;
@@ -47,7 +47,8 @@ static int emitted(const ls_program *p, ls_program **keep, const ls_pte **pte, l
         ls_report rep = {0};
         ls_error e2;
         e2.msg[0] = 0;
-        ls_pass_ctx ctx = {.report = &rep, .err = &e2};
+        ls_pass_ctx ctx = {.memory_planning = o->memory_planning, .init_mutable_buffers = o->init_mutable_buffers,
+                           .mutable_buffer_names = o->mutable_buffer_names, .report = &rep, .err = &e2};
         ls_program *next = NULL;
         int rc = steps[i].fn(cur, &next, &ctx);
         ls_report_free(&rep);
@@ -102,6 +103,16 @@ static int refuse_existing(const char *path, bool force, ls_error *err)
 
 int ls_export_program(const ls_program *p, const char *path, bool force, ls_export_summary *sum, ls_error *err)
 {
+    ls_export_opts o = {.force = force};
+    return ls_export_program_with(p, path, &o, sum, err);
+}
+
+int ls_export_program_with(const ls_program *p, const char *path, const ls_export_opts *opts, ls_export_summary *sum,
+                           ls_error *err)
+{
+    ls_export_opts defaults = {0};
+    if (!opts) opts = &defaults;
+    bool force = opts->force;
     ls_export_summary local;
     ls_export_summary *s = sum ? sum : &local;
     memset(s, 0, sizeof *s);
@@ -123,7 +134,7 @@ int ls_export_program(const ls_program *p, const char *path, bool force, ls_expo
     } else {
         ls_program *keep;
         const ls_pte *pte;
-        rc = emitted(p, &keep, &pte, &s->emit, &s->ran_to_executorch, err);
+        rc = emitted(p, opts, &keep, &pte, &s->emit, &s->ran_to_executorch, err);
         if (rc != 0) {
             ls_fail_prefix(err, "%s", path);
         } else {
@@ -147,6 +158,13 @@ int ls_export_program(const ls_program *p, const char *path, bool force, ls_expo
 
 int ls_export(const ls_history *h, int step, const char *path, bool force, ls_export_summary *sum, ls_error *err)
 {
+    ls_export_opts o = {.force = force};
+    return ls_export_with(h, step, path, &o, sum, err);
+}
+
+int ls_export_with(const ls_history *h, int step, const char *path, const ls_export_opts *o, ls_export_summary *sum,
+                   ls_error *err)
+{
     if (!h || !h->n) return ls_fail(err, "nothing to export: no program is loaded");
     if (step < 0) step = (int)h->n - 1;
     if ((uint32_t)step >= h->n) return ls_fail(err, "step %d does not exist (steps 0 to %u)", step, h->n - 1);
@@ -157,7 +175,7 @@ int ls_export(const ls_history *h, int step, const char *path, bool force, ls_ex
     /* a step torch.export's JSON cannot hold: the message says which step */
     if (ends_with(path, ".pt2") && ls_pt2_expressible(st->program, err) != 0)
         return ls_fail_prefix(err, "%s: step %d %s", path, step, st->pass);
-    int rc = ls_export_program(st->program, path, force, sum, err);
+    int rc = ls_export_program_with(st->program, path, o, sum, err);
     if (rc == 0 && sum) {
         sum->step = step;
         sum->pass = st->pass;

@@ -9,6 +9,7 @@
 #include "ops.h"
 #include "program.h"
 #include "pte.h"
+#include "ptrmap.h"
 
 /* Upper bounds of a tensor's sizes: static sizes as they are, a symbolic one from its hint or from
  * the program's range_constraints ("Symbol('u0', integer=True)" → max_val of u0). */
@@ -30,6 +31,24 @@ typedef struct lsx_exec {
 void lsx_exec_attach(ls_program *p, ls_mem_plan *plan, ls_pte *pte, const ls_emit_summary *summary);
 ls_mem_plan *lsx_plan_ref(ls_mem_plan *m);
 void lsx_plan_unref(ls_mem_plan *m);
+
+/* The constant or mutable data segment emit builds (emit_data.c): each distinct run of bytes
+ * once, index 0 reserved; entries padded to `alignment` between them (1: none). */
+typedef struct lsx_store_entry {
+    uint32_t index, next; /* next: the entry with the same hash, UINT32_MAX none */
+    size_t size;
+} lsx_store_entry;
+typedef struct lsx_store {
+    ls_buf bytes;
+    LS_VEC(uint64_t) offsets; /* by index */
+    LS_VEC(lsx_store_entry) entries;
+    ls_ptrmap by_hash;
+    uint32_t alignment;
+} lsx_store;
+void lsx_store_init(lsx_store *s, uint32_t alignment);
+/* The index of these bytes, stored now (*added true) or before. */
+uint32_t lsx_store_put(lsx_store *s, const void *data, size_t n, bool *added);
+void lsx_store_free(lsx_store *s);
 
 /* One tensor for the memory planning algorithms (mem_algo.c): its aligned size, its lifetime
  * (node indices, inclusive) and the order it was found in (collect_specs_from_nodes' graph

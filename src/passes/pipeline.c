@@ -94,6 +94,14 @@ int ls_pipeline_opt(ls_pipeline_opts *o, const char *opt, const char *value, ls_
         o->relower = true;
         return 1;
     }
+    if (strcmp(opt, "--init-mutable-buffers") == 0) { /* exir's et_init_buffer on every mutated buffer */
+        o->init_mutable_buffers = o->chosen = true;
+        return 1;
+    }
+    if (strcmp(opt, "--mutable-buffer-names") == 0) { /* exir's emit_mutable_buffer_names */
+        o->mutable_buffer_names = o->chosen = true;
+        return 1;
+    }
     o->chosen |= strcmp(opt, "--pipeline") == 0 || strcmp(opt, "--backend") == 0 || strcmp(opt, "--memory-planning") == 0;
     if (strcmp(opt, "--pipeline") == 0) {
         if (!value) return ls_fail(err, "--pipeline needs a comma-separated list of passes");
@@ -140,8 +148,8 @@ int ls_pipeline_opts_parse(ls_pipeline_opts *o, int *argc, char **argv, ls_error
             snprintf(opt, sizeof opt, "%s", a);
             value = i + 1 < *argc ? argv[i + 1] : NULL;
         }
-        if (strcmp(a, "--relower") == 0) {
-            o->relower = true;
+        if (strcmp(a, "--relower") == 0 || strcmp(a, "--init-mutable-buffers") == 0 || strcmp(a, "--mutable-buffer-names") == 0) {
+            ls_pipeline_opt(o, a, NULL, err);
             continue;
         }
         int rc = (strcmp(opt, "--pipeline") == 0 || strcmp(opt, "--backend") == 0 || strcmp(opt, "--memory-planning") == 0)
@@ -245,8 +253,9 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
         ls_error perr;
         perr.msg[0] = 0;
         perr.code = LS_ERR_INPUT;
-        ls_pass_ctx ctx = {.profile = plan[i].profile, .memory_planning = opts->memory_planning, .report = &s->report,
-                           .err = &perr};
+        ls_pass_ctx ctx = {.profile = plan[i].profile, .memory_planning = opts->memory_planning,
+                           .init_mutable_buffers = opts->init_mutable_buffers,
+                           .mutable_buffer_names = opts->mutable_buffer_names, .report = &s->report, .err = &perr};
         const ls_profile *bundled = ls_profile_bundled();
         ctx.backends = opts->n_backends ? (const ls_profile *const *)opts->backends : &bundled;
         ctx.n_backends = opts->n_backends ? opts->n_backends : 1;
