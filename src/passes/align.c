@@ -32,9 +32,9 @@ static void pair(int32_t *b_of_a, int32_t *a_of_b, uint32_t i, uint32_t j)
 
 typedef LS_VEC(uint32_t) pos_vec;
 
-/* Across files, in three tiers: a user input by its number and a parameter, buffer or constant
- * by its target; then any node by its name; then by its op and how many of that op came before
- * it among the nodes left. */
+/* Across files, in tiers: a user input by its number and a parameter, buffer or constant by its
+ * target, else by its data; then any node by its name; then by its op and how many of that op
+ * came before it among the nodes left. */
 static void match_by_identity(const ls_program *a, const ls_program *b, int32_t *b_of_a, int32_t *a_of_b)
 {
     ls_ptrmap sa = {0}, sb = {0}, keys = {0};
@@ -59,6 +59,21 @@ static void match_by_identity(const ls_program *a, const ls_program *b, int32_t 
             pair(b_of_a, a_of_b, i, (uint32_t)j);
     }
     free(users_b.v);
+    ls_ptrmap_free(&keys);
+    /* data the other file names differently (exir writes no FQN for a constant it stores in a
+     * .pte): by its bytes, dtype and shape */
+    for (uint32_t j = 0; j < b->n_nodes; j++) {
+        const ls_input_spec *s = spec_of(&sb, b, b->nodes[j]);
+        ls_named_tensor *d = s && a_of_b[j] < 0 && s->kind != LS_IN_USER_INPUT ? ls_program_spec_data(b, s) : NULL;
+        if (d && d->t) ls_ptrmap_add(&keys, (const void *)(uintptr_t)(ls_tensor_hash(d->t) | 1), j, NULL);
+    }
+    for (uint32_t i = 0; i < a->n_nodes && keys.used; i++) {
+        const ls_input_spec *s = spec_of(&sa, a, a->nodes[i]);
+        ls_named_tensor *d = s && b_of_a[i] < 0 && s->kind != LS_IN_USER_INPUT ? ls_program_spec_data(a, s) : NULL;
+        uintptr_t j;
+        if (d && d->t && ls_ptrmap_get(&keys, (const void *)(uintptr_t)(ls_tensor_hash(d->t) | 1), &j) && a_of_b[j] < 0)
+            pair(b_of_a, a_of_b, i, (uint32_t)j);
+    }
     ls_ptrmap_free(&keys);
     for (uint32_t j = 0; j < b->n_nodes; j++)
         if (a_of_b[j] < 0 && !is_alloc(b->nodes[j])) ls_ptrmap_add(&keys, b->nodes[j]->name, j, NULL);
