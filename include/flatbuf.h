@@ -139,6 +139,8 @@ void ls_fbb_table_start(ls_fbb *b);
 void ls_fbb_add_u8(ls_fbb *b, unsigned slot, uint8_t v, uint8_t def);
 void ls_fbb_add_i8(ls_fbb *b, unsigned slot, int8_t v, int8_t def);
 void ls_fbb_add_bool(ls_fbb *b, unsigned slot, bool v, bool def);
+void ls_fbb_add_i16(ls_fbb *b, unsigned slot, int16_t v, int16_t def);
+void ls_fbb_add_f32(ls_fbb *b, unsigned slot, float v, float def);
 void ls_fbb_add_i32(ls_fbb *b, unsigned slot, int32_t v, int32_t def);
 void ls_fbb_add_u32(ls_fbb *b, unsigned slot, uint32_t v, uint32_t def);
 void ls_fbb_add_i64(ls_fbb *b, unsigned slot, int64_t v, int64_t def);

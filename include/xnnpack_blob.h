@@ -185,6 +185,10 @@ int32_t ls_xnn_value_pos(const ls_xnn_graph *g, uint32_t id);
  * when they are missing or shorter than the value needs). */
 const uint8_t *ls_xnn_constant_bytes(const ls_xnn_graph *g, const ls_blob *blob, const ls_named_data *named,
                                      uint32_t constant_idx, uint64_t *size, ls_error *err);
+/* Writes a graph as a blob (XH00 header, XN01 flatbuffer, then constant_data's bytes), as
+ * serialize_xnnpack_binary lays it out. g->index and the header fields are not read. */
+int ls_xnn_encode(const ls_xnn_graph *g, const uint8_t *constant_data, uint64_t constant_size, ls_blob **out,
+                  ls_error *err);
 /* Bytes a value of this datatype and shape holds (int4 kinds: two per byte, each row rounded
  * up, as XNNPACK packs them); 0 when it overflows. */
 uint64_t ls_xnn_value_nbytes(const ls_xnn_value *v);
@@ -194,6 +198,14 @@ uint64_t ls_xnn_value_nbytes(const ls_xnn_value *v);
 void ls_xnn_node_text(const ls_xnn_graph *g, const ls_xnn_node *n, ls_buf *b);
 /* "fp32[1, 16, 16, 3]", "qint8[2, 8] scale 0.00799 zp -27", "qcint8[8, 3, 3, 3] 8 scales on dim 0" */
 void ls_xnn_value_text(const ls_xnn_value *v, ls_buf *b);
+
+/* The inside of a blob as a program to look at (the UI's view inside a delegate): a call node
+ * per xnode with its type as target ("XNNConv2d"), its fields as named arguments, its output's
+ * datatype and shape as its value and its debug handle; external inputs and constants (with
+ * their bytes, named by their named_data key) as placeholders. The nodes have no operator:
+ * shown, never run. */
+int ls_xnn_view(const ls_xnn_graph *g, const ls_blob *blob, const ls_named_data *named, const char *name,
+                ls_program **out, ls_error *err);
 
 /* The portable twin: a program in the Edge dialect computing what the blob computes, with the
  * same inputs and outputs, from lowerscope's portable kernels (NHWC values become NCHW, XNNPACK's

@@ -410,6 +410,17 @@ static int lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
         if (prc == 0 && ls_named_data_count(named))
             prc = ls_named_data_merge(ls_program_named_data_mut(L->q), named, &perr);
         ls_named_data_unref(named);
+        const ls_backend *bundled = ls_backend_find("BundledBackend");
+        if (prc != 0 && !simulated && perr.code == LS_ERR_NEEDS && be != bundled && bundled) {
+            /* the backend is here but cannot write this module (an op its writer lacks): the
+             * bundled delegate stands in for it, and the report says why */
+            ls_buf_printf(&prep, " (%s cannot write it: %s)", tr->backend_id, perr.msg);
+            ls_blob_unref(sub.processed);
+            sub.processed = NULL;
+            be = bundled;
+            simulated = true;
+            prc = be->preprocess(d, &sub.processed, &sub.specs, &sub.nspecs, NULL, &perr);
+        }
         if (prc == 0) {
             ls_buf_printf(&prep, ", preprocessed%s to %zu bytes", simulated ? " by the bundled delegate standing in" : "",
                           sub.processed ? sub.processed->size : (size_t)0);

@@ -4,9 +4,8 @@
  * a node type the interpreter does not have by its name (exit 3), makes each constant a tensor
  * over the blob's or the named data's bytes and packs the weights of the GEMM-like nodes once;
  * execute (XNNExecutor::prepare_args, forward, resize_outputs) binds the call's inputs by
- * external id, runs the nodes in order and returns the external outputs in external-id order.
- * There is no preprocess yet: a program lowered for XnnpackBackend is preprocessed by the bundled
- * delegate standing in (ls_backend_resolve). */
+ * external id, runs the nodes in order and returns the external outputs in external-id order;
+ * preprocess is the writer (xnn_write.c). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,6 +253,7 @@ static int xnn_execute(void *hv, const ls_value *inputs, uint32_t n_inputs, ls_v
 
 const ls_backend ls_xnnpack_backend = {
     .id = LS_XNN_BACKEND_ID,
+    .preprocess = lsx_preprocess,
     .init = xnn_init,
     .execute = xnn_execute,
     .destroy = xnn_destroy,

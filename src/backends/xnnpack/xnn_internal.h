@@ -6,6 +6,10 @@
 #include "backend.h"
 #include "xnnpack_blob.h"
 
+/* preprocess: an Edge submodule to a blob (xnn_write.c). */
+int lsx_preprocess(const ls_program *sub, ls_blob **processed, ls_compile_spec **specs, uint32_t *nspecs,
+                   ls_named_data *named_out, ls_error *err);
+
 /* Which table an XNodeUnion member is (schema.fbs: _XNNNode2x1, _XNNNode1x1, _XNNNodeConv, ...) */
 typedef enum lsx_layout {
     LSX_L_UNKNOWN,

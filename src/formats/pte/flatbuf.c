@@ -481,6 +481,17 @@ void ls_fbb_add_bool(ls_fbb *b, unsigned slot, bool v, bool def)
 {
     if (v != def) fbb_add_scalar(b, slot, v ? 1 : 0, 1);
 }
+void ls_fbb_add_i16(ls_fbb *b, unsigned slot, int16_t v, int16_t def)
+{
+    if (v != def) fbb_add_scalar(b, slot, (uint16_t)v, 2);
+}
+void ls_fbb_add_f32(ls_fbb *b, unsigned slot, float v, float def)
+{
+    uint32_t bits, dbits; /* bits, as for f64 */
+    memcpy(&bits, &v, 4);
+    memcpy(&dbits, &def, 4);
+    if (bits != dbits) fbb_add_scalar(b, slot, bits, 4);
+}
 void ls_fbb_add_i32(ls_fbb *b, unsigned slot, int32_t v, int32_t def)
 {
     if (v != def) fbb_add_scalar(b, slot, (uint32_t)v, 4);
