@@ -156,16 +156,15 @@ static int by_lowering(const void *a, const void *b)
 
 static void lowering_order(tagrun *tr, uint32_t n)
 {
+    if (n < 2) return;
     tag_key *k = ls_malloc(sizeof *k * (n ? n : 1));
+    ls_ptrmap groups = {0}; /* backend id (interned) → the first tag naming it */
     for (uint32_t t = 0; t < n; t++) {
-        uint32_t g = t;
-        for (uint32_t u = 0; u < t; u++) /* a few tags per round */
-            if (tr[u].backend_id == tr[t].backend_id) {
-                g = k[u].group;
-                break;
-            }
-        k[t] = (tag_key){g, tr[t].members.v[tr[t].members.n - 1], t};
+        uintptr_t g = t;
+        ls_ptrmap_add(&groups, tr[t].backend_id, t, &g);
+        k[t] = (tag_key){(uint32_t)g, tr[t].members.v[tr[t].members.n - 1], t};
     }
+    ls_ptrmap_free(&groups);
     qsort(k, n, sizeof *k, by_lowering);
     tagrun *sorted = ls_malloc(sizeof *sorted * (n ? n : 1));
     for (uint32_t t = 0; t < n; t++) sorted[t] = tr[k[t].index];
