@@ -26,6 +26,11 @@ static void lower_xnnpack(ls_program *p, ls_history *h)
     ls_pipeline_opts_init(&o);
     ls_error err;
     ck_assert_msg(ls_pipeline_opt(&o, "--backend", "xnnpack", &err) == 1, "%s", err.msg);
+    /* the file starts from the buffers' initial data, as the sample does, and names them for
+     * the comparison of state (exir writes neither unless et_init_buffer and
+     * emit_mutable_buffer_names ask) */
+    ck_assert(ls_pipeline_opt(&o, "--init-mutable-buffers", NULL, &err) == 1);
+    ck_assert(ls_pipeline_opt(&o, "--mutable-buffer-names", NULL, &err) == 1);
     ck_assert_msg(ls_pipeline_run(p, &o, h, &err) == 0, "%s", err.msg);
     for (uint32_t i = 0; i < h->n; i++) ck_assert_msg(!h->steps[i].error, "step %u: %s", i, h->steps[i].error);
     ls_pipeline_opts_free(&o);
