@@ -2,9 +2,12 @@
  * one (sharing every node and tensor it does not change) plus a report of what it changed;
  * the pipeline keeps every step in a history (history.h) so the user can step forward and back.
  *
- * Default order: to_edge, constant_prop, then per backend: partition, fold_masks,
- * duplicate_constants, to_backend; then to_executorch's steps: to_out_variant, memory_plan, emit
- * (declared in export.h). Semantics, names and error texts follow
+ * Default order, ExecuTorch's default flow (to_edge_transform_and_lower, then to_executorch):
+ * to_edge (keeping what the backends take whole), then per backend: partition, fold_masks (for a
+ * backend that folds masks), duplicate_constants, to_backend; then to_executorch's steps:
+ * to_out_variant, memory_plan, emit (declared in export.h). constant_prop runs where a
+ * backend's documented flow runs it (the MLX profile's, before to_edge). --pipeline composes
+ * any order. Semantics, names and error texts follow
  * ../shared/reference/exir-semantics.md and PR #24481 (the fixed behaviour). */
 #ifndef LS_PASSES_H
 #define LS_PASSES_H

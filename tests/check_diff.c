@@ -28,7 +28,7 @@ START_TEST(two_steps_by_id)
     ls_history h = {0};
     ls_program *p = pf_sample("shared_constant");
     pf_lower(p, NULL, &h);
-    const ls_program *a = h.steps[3].program, *b = h.steps[6].program;
+    const ls_program *a = h.steps[2].program, *b = h.steps[5].program;
     ls_alignment al;
     ls_align_programs(a, b, LS_ALIGN_BY_ID, &al);
     /* c (untagged now), output (reads getitem): changed; add and mul: gone into the delegate;
@@ -45,7 +45,7 @@ START_TEST(two_steps_by_id)
     ck_assert_uint_eq(al.n, a->n_nodes + al.only_b);
     for (uint32_t i = 0; i < a->n_nodes; i++) ck_assert_int_eq(al.v[al.row_of_a[i]].a, (int32_t)i);
     for (uint32_t j = 0; j < b->n_nodes; j++) ck_assert_int_eq(al.v[al.row_of_b[j]].b, (int32_t)j);
-    /* the delegate's nodes come after atan2, where step 6 has them */
+    /* the delegate's nodes come after atan2, where step 5 has them */
     const ls_align_row *atan2 = row_named(&al, a, b, "aten_atan2_default"), *ga = row_named(&al, a, b, "lowered_module_0");
     ck_assert(atan2 < ga);
     ls_alignment_free(&al);
@@ -98,26 +98,26 @@ START_TEST(diff_range_text_and_json)
 {
     const char *sc = tu_root("samples/shared_constant.pt2");
     char *a, *b;
-    ck_assert_int_eq(tu_runf(&a, "diff %s --step 3..6", sc), 0);
+    ck_assert_int_eq(tu_runf(&a, "diff %s --step 2..5", sc), 0);
     ck_assert_int_eq(tu_runf(&b, "diff %s --from partition --to to_backend", sc), 0);
     ck_assert_str_eq(a, b);
-    ck_assert_msg(tu_contains(a, "step 3 partition (bundled) to step 6 to_backend (bundled)"), "%s", a);
+    ck_assert_msg(tu_contains(a, "step 2 partition (bundled) to step 5 to_backend (bundled)"), "%s", a);
     ck_assert(tu_contains(a, "- aten_add_tensor: edge.aten.add.Tensor(x, c) [tag1]\n"));
     ck_assert(tu_contains(a, "~ c: placeholder tensor_constant c\n      was: placeholder tensor_constant c [tag1]\n"));
     ck_assert(tu_contains(a, "+ getitem: getitem.default(executorch_call_delegate, 0)\n"));
-    ck_assert(tu_contains(a, "  · step 5: `c` is read by tag1"));
+    ck_assert(tu_contains(a, "  · step 4: `c` is read by tag1"));
     free(a);
     free(b);
     /* one step: as before, against the step before, the report unnumbered */
-    ck_assert_int_eq(tu_runf(&a, "diff %s --step 5", sc), 0);
-    ck_assert(tu_contains(a, "step 5 duplicate_constants (bundled): 4 changes"));
+    ck_assert_int_eq(tu_runf(&a, "diff %s --step 4", sc), 0);
+    ck_assert(tu_contains(a, "step 4 duplicate_constants (bundled): 4 changes"));
     ck_assert(tu_contains(a, "\n  · `c` is read by tag1"));
     free(a);
-    ck_assert_int_eq(tu_runf(&a, "diff %s --step 3..6 --json", sc), 0);
+    ck_assert_int_eq(tu_runf(&a, "diff %s --step 2..5 --json", sc), 0);
     cJSON *j = cJSON_Parse(a);
     ck_assert_msg(j != NULL, "not JSON:\n%s", a);
-    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "from"), "step")->valueint, 3);
-    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "to"), "step")->valueint, 6);
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "from"), "step")->valueint, 2);
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "to"), "step")->valueint, 5);
     const cJSON *ch = cJSON_GetObjectItem(j, "changes");
     int added = 0, removed = 0, changed = 0;
     for (int i = 0; i < cJSON_GetArraySize(ch); i++) {
@@ -160,7 +160,7 @@ START_TEST(diff_refuses_bad_ranges)
     ck_assert_int_eq(tu_runf(&out, "diff %s", sc), 2);
     ck_assert(tu_contains(out, "which steps?"));
     free(out);
-    ck_assert_int_eq(tu_runf(&out, "diff %s --step 3 --from 1", sc), 2);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step 2 --from 1", sc), 2);
     free(out);
     ck_assert_int_eq(tu_runf(&out, "diff %s --from nope --to 3", sc), 2);
     ck_assert(tu_contains(out, "nope"));

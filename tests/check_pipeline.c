@@ -17,12 +17,24 @@ START_TEST(options_and_plan)
     ls_pipeline_opts_init(&o);
     ls_plan_step plan[64];
     uint32_t n = ls_pipeline_plan(&o, plan, 64);
-    ck_assert_uint_eq(n, 9);
-    const char *want[] = {"to_edge", "constant_prop", "partition", "fold_masks", "duplicate_constants", "to_backend",
+    /* ExecuTorch's default flow: to_edge_transform_and_lower, then to_executorch (no constant
+     * propagation: the bundled backend's flow does not run it) */
+    ck_assert_uint_eq(n, 8);
+    const char *want[] = {"to_edge", "partition", "fold_masks", "duplicate_constants", "to_backend",
                           "to_out_variant", "memory_plan", "emit"};
-    for (int i = 0; i < 9; i++) ck_assert_str_eq(plan[i].pass->name, want[i]);
+    for (int i = 0; i < 8; i++) ck_assert_str_eq(plan[i].pass->name, want[i]);
     ck_assert_ptr_null(plan[0].profile);
-    ck_assert_ptr_eq(plan[2].profile, ls_profile_bundled());
+    ck_assert_ptr_eq(plan[1].profile, ls_profile_bundled());
+    /* a backend that folds no masks has no fold_masks step */
+    ls_pipeline_opts x;
+    ls_pipeline_opts_init(&x);
+    ls_error xerr;
+    ck_assert_int_eq(ls_pipeline_opt(&x, "--backend", "xnnpack", &xerr), 1);
+    n = ls_pipeline_plan(&x, plan, 64);
+    ck_assert_uint_eq(n, 7);
+    ck_assert_str_eq(plan[1].pass->name, "partition");
+    ck_assert_str_eq(plan[2].pass->name, "duplicate_constants");
+    ls_pipeline_opts_free(&x);
 
     char a0[] = "lowerscope", a1[] = "--backend", a2[] = "bundled", a3[] = "FILE", a4[] = "--pipeline=to_edge,partition,to_backend",
          a5[] = "--json";
@@ -86,23 +98,23 @@ START_TEST(history_of_shared_constant)
     ls_error err;
     ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
     ls_program_unref(p);
-    ck_assert_uint_eq(h.n, 10);
+    ck_assert_uint_eq(h.n, 9);
     ck_assert_str_eq(h.steps[0].pass, "load");
     ck_assert_uint_eq(h.steps[0].n_changes, 0);
     for (uint32_t i = 0; i < h.n; i++) {
         ck_assert_msg(!h.steps[i].error, "step %u: %s", i, h.steps[i].error);
         ck_assert_msg(h.steps[i].verify.n_errors == 0, "step %u: %s", i, h.steps[i].verify.v[0].msg);
     }
-    ck_assert_str_eq(h.steps[3].detail, "bundled");
+    ck_assert_str_eq(h.steps[2].detail, "bundled");
     /* duplicate_constants: c_copy_0 added, the CPU keeps c */
-    const ls_step *dup = &h.steps[5];
+    const ls_step *dup = &h.steps[4];
     ck_assert_ptr_nonnull(find_change(dup, LS_CHANGE_ADDED, NULL, "c_copy_0"));
     ck_assert_ptr_nonnull(find_change(dup, LS_CHANGE_CHANGED, NULL, "aten_add_tensor"));
     ck_assert(pt_report_has(&dup->report, "`c` is read by tag1 (add, mul) and by the CPU "
                                           "(atan2): the CPU keeps `c`, tag1 gets `c_copy_0`"));
     ck_assert_str_eq(dup->report.v[0].node, "c");
     /* to_backend: the moved nodes appear in the lowered module with the same ids */
-    const ls_step *tb = &h.steps[6];
+    const ls_step *tb = &h.steps[5];
     const ls_change *rem = find_change(tb, LS_CHANGE_REMOVED, NULL, "aten_add_tensor");
     const ls_change *add = find_change(tb, LS_CHANGE_ADDED, "lowered_module_0", "aten_add_tensor");
     ck_assert_ptr_nonnull(rem);
@@ -110,8 +122,8 @@ START_TEST(history_of_shared_constant)
     ck_assert_uint_eq(rem->node_id, add->node_id);
     ck_assert_ptr_nonnull(find_change(tb, LS_CHANGE_ADDED, NULL, "executorch_call_delegate"));
     /* unchanged nodes are shared between steps */
-    ck_assert_ptr_eq(pt_must(h.steps[6].program, "aten_atan2_default"), pt_must(h.steps[5].program, "aten_atan2_default"));
-    ck_assert_ptr_eq(pt_must(h.steps[4].program, "x"), pt_must(h.steps[0].program, "x"));
+    ck_assert_ptr_eq(pt_must(h.steps[5].program, "aten_atan2_default"), pt_must(h.steps[4].program, "aten_atan2_default"));
+    ck_assert_ptr_eq(pt_must(h.steps[3].program, "x"), pt_must(h.steps[0].program, "x"));
     ck_assert(!pt_target_twice(tb->program));
     ls_history_free(&h);
     ls_pipeline_opts_free(&o);
@@ -150,7 +162,7 @@ START_TEST(samples_through_default_pipeline)
         ls_pipeline_opts_init(&o);
         ls_history h;
         ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
-        ck_assert_uint_eq(h.n, 10);
+        ck_assert_uint_eq(h.n, 9);
         for (uint32_t i = 0; i < h.n; i++) {
             ck_assert_msg(!h.steps[i].error, "%s step %u: %s", name, i, h.steps[i].error);
             ck_assert_msg(h.steps[i].verify.n_errors == 0, "%s step %u (%s): %s", name, i, h.steps[i].pass,
@@ -224,8 +236,8 @@ START_TEST(verify_next_reuses_shared_submodules)
     ls_pipeline_opts_init(&o);
     ls_history h;
     ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
-    const ls_program *lowered = h.steps[6].program;
-    ck_assert_str_eq(h.steps[6].pass, "to_backend");
+    const ls_program *lowered = h.steps[5].program;
+    ck_assert_str_eq(h.steps[5].pass, "to_backend");
     ck_assert_uint_eq(lowered->n_subs, 2);
     /* a: lowered_module_1 loses its first placeholder (its readers now read nothing) */
     ls_program *broken = ls_program_copy(lowered->subs[1].program);
@@ -290,7 +302,7 @@ START_TEST(cli_passes_partitions_diff)
     const char *sample = tu_root("samples/shared_constant.pt2");
     char *out;
     ck_assert_int_eq(tu_runf(&out, "passes %s", sample), 0);
-    ck_assert_msg(tu_contains(out, "step 5 duplicate_constants (bundled)"), "%s", out);
+    ck_assert_msg(tu_contains(out, "step 4 duplicate_constants (bundled)"), "%s", out);
     ck_assert(tu_contains(out, "the CPU keeps `c`, tag1 gets `c_copy_0`"));
     free(out);
     ck_assert_int_eq(tu_runf(&out, "passes %s --json", sample), 0);

@@ -167,6 +167,28 @@ int ls_pipeline_opts_parse(ls_pipeline_opts *o, int *argc, char **argv, ls_error
     return 0;
 }
 
+/* The passes before the partition rounds: to_edge, and constant_prop where a backend's flow
+ * runs it (before to_edge in the MLX recipe of PR #24481, on the ATen program). */
+static uint32_t flow_passes(const ls_profile *const *profiles, uint32_t nb, const ls_pass **out)
+{
+    bool before = false, after = false;
+    for (uint32_t b = 0; b < nb; b++) {
+        bool seen_edge = false;
+        for (uint32_t k = 0; k < profiles[b]->n_flow; k++) {
+            if (strcmp(profiles[b]->flow[k], "to_edge") == 0) seen_edge = true;
+            else if (strcmp(profiles[b]->flow[k], "constant_prop") == 0) {
+                if (seen_edge) after = true;
+                else before = true;
+            }
+        }
+    }
+    uint32_t n = 0;
+    if (before) out[n++] = ls_pass_find("constant_prop");
+    out[n++] = ls_pass_find("to_edge");
+    if (after && !before) out[n++] = ls_pass_find("constant_prop");
+    return n;
+}
+
 uint32_t ls_pipeline_plan(const ls_pipeline_opts *o, ls_plan_step *steps, uint32_t max)
 {
     const ls_profile *bundled = ls_profile_bundled();
@@ -178,26 +200,34 @@ uint32_t ls_pipeline_plan(const ls_pipeline_opts *o, ls_plan_step *steps, uint32
         if (n < max) steps[n] = (ls_plan_step){(PASS), (PROFILE)};                                                     \
         n++;                                                                                                           \
     } while (0)
-    uint32_t np;
-    const ls_pass *def[LS_MAX_PIPELINE];
-    const ls_pass *const *passes = o->passes;
-    if (o->n_passes) {
-        np = o->n_passes;
-    } else {
-        const ls_pass *all = ls_passes(&np);
-        for (uint32_t i = 0; i < np; i++) def[i] = &all[i];
-        passes = def;
+    if (!o->n_passes) {
+        /* ExecuTorch's default flow: to_edge_transform_and_lower(partitioner=[...]) (to_edge,
+         * then to_backend once per partitioner: partition, the mask fold of a backend that
+         * folds masks, constant duplication, lowering), then to_executorch */
+        const ls_pass *pre[3];
+        uint32_t np = flow_passes(profiles, nb, pre);
+        for (uint32_t i = 0; i < np; i++) PLAN(pre[i], NULL);
+        for (uint32_t b = 0; b < nb; b++) {
+            PLAN(ls_pass_find("partition"), profiles[b]);
+            if (profiles[b]->fold_masks) PLAN(ls_pass_find("fold_masks"), profiles[b]);
+            PLAN(ls_pass_find("duplicate_constants"), profiles[b]);
+            PLAN(ls_pass_find("to_backend"), profiles[b]);
+        }
+        PLAN(ls_pass_find("to_out_variant"), NULL);
+        PLAN(ls_pass_find("memory_plan"), NULL);
+        PLAN(ls_pass_find("emit"), NULL);
+        return n;
     }
-    for (uint32_t i = 0; i < np;) {
-        if (!passes[i]->per_backend) {
-            PLAN(passes[i], NULL);
+    for (uint32_t i = 0; i < o->n_passes;) {
+        if (!o->passes[i]->per_backend) {
+            PLAN(o->passes[i], NULL);
             i++;
             continue;
         }
         uint32_t j = i;
-        while (j < np && passes[j]->per_backend) j++;
+        while (j < o->n_passes && o->passes[j]->per_backend) j++;
         for (uint32_t b = 0; b < nb; b++)
-            for (uint32_t k = i; k < j; k++) PLAN(passes[k], profiles[b]);
+            for (uint32_t k = i; k < j; k++) PLAN(o->passes[k], profiles[b]);
         i = j;
     }
 #undef PLAN
