@@ -72,6 +72,10 @@ void ls_intern_release_all(void);
  * while a cache is built; readers find a built cache through an acquire load. */
 void ls_cache_lock(void);
 void ls_cache_unlock(void);
+/* Around the life of a second thread that reads or makes programs (the UI's pipeline): the
+ * intern pool takes a lock while one runs. Call begin before the thread starts. */
+void ls_threads_begin(void);
+void ls_threads_end(void);
 
 /* A growable array of T: LS_VEC(int) v = {0}; ls_vec_push(&v, 3); free(v.v); */
 #define LS_VEC(T)      \

@@ -48,14 +48,30 @@ typedef struct ls_step {
     double seconds;
 } ls_step;
 
+/* While ls_pipeline_run fills a history on another thread (the UI's), steps[0..n) are complete
+ * and never change again: read n with an acquire load (ls_history_ready). The array is sized for
+ * the whole plan before the first step, and every planned step has its pass and detail from the
+ * start, so a reader can name the steps still to come. */
 typedef struct ls_history {
     const char *path; /* the file loaded */
     ls_step *steps;
-    uint32_t n;
+    uint32_t n;         /* complete steps */
+    uint32_t n_planned; /* steps the pipeline means to make (n once it has stopped) */
+    bool done;          /* the pipeline has stopped (all planned steps made, or one failed) */
     /* Why no pass ran (interned: "the verifier rejects the program's structure (1 error)"), or
      * NULL: the loaded program has structural verifier errors (ls_finding.structural). */
     const char *not_run;
 } ls_history;
+
+/* How many steps are complete, and whether the pipeline has stopped, as another thread sees it
+ * (a history built by hand, with steps but no plan, is complete). */
+static inline uint32_t ls_history_ready(const ls_history *h, bool *done)
+{
+    bool d = __atomic_load_n(&h->done, __ATOMIC_ACQUIRE);
+    uint32_t n = __atomic_load_n(&h->n, __ATOMIC_ACQUIRE);
+    if (done) *done = d || (n && __atomic_load_n(&h->n_planned, __ATOMIC_RELAXED) == 0);
+    return n;
+}
 
 void ls_history_free(ls_history *h);
 /* The step a user names: a number, a pass ("partition": its last step) or pass:backend

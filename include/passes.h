@@ -59,6 +59,17 @@ int ls_pass_to_backend(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
 #define LS_MAX_PIPELINE 32
 #define LS_MAX_BACKENDS 8
 
+/* Whoever watches a run (the UI runs the pipeline on a thread of its own; the CLI prints a
+ * progress line): both are called on the pipeline's thread. */
+typedef struct ls_pipeline_watch {
+    /* step k is about to be made (k >= 1), after `seconds` since the run started */
+    void (*step_begin)(void *ctx, const ls_history *h, uint32_t k, double seconds);
+    /* step k is complete; it is published (h->n = k + 1) when this returns */
+    void (*step_done)(void *ctx, const ls_history *h, uint32_t k);
+    void *ctx;
+    const bool *stop; /* when set and true, no further step is started */
+} ls_pipeline_watch;
+
 typedef struct ls_pipeline_opts {
     const ls_pass *passes[LS_MAX_PIPELINE]; /* --pipeline a,b,...; n_passes 0: the default order */
     uint32_t n_passes;
@@ -71,6 +82,7 @@ typedef struct ls_pipeline_opts {
     uint8_t memory_planning;               /* --memory-planning greedy|naive (0 greedy) */
     bool init_mutable_buffers;             /* --init-mutable-buffers */
     bool mutable_buffer_names;             /* --mutable-buffer-names */
+    const ls_pipeline_watch *watch;        /* NULL: nobody watches */
 } ls_pipeline_opts;
 
 void ls_pipeline_opts_init(ls_pipeline_opts *o);

@@ -18,6 +18,8 @@ typedef struct ls_tui_opts {
     int rows, cols;         /* scripted mode screen size (LOWERSCOPE_SIZE, default 80x24) */
     const char *start_step; /* step shown first (ls_history_find_step); NULL = the last step */
     bool headless;          /* draw into an off-screen terminal (implied by script) */
+    bool script_no_wait;    /* scripted mode on a history still being made: start at once (a script
+                             * otherwise waits for the whole pipeline before its first event) */
 } ls_tui_opts;
 
 /* Fills opts from the environment: NO_COLOR, LOWERSCOPE_SCRIPT, LOWERSCOPE_SIZE. */

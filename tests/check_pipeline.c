@@ -150,6 +150,73 @@ START_TEST(failing_pass_stops)
 }
 END_TEST
 
+/* A watched run (the UI's thread): every step is named before the first runs, step_done sees
+ * step k complete and unpublished (n == k), the stop flag ends the run between steps, and a
+ * run that stops early says it is done with what it made. */
+typedef struct watch_log {
+    uint32_t begun[16], done[16], n_begun, n_done;
+    bool names_known, unpublished, stop;
+    uint32_t stop_after;
+} watch_log;
+
+static void on_begin(void *ctx, const ls_history *h, uint32_t k, double seconds)
+{
+    watch_log *w = ctx;
+    w->begun[w->n_begun++] = k;
+    ck_assert(seconds >= 0);
+    w->names_known &= h->steps[h->n_planned - 1].pass == ls_intern("emit") && h->n == k;
+}
+
+static void on_done(void *ctx, const ls_history *h, uint32_t k)
+{
+    watch_log *w = ctx;
+    w->done[w->n_done++] = k;
+    w->unpublished &= h->n == k && (h->steps[k].program != NULL);
+    if (k == w->stop_after) w->stop = true;
+}
+
+START_TEST(watched_run_publishes_step_by_step)
+{
+    ls_program *p = shared_constant();
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    watch_log w = {.names_known = true, .unpublished = true, .stop_after = 99};
+    ls_pipeline_watch watch = {.step_begin = on_begin, .step_done = on_done, .ctx = &w, .stop = &w.stop};
+    o.watch = &watch;
+    ls_history h;
+    ls_error err;
+    ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
+    ck_assert_uint_eq(w.n_done, 10);
+    ck_assert_uint_eq(w.n_begun, 9);
+    for (uint32_t i = 0; i < 10; i++) ck_assert_uint_eq(w.done[i], i);
+    ck_assert_uint_eq(w.begun[0], 1);
+    ck_assert(w.names_known);
+    ck_assert(w.unpublished);
+    bool done;
+    ck_assert_uint_eq(ls_history_ready(&h, &done), 10);
+    ck_assert(done);
+    ck_assert_uint_eq(h.n_planned, 10);
+    ls_history_free(&h);
+    /* stopped after step 3: four steps, done, the plan shrinks to what was made */
+    w = (watch_log){.names_known = true, .unpublished = true, .stop_after = 3};
+    ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
+    ck_assert_uint_eq(ls_history_ready(&h, &done), 4);
+    ck_assert(done);
+    ck_assert_uint_eq(h.n_planned, 4);
+    ck_assert_str_eq(h.steps[3].pass, "partition");
+    ls_history_free(&h);
+    /* a history built by hand, with no plan, is complete; an empty one is not yet */
+    ls_history hand = {.n = 1};
+    ck_assert_uint_eq(ls_history_ready(&hand, &done), 1);
+    ck_assert(done);
+    ls_history empty = {0};
+    ck_assert_uint_eq(ls_history_ready(&empty, &done), 0);
+    ck_assert(!done);
+    ls_pipeline_opts_free(&o);
+    ls_program_unref(p);
+}
+END_TEST
+
 /* The samples of the foundation issue through the default pipeline: the verifier is clean at
  * every step, no program lists a target twice at the end. */
 START_TEST(samples_through_default_pipeline)
@@ -377,6 +444,7 @@ Suite *pipeline_suite(void)
     tcase_add_test(tc, options_and_plan);
     tcase_add_test(tc, history_of_shared_constant);
     tcase_add_test(tc, failing_pass_stops);
+    tcase_add_test(tc, watched_run_publishes_step_by_step);
     tcase_add_test(tc, steps_are_found_by_number_pass_or_backend);
     tcase_add_test(tc, samples_through_default_pipeline);
     tcase_add_test(tc, folded_output_sample_aten_clone);

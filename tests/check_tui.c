@@ -21,6 +21,7 @@
 #include "progfixtures.h"
 #include "testutil.h"
 #include "tui.h"
+#include "../views/ui.h" /* ui_core_start: a live history to draw while its pipeline works */
 
 /* ---- a history shaped like shared_constant: c is read by atan2 (CPU) and add, mul (tag0) */
 
@@ -215,6 +216,69 @@ START_TEST(stays_instant_on_100k_nodes)
     /* generous: ~20 steps, searches and filters; ASan makes it several times slower */
     ck_assert_msg(dt < 20.0, "the script took %.1f s on 100k nodes", dt);
     free_history(h);
+}
+END_TEST
+
+/* A pipeline still running (the live history ui_core_start makes): its last pass here waits
+ * until the test lets it go, so the screens are those of a step being made. The timeline lists
+ * the step to come, the status line says which step is being made, stepping onto it and
+ * running a step say they wait. */
+static bool release_hold;
+
+static int hold_pass(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
+{
+    (void)ctx;
+    while (!__atomic_load_n(&release_hold, __ATOMIC_ACQUIRE)) {
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    *out = ls_program_copy(in);
+    return 0;
+}
+
+START_TEST(live_history_shows_the_step_being_made)
+{
+    static const ls_pass hold = {"hold", "waits for the test", false, hold_pass};
+    ls_program *p = pf_sample("shared_constant");
+    ls_pipeline_opts po;
+    ls_pipeline_opts_init(&po);
+    po.passes[0] = ls_pass_find("to_edge");
+    po.passes[1] = &hold;
+    po.n_passes = 2;
+    __atomic_store_n(&release_hold, false, __ATOMIC_RELEASE);
+    ls_history *h;
+    ls_error err;
+    ck_assert_int_eq(ui_core_start(p, &po, &h, &err), 0);
+    while (ls_history_ready(h, NULL) < 2) {
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    const char *dir = tu_tmpdir();
+    char keys[4096];
+    snprintf(keys, sizeof keys, "%s/live.keys", dir);
+    const char *script = ":save-display live1.screen\n<Right>\n:save-display live2.screen\nr\n:save-display live3.screen\n";
+    ck_assert_int_eq(ls_write_file_atomic(keys, script, strlen(script), &err), 0);
+    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+    ls_tui_opts o = {.script = keys, .rows = 24, .cols = 80, .headless = true, .script_no_wait = true};
+    ck_assert_int_eq(ls_tui_run(h, &o, &err), 0);
+    const char *want[][3] = {
+        {"live1.screen", "step 1/2 to_edge", "pipeline: step 2 of 2: hold"},
+        {"live2.screen", "2 hold", "step 2 is not ready yet"},
+        {"live3.screen", "running", "running a step waits for the pipeline to finish (step 2 of 2: hold"},
+    };
+    for (int i = 0; i < 3; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, want[i][0]);
+        char *screen = tu_slurp(path);
+        ck_assert_ptr_nonnull(screen);
+        ck_assert_msg(tu_contains(screen, want[i][1]) && tu_contains(screen, want[i][2]), "%s lacks '%s' or '%s':\n%s",
+                      want[i][0], want[i][1], want[i][2], screen);
+        free(screen);
+    }
+    __atomic_store_n(&release_hold, true, __ATOMIC_RELEASE);
+    ui_core_free(h); /* waits for the pipeline's last step */
+    ls_pipeline_opts_free(&po);
+    ls_program_unref(p);
 }
 END_TEST
 
@@ -417,6 +481,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, screen_colors8);
     tcase_add_test(tc, stays_instant_on_100k_nodes);
     tcase_add_test(tc, bad_script_is_an_error_not_a_crash);
+    tcase_add_test(tc, live_history_shows_the_step_being_made);
     tcase_add_test(tc, cli_opens_files_and_reports_errors);
     tcase_add_test(tc, binary_opens_a_sample);
     tcase_add_test(tc, sample_dup);

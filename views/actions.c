@@ -15,10 +15,10 @@ const ls_node *ui_selected_node(ui *u, const ls_program **p, uint8_t *mark)
     ui_pane *g = &u->panes[UI_P_GRAPH];
     if (!u->m.n_vis) return NULL;
     if (g->sel >= u->m.n_vis) g->sel = u->m.n_vis - 1;
-    const ui_row *r = &u->m.rows[u->m.vis[g->sel]];
-    if (p) *p = ui_row_program(u, r);
-    if (mark) *mark = r->mark;
-    return r->node;
+    ui_row r = ui_model_row(u, g->sel);
+    if (p) *p = ui_row_program(u, &r);
+    if (mark) *mark = r.mark;
+    return r.node;
 }
 
 /* Puts the graph cursor back on the selected node after the rows changed; when the node is
@@ -31,7 +31,7 @@ void ui_reselect(ui *u)
     if (v >= 0) g->sel = (uint32_t)v;
     if (g->r.h > 0) ui_pane_clamp(u, g);
     else if (g->sel >= u->m.n_vis) g->sel = u->m.n_vis ? u->m.n_vis - 1 : 0;
-    if (u->m.n_vis) u->sel_id = u->m.rows[u->m.vis[g->sel]].node->id;
+    if (u->m.n_vis) u->sel_id = ui_model_row(u, g->sel).node->id;
     u->node_valid = false;
     u->panes[UI_P_NODE].sel = u->panes[UI_P_NODE].top = 0;
 }
@@ -50,7 +50,7 @@ void ui_filter_ids(ui *u, const char *name, const uint32_t *ids, uint32_t n)
     ui_model_refilter(u);
     ui_model_ensure(u);
     /* the selection goes into the filter: to the first of its nodes unless it is one */
-    if (ui_model_find(u, u->sel_id) < 0 && u->m.n_vis) u->sel_id = u->m.rows[u->m.vis[0]].node->id;
+    if (ui_model_find(u, u->sel_id) < 0 && u->m.n_vis) u->sel_id = ui_model_row(u, 0).node->id;
     ui_reselect(u);
     ui_message(u, false, "filter %s: %u node%s — Esc clears", name, u->m.n_vis, u->m.n_vis == 1 ? "" : "s");
 }
@@ -74,6 +74,7 @@ void ui_set_step(ui *u, uint32_t step)
         u->sel_id = u->scope_sel[u->depth];
     }
     u->step = step;
+    u->follow = false; /* the user picked a step: new ones no longer take the screen */
     ui_model_invalidate(u);
     ui_reselect(u);
     u->panes[UI_P_TIMELINE].sel = step;
@@ -315,6 +316,7 @@ void ui_run_action(ui *u, ui_action a)
         break;
     case UI_A_STEP_NEXT:
         if (u->step + 1 < u->h->n) ui_set_step(u, u->step + 1);
+        else if (ui_running(u)) ui_message(u, false, "step %u is not ready yet", u->step + 1);
         else if (u->h->not_run) ui_message(u, true, "no pass ran: %s", u->h->not_run);
         else ui_message(u, false, "last step");
         break;
@@ -368,6 +370,7 @@ void ui_run_action(ui *u, ui_action a)
         break;
     case UI_A_SCROLL_RIGHT: p->left += 8; break;
     case UI_A_RUN:
+        if (ui_refuse_while_running(u, "running a step")) break;
         if (u->screen == UI_S_RUN) {
             ui_run_again(u); /* state carries over */
             break;
@@ -378,6 +381,7 @@ void ui_run_action(ui *u, ui_action a)
         break;
     case UI_A_HELP: ui_open_screen(u, UI_S_HELP); break;
     case UI_A_EXPORT:
+        if (ui_refuse_while_running(u, "export")) break;
         ui_prompt_open(u, ':');
         snprintf(u->prompt, sizeof u->prompt, "export ");
         u->prompt_len = strlen(u->prompt);

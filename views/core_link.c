@@ -1,9 +1,21 @@
 /* Where the UI meets the core's loading and pipeline: a file is loaded (reader.h) and run through
  * the lowering passes (passes.h) with the --pipeline/--backend options the command line gave, into
- * the history every view reads; :backend lowers the loaded program again. */
+ * the history every view reads; :backend lowers the loaded program again.
+ *
+ * The pipeline of the file opened runs on a thread of its own (a live history): the UI shows
+ * step 0 as soon as it is verified, and each step when it is done. That thread also derives the
+ * rows each step shows at the top level (rows.c) before publishing the step, so the UI steps
+ * in O(visible rows). The UI reads only published steps (ls_history_ready) and never changes a
+ * program; what both threads touch is locked in the core (the intern pool while
+ * ls_threads_begin holds, the programs' caches under ls_cache_lock). Nodes' and tensors'
+ * reference counts are not atomic: the UI refuses what would take references (run, export,
+ * :backend) until the pipeline has finished. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "passes.h"
 #include "pte_file.h"
@@ -26,13 +38,106 @@ int ui_core_options(int *argc, char **argv, ls_error *err)
     return ls_pipeline_opts_parse(&pipeline_opts, argc, argv, err) < 0 ? -1 : 0;
 }
 
-int ui_core_open(const char *path, ls_history **h, ls_error *err)
+/* ---- the live pipeline */
+
+struct ui_live {
+    ls_history h; /* first, so the history handed out is the live one's address */
+    ls_program *loaded;
+    ls_pipeline_opts opts;
+    ls_pipeline_watch watch;
+    bool stop;
+    pthread_t thread;
+    ls_error err;
+    ui_derive d;         /* the pipeline thread's tag table and module tags */
+    ui_step_rows **rows; /* per planned step, stored before the step is published */
+    uint32_t n_rows;
+    uint32_t making;     /* the step being made */
+};
+
+static ui_live *g_live; /* the one live history (the file the command opened) */
+
+static void step_begin(void *ctx, const ls_history *h, uint32_t k, double seconds)
+{
+    ui_live *L = ctx;
+    (void)h;
+    (void)seconds;
+    __atomic_store_n(&L->making, k, __ATOMIC_RELAXED);
+}
+
+/* On the pipeline's thread, before step k is published: what the UI shows of it. */
+static void step_done(void *ctx, const ls_history *h, uint32_t k)
+{
+    ui_live *L = ctx;
+    if (!L->rows) {
+        L->n_rows = h->n_planned;
+        L->rows = ls_calloc(L->n_rows, sizeof *L->rows);
+    }
+    if (k >= L->n_rows) return;
+    const ls_program *p = h->steps[k].program;
+    ui_tagtab log = {0};
+    ui_derive_tags(&L->d, p, &log);
+    ui_part cpu = {.name = "CPU", .backend = "portable", .color = -1};
+    ui_step_rows *sr = ui_rows_build(&L->d, h, k, p, k ? h->steps[k - 1].program : NULL, NULL, &cpu);
+    sr->tag_log = log;
+    uint32_t n_users;
+    if (p->n_nodes) ls_program_users(p, 0, &n_users); /* the node pane lists users: built here, once */
+    __atomic_store_n(&L->rows[k], sr, __ATOMIC_RELEASE);
+}
+
+static void *pipeline_main(void *arg)
+{
+    ui_live *L = arg;
+    if (ls_pipeline_run(L->loaded, &L->opts, &L->h, &L->err) != 0) {
+        /* bad options: a history with no step that says it is done */
+        __atomic_store_n(&L->h.done, true, __ATOMIC_RELEASE);
+    }
+    ls_threads_end();
+    return NULL;
+}
+
+ui_live *ui_core_live(const ls_history *h)
+{
+    return g_live && h == &g_live->h ? g_live : NULL;
+}
+
+const ls_history *ui_live_history(const ui_live *L)
+{
+    return &L->h;
+}
+
+uint32_t ui_live_making(const ui_live *L)
+{
+    return __atomic_load_n(&L->making, __ATOMIC_RELAXED);
+}
+
+ui_step_rows **ui_live_rows(ui_live *L)
+{
+    return L->rows;
+}
+
+const char *ui_live_error(const ui_live *L)
+{
+    return L->err.msg[0] ? L->err.msg : NULL;
+}
+
+static int live_start(ls_program *p, const ls_pipeline_opts *opts, ls_history **h, ls_error *err);
+
+int ui_core_open_live(const char *path, ls_history **h, ls_error *err)
 {
     *h = NULL;
     if (!pipeline_opts_set) ui_core_options(&(int){1}, (char *[]){"lowerscope", NULL}, err);
     ls_program *p = NULL;
     if (ls_load(path, NULL, &p, err) != 0) return -1;
     loaded_at = ls_now();
+    return live_start(p, &pipeline_opts, h, err);
+}
+
+int ui_core_open(const char *path, ls_history **h, ls_error *err)
+{
+    *h = NULL;
+    if (!pipeline_opts_set) ui_core_options(&(int){1}, (char *[]){"lowerscope", NULL}, err);
+    ls_program *p = NULL;
+    if (ls_load(path, NULL, &p, err) != 0) return -1;
     ls_history *hist = ls_calloc(1, sizeof *hist);
     int rc = ls_pipeline_run(p, &pipeline_opts, hist, err);
     ls_program_unref(p); /* the history holds its own reference */
@@ -45,8 +150,56 @@ int ui_core_open(const char *path, ls_history **h, ls_error *err)
     return 0;
 }
 
+int ui_core_start(ls_program *p, const ls_pipeline_opts *opts, ls_history **h, ls_error *err)
+{
+    return live_start(ls_program_ref(p), opts, h, err);
+}
+
+/* Takes the caller's reference to p: once the thread runs, only the thread touches its count. */
+static int live_start(ls_program *p, const ls_pipeline_opts *opts, ls_history **h, ls_error *err)
+{
+    *h = NULL;
+    ui_live *L = ls_calloc(1, sizeof *L);
+    L->loaded = p;
+    L->opts = *opts;
+    L->watch = (ls_pipeline_watch){.step_begin = step_begin, .step_done = step_done, .ctx = L, .stop = &L->stop};
+    L->opts.watch = &L->watch;
+    ls_threads_begin();
+    if (pthread_create(&L->thread, NULL, pipeline_main, L) != 0) {
+        ls_threads_end();
+        ls_program_unref(p);
+        free(L);
+        return ls_fail(err, "%s: cannot start the pipeline's thread", p->path ? p->path : "the program");
+    }
+    g_live = L;
+    *h = &L->h;
+    return 0;
+}
+
+/* Waits for the pipeline to stop (after the step it is making, when the UI quits early). */
+static void live_free(ui_live *L)
+{
+    __atomic_store_n(&L->stop, true, __ATOMIC_RELEASE);
+    bool done;
+    ls_history_ready(&L->h, &done);
+    if (!done && isatty(2)) fprintf(stderr, "lowerscope: stopping the pipeline after the step it is making (%u)\n", ui_live_making(L));
+    pthread_join(L->thread, NULL);
+    for (uint32_t i = 0; i < L->n_rows; i++) ui_rows_free(L->rows[i]);
+    free(L->rows);
+    ui_derive_free(&L->d);
+    ls_history_free(&L->h);
+    ls_program_unref(L->loaded);
+    if (g_live == L) g_live = NULL;
+    free(L);
+}
+
 void ui_core_free(ls_history *h)
 {
+    ui_live *L = ui_core_live(h);
+    if (L) {
+        live_free(L);
+        return;
+    }
     if (h) ls_history_free(h);
     free(h);
 }

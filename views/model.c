@@ -12,79 +12,26 @@
 #include "ops.h"
 #include "ui.h"
 
-/* ---- tags */
-
-static void add_tag(ui *u, const char *tag, const char *backend)
-{
-    if (!tag) return;
-    uint32_t i;
-    if (ls_ptrmap_get_u32(&u->tag_ix, tag, &i)) {
-        if (!u->tag_backends[i]) u->tag_backends[i] = backend;
-        return;
-    }
-    if (u->n_tags == u->cap_tags) {
-        u->cap_tags = u->cap_tags ? u->cap_tags * 2 : 16;
-        u->tags = ls_realloc(u->tags, sizeof *u->tags * u->cap_tags);
-        u->tag_backends = ls_realloc(u->tag_backends, sizeof *u->tag_backends * u->cap_tags);
-    }
-    ls_ptrmap_put(&u->tag_ix, tag, u->n_tags);
-    u->tags[u->n_tags] = tag;
-    u->tag_backends[u->n_tags++] = backend;
-}
-
-static void tags_of_program(ui *u, const ls_program *p, int depth)
-{
-    if (!p || depth > UI_MAX_DEPTH) return;
-    for (uint32_t i = 0; i < p->n_tags; i++) add_tag(u, p->tags[i].tag, p->tags[i].backend_id);
-    const char *last = NULL;
-    for (uint32_t i = 0; i < p->n_nodes; i++) {
-        const char *t = p->nodes[i]->tag;
-        if (t && t != last) add_tag(u, t, ls_program_tag_backend(p, t));
-        last = t;
-    }
-    for (uint32_t i = 0; i < p->n_subs; i++) {
-        add_tag(u, ui_sub_tag(u, p, p->subs[i].name), p->subs[i].backend_id);
-        tags_of_program(u, p->subs[i].program, depth + 1);
-    }
-}
+/* ---- tags: the UI's table (u->dc) grows with the steps as they are derived */
 
 void ui_tags_init(ui *u)
 {
-    for (uint32_t s = 0; s < u->h->n; s++) tags_of_program(u, u->h->steps[s].program, 0);
-}
-
-int ui_tag_index(const ui *u, const char *tag)
-{
-    uint32_t i;
-    return ls_ptrmap_get_u32(&u->tag_ix, tag, &i) ? (int)i : -1;
+    for (uint32_t s = 0; s < u->h->n; s++) ui_derive_tags(&u->dc, u->h->steps[s].program, NULL);
 }
 
 void ui_tags_free(ui *u)
 {
-    free(u->tags);
-    free(u->tag_backends);
-    ls_ptrmap_free(&u->tag_ix);
-    ls_ptrmap_free(&u->sub_tags);
-    u->tags = NULL;
-    u->tag_backends = NULL;
-    u->n_tags = u->cap_tags = 0;
+    ui_derive_free(&u->dc);
 }
 
-/* The tag a lowered submodule came from (ls_deleg_sub_tag), so it gets its tag's colour. */
+int ui_tag_index(const ui *u, const char *tag)
+{
+    return ui_tagtab_index(&u->dc.tags, tag);
+}
+
 const char *ui_sub_tag(const ui *u, const ls_program *p, const char *sub)
 {
-    const ls_submodule *s = ls_program_sub(p, sub);
-    if (!s) return sub;
-    if (!s->program) return s->name;
-    /* ls_deleg_sub_tag reads the module's nodes up to a tagged one: once per module, as every
-     * drawn row of a delegate asks (the cache is keyed by the module's program, which the steps
-     * that keep the module share) */
-    ui *mu = (ui *)u;
-    uintptr_t tag;
-    if (ls_ptrmap_get(&mu->sub_tags, s->program, &tag)) return (const char *)tag;
-    const char *t = ls_deleg_sub_tag(s);
-    ls_ptrmap_put(&mu->sub_tags, s->program, (uintptr_t)t);
-    return t;
+    return ui_derive_sub_tag((ui_derive *)&u->dc, p, sub); /* the cache is the UI thread's own */
 }
 
 const char *ui_delegate_sub(const ls_program *p, const ls_node *n)
@@ -230,16 +177,14 @@ static bool ui_row_filtered_in(const ui *u, const ls_program *p, const ls_node *
     return true;
 }
 
-/* ---- rows */
+/* ---- the rows in view */
 
 void ui_model_free(ui_model *m)
 {
-    free(m->rows);
+    ui_rows_free(m->own);
     free(m->vis);
     free(m->slot_id);
     free(m->slot_vis);
-    free(m->parts);
-    free(m->spec_of_pos);
     memset(m, 0, sizeof *m);
 }
 
@@ -255,242 +200,133 @@ void ui_model_refilter(ui *u)
     u->node_valid = false;
 }
 
-typedef struct removed_row {
-    const ls_node *node;
-    int64_t anchor; /* position in prog of the last surviving node before it; -1: none */
-    uint32_t order;
-} removed_row;
-
-static int cmp_removed(const void *a, const void *b)
-{
-    const removed_row *x = a, *y = b;
-    if (x->anchor != y->anchor) return x->anchor < y->anchor ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
-
 static const char *scope_name(const ui *u)
 {
     return u->depth ? u->scope[u->depth - 1] : NULL;
 }
 
-static void build_rows(ui *u)
+/* The rows of a step at the top level: derived by the pipeline's thread before the step was
+ * published, or (a history made whole beforehand) here, once. */
+static const ui_step_rows *top_rows(ui *u, uint32_t step)
+{
+    if (step < u->n_step_rows) {
+        ui_step_rows *sr = __atomic_load_n(&u->step_rows[step], __ATOMIC_ACQUIRE);
+        if (sr) return sr;
+    }
+    if (u->live) return NULL; /* not derived yet: not published either */
+    if (step >= u->n_step_rows) {
+        u->step_rows = ls_realloc(u->step_rows, sizeof *u->step_rows * u->h->n);
+        memset(u->step_rows + u->n_step_rows, 0, sizeof *u->step_rows * (u->h->n - u->n_step_rows));
+        u->n_step_rows = u->h->n;
+        u->own_step_rows = true;
+    }
+    const ls_program *p = u->h->steps[step].program;
+    ui_part cpu = {.name = "CPU", .backend = "portable", .color = -1};
+    u->step_rows[step] = ui_rows_build(&u->dc, u->h, step, p, step ? u->h->steps[step - 1].program : NULL, NULL, &cpu);
+    return u->step_rows[step];
+}
+
+void ui_step_rows_free_all(ui *u)
+{
+    if (u->own_step_rows)
+        for (uint32_t i = 0; i < u->n_step_rows; i++) ui_rows_free(u->step_rows[i]);
+    if (u->own_step_rows) free(u->step_rows);
+    u->step_rows = NULL;
+    u->n_step_rows = 0;
+    u->own_step_rows = false;
+}
+
+static void build_scope_rows(ui *u)
 {
     ui_model *m = &u->m;
-    const ls_step *st = &u->h->steps[u->step];
+    ui_rows_free(m->own);
+    m->own = NULL;
     m->prog = ui_scope_program(u, u->step);
     m->prev = u->step > 0 ? ui_scope_program(u, u->step - 1) : NULL;
-    m->n_rows = m->n_added = m->n_changed = m->n_removed = 0;
-    if (!m->prog) return;
-    const ls_program *p = m->prog;
-    const char *scope = scope_name(u);
-    uint8_t *mark = ls_calloc((size_t)p->next_id + 1, 1);
-    uint8_t *gone = m->prev ? ls_calloc((size_t)m->prev->next_id + 1, 1) : NULL;
-    uint32_t n_gone = 0;
-    for (uint32_t i = 0; i < st->n_changes; i++) {
-        const ls_change *c = &st->changes[i];
-        if (c->program != scope) continue;
-        if (c->kind == LS_CHANGE_REMOVED) {
-            if (gone && c->node_id <= m->prev->next_id && ls_program_pos(m->prev, c->node_id) >= 0 &&
-                ls_program_pos(p, c->node_id) < 0 && !gone[c->node_id]) {
-                gone[c->node_id] = 1;
-                n_gone++;
-            }
-        } else if (c->node_id <= p->next_id) {
-            mark[c->node_id] = c->kind == LS_CHANGE_ADDED ? UI_MARK_ADDED : UI_MARK_CHANGED;
-        }
-    }
-    removed_row *rem = n_gone ? ls_malloc(sizeof *rem * n_gone) : NULL;
-    uint32_t nr = 0;
-    if (n_gone) {
-        int64_t anchor = -1;
-        for (uint32_t i = 0; i < m->prev->n_nodes; i++) {
-            const ls_node *n = m->prev->nodes[i];
-            if (gone[n->id]) {
-                rem[nr] = (removed_row){n, anchor, nr};
-                nr++;
-            } else {
-                int32_t pos = ls_program_pos(p, n->id);
-                if (pos >= 0) anchor = pos;
-            }
-        }
-        qsort(rem, nr, sizeof *rem, cmp_removed);
-    }
-    m->rows = ls_malloc(sizeof *m->rows * ((size_t)p->n_nodes + nr + 1));
-    uint32_t r = 0;
-    while (r < nr && rem[r].anchor < 0) m->rows[m->n_rows++] = (ui_row){rem[r++].node, UI_MARK_REMOVED};
-    for (uint32_t i = 0; i < p->n_nodes; i++) {
-        const ls_node *n = p->nodes[i];
-        uint8_t k = mark[n->id];
-        m->rows[m->n_rows++] = (ui_row){n, k};
-        if (k == UI_MARK_ADDED) m->n_added++;
-        else if (k == UI_MARK_CHANGED) m->n_changed++;
-        while (r < nr && rem[r].anchor == (int64_t)i) m->rows[m->n_rows++] = (ui_row){rem[r++].node, UI_MARK_REMOVED};
-    }
-    while (r < nr) m->rows[m->n_rows++] = (ui_row){rem[r++].node, UI_MARK_REMOVED};
-    m->n_removed = nr;
-    free(rem);
-    free(mark);
-    free(gone);
-    m->spec_of_pos = ls_malloc(sizeof *m->spec_of_pos * (p->n_nodes + 1));
-    memset(m->spec_of_pos, 0xff, sizeof *m->spec_of_pos * (p->n_nodes + 1));
-    for (uint32_t i = 0; i < p->n_inputs; i++) {
-        int32_t pos = p->inputs[i].name ? ls_program_find(p, p->inputs[i].name) : -1;
-        if (pos >= 0 && m->spec_of_pos[pos] < 0) m->spec_of_pos[pos] = (int32_t)i;
-    }
-}
-
-/* ---- partitions */
-
-/* A new row of the partitions pane (the array grows by doubling: a step has a part per tag). */
-static ui_part *new_part(ui_model *m)
-{
-    if (m->n_parts == m->cap_parts) {
-        m->cap_parts = m->cap_parts ? m->cap_parts * 2 : 16;
-        m->parts = ls_realloc(m->parts, sizeof *m->parts * m->cap_parts);
-    }
-    ui_part *pt = &m->parts[m->n_parts++];
-    memset(pt, 0, sizeof *pt);
-    return pt;
-}
-
-/* The part of a tag (NULL: the CPU, or the scope's delegate inside a lowered module), found
- * through part_ix (tag → part index; the CPU's part is always the first). */
-static ui_part *part_for(ui *u, ls_ptrmap *part_ix, const char *tag)
-{
-    ui_model *m = &u->m;
-    uint32_t at;
-    if (!tag && m->n_parts && !m->parts[0].tag && !m->parts[0].sub) return &m->parts[0];
-    if (tag && ls_ptrmap_get_u32(part_ix, tag, &at)) return &m->parts[at];
-    if (tag) ls_ptrmap_put(part_ix, tag, m->n_parts);
-    ui_part *pt = new_part(m);
-    pt->tag = tag;
-    pt->color = ui_tag_index(u, tag);
-    if (tag) {
-        pt->name = tag;
-        pt->backend = pt->color >= 0 ? u->tag_backends[pt->color] : NULL;
-        if (!pt->backend) pt->backend = ls_program_tag_backend(m->prog, tag);
-    } else if (u->depth) {
-        pt->name = u->scope[u->depth - 1];
-        const ls_submodule *s = ls_program_sub(ui_scope_program_parent(u), pt->name);
-        pt->backend = s ? s->backend_id : NULL;
-        pt->color = ui_tag_index(u, ui_sub_tag(u, ui_scope_program_parent(u), pt->name));
+    if (!u->depth) {
+        m->sr = top_rows(u, u->step);
     } else {
-        pt->name = "CPU";
-        pt->backend = "portable";
+        /* inside a lowered module: its own rows, made on entering it */
+        const ls_program *parent = ui_scope_program_parent(u);
+        const ls_submodule *s = ls_program_sub(parent, scope_name(u));
+        ui_part cpu = {.name = scope_name(u), .backend = s ? s->backend_id : NULL,
+                       .color = ui_tag_index(u, ui_sub_tag(u, parent, scope_name(u)))};
+        m->own = ui_rows_build(&u->dc, u->h, u->step, m->prog, m->prev, scope_name(u), &cpu);
+        m->sr = m->own;
     }
-    return pt;
+    static const ui_step_rows none;
+    if (!m->sr || !m->prog) m->sr = &none;
+    m->parts = m->sr->parts;
+    m->n_parts = m->sr->n_parts;
+    m->n_added = m->sr->n_added;
+    m->n_changed = m->sr->n_changed;
+    m->n_removed = m->sr->n_removed;
 }
 
-static bool is_mutated(const ls_program *p, const char *target)
+static ui_row row_of(const ui_model *m, uint32_t v)
 {
-    for (uint32_t i = 0; i < p->n_outputs; i++)
-        if (p->outputs[i].kind == LS_OUT_BUFFER_MUTATION && p->outputs[i].target == target) return true;
-    return false;
+    if (m->vis) return ui_rows_at(m->sr, m->vis[v]);
+    if (m->vis_pos) return (ui_row){m->prog->nodes[v], m->sr->mark_of_pos ? m->sr->mark_of_pos[v] : UI_MARK_NONE};
+    return ui_rows_at(m->sr, v);
 }
 
-static uint64_t spec_bytes(const ls_program *p, const ls_input_spec *s, const ls_node *n)
+ui_row ui_model_row(ui *u, uint32_t v)
 {
-    const ls_named_tensor *nt = ls_program_spec_data(p, s);
-    const ls_tmeta *meta = nt ? &nt->meta : n->nvals ? &n->vals[0] : NULL;
-    if (!meta) return 0;
-    int64_t numel = ls_tmeta_numel(meta);
-    return numel > 0 ? (uint64_t)numel * ls_dtype_size(meta->dtype) : 0;
+    ui_model_ensure(u);
+    return row_of(&u->m, v);
 }
 
-/* Counts one program's data into a part: constants (params, buffers, tensor constants) and
- * the buffers it mutates (state). */
-static void count_data(ui_part *pt, const ls_program *p, const ls_node *n, const ls_input_spec *s)
-{
-    if (!s || s->kind == LS_IN_USER_INPUT || s->kind == LS_IN_TOKEN || s->kind == LS_IN_CONSTANT_INPUT ||
-        s->kind == LS_IN_CUSTOM_OBJ)
-        return;
-    if (s->kind == LS_IN_BUFFER && is_mutated(p, s->target)) pt->states++;
-    else pt->consts++;
-    pt->const_bytes += spec_bytes(p, s, n);
-}
-
-static void build_parts(ui *u)
-{
-    ui_model *m = &u->m;
-    m->n_parts = 0;
-    if (!m->prog) return;
-    const ls_program *p = m->prog;
-    ls_ptrmap part_ix = {0}, present = {0};
-    part_for(u, &part_ix, NULL);
-    for (uint32_t i = 0; i < p->n_nodes; i++) ls_ptrmap_put(&present, p->nodes[i]->tag, 1);
-    for (uint32_t t = 0; t < u->n_tags && present.used; t++) /* tags in history order, only those present */
-        if (ls_ptrmap_has(&present, u->tags[t])) part_for(u, &part_ix, u->tags[t]);
-    for (uint32_t i = 0; i < p->n_nodes; i++) {
-        const ls_node *n = p->nodes[i];
-        if (n->kind == LS_NODE_CALL && !ui_delegate_sub(p, n)) {
-            if (!n->op || n->op->id != LS_OP_getitem) part_for(u, &part_ix, n->tag)->nodes++; /* compute nodes */
-        }
-        else if (n->kind == LS_NODE_PLACEHOLDER && m->spec_of_pos[i] >= 0)
-            count_data(part_for(u, &part_ix, n->tag), p, n, &p->inputs[m->spec_of_pos[i]]);
-    }
-    ls_ptrmap_free(&part_ix);
-    ls_ptrmap_free(&present);
-    for (uint32_t s = 0; s < p->n_subs; s++) {
-        const ls_submodule *sub = &p->subs[s];
-        ui_part *pt = new_part(m);
-        pt->name = pt->sub = sub->name;
-        pt->backend = sub->backend_id;
-        pt->tag = ui_sub_tag(u, p, sub->name);
-        pt->color = ui_tag_index(u, pt->tag);
-        pt->opaque = !sub->program;
-        pt->blob_bytes = sub->processed ? sub->processed->size : 0;
-        const ls_program *sp = sub->program;
-        for (uint32_t i = 0; sp && i < sp->n_nodes; i++) {
-            const ls_node *n = sp->nodes[i];
-            if (n->kind == LS_NODE_CALL && (!n->op || n->op->id != LS_OP_getitem)) pt->nodes++;
-            else if (n->kind == LS_NODE_PLACEHOLDER) count_data(pt, sp, n, ui_input_spec(sp, n));
-        }
-    }
-}
-
-/* ---- visible rows */
-
+/* Without a filter the visible rows are the rows (or, marks off, the positions): nothing to
+ * build. A filter reads every row once. */
 static void build_vis(ui *u)
 {
     ui_model *m = &u->m;
     free(m->vis);
-    m->vis = ls_malloc(sizeof *m->vis * (m->n_rows + 1));
+    free(m->slot_id);
+    free(m->slot_vis);
+    m->vis = NULL;
+    m->slot_id = m->slot_vis = NULL;
+    m->slot_cap = 0;
+    m->vis_pos = false;
+    m->vis_valid = true;
+    if (!m->prog) {
+        m->n_vis = 0;
+        return;
+    }
+    if (u->filter == UI_FILTER_NONE && u->sort == UI_SORT_GRAPH) {
+        m->vis_pos = !u->diff_marks && m->sr->n_removed;
+        m->n_vis = m->vis_pos ? m->prog->n_nodes : m->sr->n_rows;
+        return;
+    }
+    m->vis = ls_malloc(sizeof *m->vis * (m->sr->n_rows + 1));
     m->n_vis = 0;
-    for (uint32_t i = 0; i < m->n_rows; i++) {
-        const ui_row *r = &m->rows[i];
-        if (!u->diff_marks && r->mark == UI_MARK_REMOVED) continue;
-        if (!ui_row_filtered_in(u, ui_row_program(u, r), r->node)) continue;
+    for (uint32_t i = 0; i < m->sr->n_rows; i++) {
+        ui_row r = ui_rows_at(m->sr, i);
+        if (!u->diff_marks && r.mark == UI_MARK_REMOVED) continue;
+        if (!ui_row_filtered_in(u, ui_row_program(u, &r), r.node)) continue;
         m->vis[m->n_vis++] = i;
     }
     ui_sort_vis(u, m->vis, m->n_vis); /* by a run's column, when asked (overlay.c) */
     uint32_t cap = 16;
     while (cap < m->n_vis * 2 + 2) cap *= 2;
-    free(m->slot_id);
-    free(m->slot_vis);
     m->slot_cap = cap;
     m->slot_id = ls_calloc(cap, sizeof *m->slot_id); /* id 0 is never a node: empty slot */
     m->slot_vis = ls_malloc(sizeof *m->slot_vis * cap);
     for (uint32_t v = 0; v < m->n_vis; v++) {
-        uint32_t id = m->rows[m->vis[v]].node->id;
+        uint32_t id = ui_rows_at(m->sr, m->vis[v]).node->id;
         uint32_t s = (id * 2654435761u) & (cap - 1);
         while (m->slot_id[s]) s = (s + 1) & (cap - 1);
         m->slot_id[s] = id;
         m->slot_vis[s] = v;
     }
-    m->vis_valid = true;
 }
 
 void ui_model_ensure(ui *u)
 {
     ui_model *m = &u->m;
     if (!m->valid || m->step != u->step) {
-        free(m->rows);
-        m->rows = NULL;
-        free(m->spec_of_pos);
-        m->spec_of_pos = NULL;
         m->step = u->step;
-        build_rows(u);
-        build_parts(u);
+        build_scope_rows(u);
         m->valid = true;
         m->vis_valid = false;
     }
@@ -501,8 +337,12 @@ int32_t ui_model_find(ui *u, uint32_t id)
 {
     ui_model_ensure(u);
     ui_model *m = &u->m;
-    if (!id || !m->slot_cap) return -1;
-    for (uint32_t s = (id * 2654435761u) & (m->slot_cap - 1); m->slot_id[s]; s = (s + 1) & (m->slot_cap - 1))
-        if (m->slot_id[s] == id) return (int32_t)m->slot_vis[s];
-    return -1;
+    if (!id || !m->prog) return -1;
+    if (m->vis) {
+        for (uint32_t s = (id * 2654435761u) & (m->slot_cap - 1); m->slot_id[s]; s = (s + 1) & (m->slot_cap - 1))
+            if (m->slot_id[s] == id) return (int32_t)m->slot_vis[s];
+        return -1;
+    }
+    if (m->vis_pos) return ls_program_pos(m->prog, id);
+    return (int32_t)ui_rows_find(m->sr, id);
 }

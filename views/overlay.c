@@ -64,7 +64,8 @@ void ui_sort_vis(ui *u, uint32_t *vis, uint32_t n)
     if (!s && u->sort != UI_SORT_SIZE) return;
     sort_item *it = ls_malloc(sizeof *it * n);
     for (uint32_t k = 0; k < n; k++) {
-        const ui_row *r = &u->m.rows[vis[k]];
+        ui_row rv = ui_rows_at(u->m.sr, vis[k]);
+        const ui_row *r = &rv;
         const ls_node_stat *st = r->mark == UI_MARK_REMOVED ? NULL : ui_stat_of(u, r->node);
         double rank = -1, key = 0; /* nothing measured: last, in graph order */
         if (u->sort == UI_SORT_SIZE) rank = 0, key = (double)value_bytes(r->node);
@@ -96,7 +97,7 @@ void ui_sort_next(ui *u, bool reverse)
     ui_model_refilter(u);
     ui_model_ensure(u);
     u->panes[UI_P_GRAPH].sel = u->panes[UI_P_GRAPH].top = 0;
-    if (u->m.n_vis) u->sel_id = u->m.rows[u->m.vis[0]].node->id;
+    if (u->m.n_vis) u->sel_id = ui_model_row(u, 0).node->id;
     ui_reselect(u);
 }
 

@@ -264,6 +264,9 @@ int ui_command(ui *u, const char *line)
         if (u->screen != UI_S_HELP) ui_open_screen(u, UI_S_HELP);
         return 0;
     }
+    if ((!strcmp(cmd, "run") || !strcmp(cmd, "export") || !strcmp(cmd, "backend")) &&
+        ui_refuse_while_running(u, !strcmp(cmd, "run") ? "running a step" : cmd))
+        return 0;
     if (!strcmp(cmd, "run")) {
         snprintf(u->run_args, sizeof u->run_args, "%.*s", (int)sizeof u->run_args - 1, arg);
         if (u->screen == UI_S_RUN) u->screen = UI_S_MAIN;

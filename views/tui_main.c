@@ -47,7 +47,7 @@ int ls_tui_main(int argc, char **argv)
         return 2;
     }
     ls_history *h = NULL;
-    if (ui_core_open(file, &h, &err) != 0) {
+    if (ui_core_open_live(file, &h, &err) != 0) {
         fprintf(stderr, "lowerscope: %s\n", err.msg);
         ui_core_done();
         return 2;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <wchar.h>
 
 #include "safe_text.h"
@@ -295,8 +296,8 @@ static void draw_header(ui *u)
     char buf[512];
     int x = 1;
     snprintf(buf, sizeof buf, "%s%s%s │ %s │ step %u/%u %s%s%s │ ", u->file, p->method ? " · " : "", p->method ? p->method : "",
-             ls_dialect_name(p->dialect), u->step, u->h->n ? u->h->n - 1 : 0, st->pass, st->detail ? " " : "",
-             st->detail ? st->detail : "");
+             ls_dialect_name(p->dialect), u->step, ui_running(u) ? u->snap.n_planned - 1 : u->h->n ? u->h->n - 1 : 0,
+             st->pass, st->detail ? " " : "", st->detail ? st->detail : "");
     x += ui_put(u, 0, x, u->cols - x, a, pair, buf);
     short vp;
     attr_t va;
@@ -361,6 +362,13 @@ static void draw_status(ui *u)
         attr_t ea = ui_role_attr(u, u->msg_error ? UI_R_ERROR : UI_R_NORMAL, &ep);
         int used = ui_put(u, y, 0, u->cols, ea, ep, u->msg);
         if (pw && used + pw <= u->cols) ui_put(u, y, u->cols - pw + 1, pw - 1, A_NORMAL, 0, pos);
+        return;
+    }
+    if (ui_running(u)) {
+        char p[200];
+        ui_progress_text(u, p, sizeof p);
+        ui_fill(u, y, 0, u->cols, a, pair);
+        ui_put(u, y, 1, u->cols - 1, a, pair, p);
         return;
     }
     const char *hint = u->screen == UI_S_MAIN  ? hint_main
@@ -466,8 +474,11 @@ static void event_loop(ui *u)
     double t0 = 0;
     bool timing = false, first = true;
     while (!u->quit && !g_stop) {
+        ui_sync(u);
+        if (!u->headless) timeout(ui_running(u) ? 100 : 400);
         ui_draw(u);
         if (first && ui_core_loaded_at() > 0) ui_script_note(u, "first-screen", ls_now() - ui_core_loaded_at());
+        if (first && u->script && !u->script_no_wait) ui_wait_pipeline(u); /* scripts see the whole history */
         first = false;
         if (timing) ui_script_timed(u, ls_now() - t0);
         int key = read_key(u, cmd, sizeof cmd);
@@ -558,17 +569,111 @@ void ls_tui_opts_env(ls_tui_opts *o)
     }
 }
 
+/* ---- a live history: steps appear as the pipeline's thread finishes them */
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {0, ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+bool ui_sync(ui *u)
+{
+    ui_live *L = u->live;
+    if (!L) return false;
+    const ls_history *lh = ui_live_history(L);
+    bool done;
+    uint32_t n = ls_history_ready(lh, &done);
+    if (n == u->snap.n && done == u->snap.done) return false;
+    ui_step_rows **rows = ui_live_rows(L);
+    for (uint32_t k = u->snap.n; k < n; k++) {
+        const ui_tagtab *log = &rows[k]->tag_log;
+        for (uint32_t i = 0; i < log->n; i++) ui_tagtab_add(&u->dc.tags, log->tags[i], log->backends[i]);
+    }
+    u->snap.path = lh->path;
+    u->snap.steps = lh->steps;
+    u->snap.not_run = n ? lh->not_run : NULL;
+    u->snap.n_planned = done ? n : __atomic_load_n(&lh->n_planned, __ATOMIC_RELAXED);
+    u->snap.done = done;
+    bool more = n != u->snap.n;
+    u->snap.n = n;
+    u->step_rows = rows;
+    u->n_step_rows = n;
+    u->own_step_rows = false;
+    if (more) u->step_seen_at = ls_now();
+    if (more && u->follow && n && u->step != n - 1 && u->scr) {
+        ui_set_step(u, n - 1);
+        u->follow = true;
+    }
+    return true;
+}
+
+bool ui_running(const ui *u)
+{
+    return u->live && !u->snap.done;
+}
+
+void ui_wait_pipeline(ui *u)
+{
+    while (ui_running(u)) {
+        sleep_ms(2);
+        ui_sync(u);
+    }
+}
+
+/* The progress line of a running pipeline: "step 4 of 10: partition (bundled) · 3.2 s". */
+void ui_progress_text(const ui *u, char *buf, size_t cap)
+{
+    uint32_t k = u->snap.n < u->snap.n_planned ? u->snap.n : u->snap.n_planned - 1;
+    const ls_step *st = &u->snap.steps[k];
+    snprintf(buf, cap, "pipeline: step %u of %u: %s%s%s%s · %.1f s", k, u->snap.n_planned - 1, st->pass,
+             st->detail ? " (" : "", st->detail ? st->detail : "", st->detail ? ")" : "", ls_now() - u->step_seen_at);
+}
+
+/* Refuses what would take references to the programs the pipeline's thread is copying. */
+bool ui_refuse_while_running(ui *u, const char *what)
+{
+    if (!ui_running(u)) return false;
+    char p[160];
+    ui_progress_text(u, p, sizeof p);
+    ui_message(u, true, "%s waits for the pipeline to finish (%s)", what, p + strlen("pipeline: "));
+    return true;
+}
+
 int ls_tui_run(const ls_history *h, const ls_tui_opts *o, ls_error *err)
 {
+    ui_live *live = ui_core_live(h);
+    ui *u = NULL;
+    if (live) {
+        /* the first screen shows step 0 as soon as it is verified; --step S waits for the whole pipeline */
+        bool done = false;
+        while (ls_history_ready(h, &done) == 0 && !done) sleep_ms(2);
+        if (o->start_step)
+            while (!done) {
+                sleep_ms(5);
+                ls_history_ready(h, &done);
+            }
+        if (!ls_history_ready(h, NULL))
+            return ls_fail(err, "%s", ui_live_error(live) ? ui_live_error(live) : "nothing to show: the history is empty"), 2;
+        u = ls_calloc(1, sizeof *u);
+        u->live = live;
+        ui_sync(u);
+        h = &u->snap;
+    }
     if (!h || !h->n) return ls_fail(err, "nothing to show: the history is empty"), 2;
     int first = o->start_step ? ls_history_find_step(h, o->start_step, err) : (int)h->n - 1;
     if (first < 0) { /* "--step nope: no such step", as the commands say it */
         char why[LS_ERR_MAX];
         snprintf(why, sizeof why, "%s", err->msg);
+        if (u) ui_tags_free(u);
+        free(u);
         return ls_fail(err, "--step %s", why), 2;
     }
-    ui *u = ls_calloc(1, sizeof *u);
+    if (!u) u = ls_calloc(1, sizeof *u);
     u->h = h;
+    u->follow = live && !o->start_step;
+    u->script_no_wait = o->script_no_wait;
+    u->step_seen_at = ls_now();
     const char *slash = h->path ? strrchr(h->path, '/') : NULL;
     u->file = slash ? slash + 1 : h->path ? h->path : "(program)";
     u->no_color = o->no_color;
@@ -582,7 +687,7 @@ int ls_tui_run(const ls_history *h, const ls_tui_opts *o, ls_error *err)
     u->panes[UI_P_NODE].ops = &ui_node_ops;
     u->panes[UI_P_CHANGES].ops = &ui_changes_ops;
     u->panes[UI_P_SCREEN].ops = &ui_help_ops;
-    ui_tags_init(u);
+    if (!live) ui_tags_init(u); /* a live history's tags come with its steps (ui_sync) */
     u->step = (uint32_t)first;
     u->panes[UI_P_TIMELINE].sel = u->step;
     /* why the timeline holds the load step only; the changes pane lists the findings */
@@ -623,6 +728,7 @@ out:
     free(u->node_lines.v);
     free(u->screen_lines.v);
     if (u->re_ok) regfree(&u->re);
+    ui_step_rows_free_all(u);
     ui_tags_free(u);
     free(u);
     return rc;

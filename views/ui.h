@@ -15,6 +15,7 @@
 
 #include "align.h"
 #include "history.h"
+#include "passes.h"
 #include "ptrmap.h"
 #include "regions.h"
 #include "tui.h"
@@ -140,7 +141,7 @@ ui_action ui_keys_feed(ui *u, int key);
 /* The pending prefix alone ("g" with no second key): its own action or NONE. */
 ui_action ui_keys_flush(ui *u);
 
-/* ---- derived data (model.c) */
+/* ---- derived data (rows.c: once per step and scope; model.c: what the views ask) */
 enum { UI_MARK_NONE, UI_MARK_ADDED, UI_MARK_CHANGED, UI_MARK_REMOVED };
 
 typedef struct ui_row {
@@ -160,39 +161,91 @@ typedef struct ui_part {
     uint64_t blob_bytes; /* its blob */
 } ui_part;
 
+/* The history's tags in order of first appearance: the index is the tag's colour. */
+typedef struct ui_tagtab {
+    const char **tags;
+    const char **backends;
+    uint32_t n, cap;
+    ls_ptrmap ix; /* tag → index */
+} ui_tagtab;
+
+/* What deriving rows needs beside the history: the tag table so far and a cache of the tag
+ * each lowered module came from. The pipeline's thread has one, the UI's thread its own. */
+typedef struct ui_derive {
+    ui_tagtab tags;
+    ls_ptrmap sub_tags; /* a lowered module's program → its tag */
+} ui_derive;
+
+/* The rows of one step in one scope. Row r is position r of prog when row is NULL (the step
+ * removed nothing); else row[r] < prog->n_nodes is a position and the rest index removed. */
+typedef struct ui_step_rows {
+    const ls_program *prog; /* the program in scope at this step (NULL: the scope is gone) */
+    const ls_program *prev; /* the same program at the step before (for removed nodes) */
+    uint32_t n_rows;
+    uint32_t *row, *row_of_pos;
+    uint8_t *mark_of_pos; /* UI_MARK_* of each position */
+    const ls_node **removed;
+    uint32_t *removed_ids; /* (id, row) pairs sorted by id */
+    uint32_t n_removed, n_added, n_changed;
+    ui_part *parts;
+    uint32_t n_parts, cap_parts;
+    ui_tagtab tag_log; /* what this step added to the tag table (tags and arrays only) */
+    int name_w, op_w;  /* the widest name and op text of the rows */
+} ui_step_rows;
+
+int ui_tagtab_index(const ui_tagtab *t, const char *tag);
+void ui_tagtab_add(ui_tagtab *t, const char *tag, const char *backend);
+void ui_tagtab_free(ui_tagtab *t);
+void ui_derive_free(ui_derive *d);
+void ui_derive_tags(ui_derive *d, const ls_program *p, ui_tagtab *log);
+const char *ui_derive_sub_tag(ui_derive *d, const ls_program *p, const char *sub);
+/* The rows of step `step` for prog (the scope's program there) and prev (the step before);
+ * scope names the lowered module (NULL: top level); cpu is the first part (the CPU's, or the
+ * module's own inside one). Call ui_derive_tags for the step first. */
+ui_step_rows *ui_rows_build(ui_derive *d, const ls_history *h, uint32_t step, const ls_program *prog,
+                            const ls_program *prev, const char *scope, const ui_part *cpu);
+void ui_rows_free(ui_step_rows *sr);
+ui_row ui_rows_at(const ui_step_rows *sr, uint32_t r);
+int64_t ui_rows_find(const ui_step_rows *sr, uint32_t id); /* the row of a node id, -1 */
+
 /* UI_FILTER_IDS: the nodes of a region of the partition graph, by id (ids are stable across
  * steps, so the filter still means those nodes at other steps). */
 typedef enum ui_filter_kind { UI_FILTER_NONE, UI_FILTER_TAG, UI_FILTER_CPU, UI_FILTER_OP, UI_FILTER_IDS } ui_filter_kind;
 
 typedef enum ui_sort { UI_SORT_GRAPH, UI_SORT_TIME, UI_SORT_DIFF, UI_SORT_SIZE, UI_SORT_COUNT } ui_sort;
 
+/* What the graph pane shows now: the rows of the step and scope, through the filter. */
 typedef struct ui_model {
     bool valid, vis_valid;
     uint32_t step;
     const ls_program *prog; /* the program in scope at this step (NULL: the scope is gone) */
     const ls_program *prev; /* the same program at the step before (for removed nodes) */
-    ui_row *rows;
-    uint32_t n_rows;
-    uint32_t *vis; /* indexes into rows after the filter and the diff-marks toggle */
+    const ui_step_rows *sr; /* the step cache's at the top level, own inside a lowered module */
+    ui_step_rows *own;
+    /* visible rows: vis[v] is a row; without vis, v is the row itself (no filter, marks on) or
+     * a position in prog (no filter, marks off: vis_pos) */
+    uint32_t *vis;
     uint32_t n_vis;
-    uint32_t *slot_id, *slot_vis; /* open addressing: node id -> vis index */
+    bool vis_pos;
+    uint32_t *slot_id, *slot_vis; /* open addressing: node id -> vis index (with vis) */
     uint32_t slot_cap;
-    ui_part *parts;
-    uint32_t n_parts, cap_parts;
+    const ui_part *parts;
+    uint32_t n_parts;
     uint32_t n_added, n_changed, n_removed;
-    int32_t *spec_of_pos; /* placeholder position -> input spec index (prog) */
 } ui_model;
 
 void ui_model_free(ui_model *m);
 void ui_model_invalidate(ui *u);     /* step or scope changed */
 void ui_model_refilter(ui *u);       /* filter or diff marks changed */
 void ui_model_ensure(ui *u);
+ui_row ui_model_row(ui *u, uint32_t v);    /* visible row v (< m.n_vis) */
 int32_t ui_model_find(ui *u, uint32_t id); /* vis index of a node id, -1 */
 const ls_program *ui_scope_program(const ui *u, uint32_t step);
 const ls_program *ui_scope_program_parent(const ui *u); /* the program holding the scope */
 const ls_program *ui_row_program(const ui *u, const ui_row *r); /* prog, or prev for removed rows */
 void ui_tags_init(ui *u);
 void ui_tags_free(ui *u);
+void ui_step_rows_free_all(ui *u); /* the step cache, when this thread made it */
 int ui_tag_index(const ui *u, const char *tag); /* -1 for NULL or unknown */
 int ui_node_color(const ui *u, const ls_program *p, const ls_node *n);
 const char *ui_node_op(const ls_program *p, const ls_node *n); /* short op, "[param]", ... */
@@ -289,6 +342,7 @@ void ui_lines_add_wrapped(ui_lines *l, ui_role role, const char *text, int width
 #define UI_MAX_DEPTH 8
 
 typedef struct ui_script ui_script;
+typedef struct ui_live ui_live;
 typedef struct ui_run_session ui_run_session;
 
 struct ui {
@@ -302,12 +356,20 @@ struct ui {
     int depth;
     uint32_t sel_id; /* selected node (id in the scope program) */
     ui_model m;
-    /* tags seen over the whole history, in order; index = colour */
-    const char **tags;
-    const char **tag_backends;
-    uint32_t n_tags, cap_tags;
-    ls_ptrmap tag_ix; /* tag → index in tags */
-    ls_ptrmap sub_tags; /* a lowered module's program → the tag it came from (ui_sub_tag) */
+    /* tags seen over the history, in order (dc.tags; index = colour), and the tag of each module */
+    ui_derive dc;
+    /* the rows of each step at the top level: made by the pipeline's thread as steps finish
+     * (live), else by this thread on the first visit */
+    ui_step_rows **step_rows;
+    uint32_t n_step_rows;
+    bool own_step_rows;
+    /* a pipeline still running on its own thread (core_link.c), and the history as far as it
+     * has gone (h points to it then) */
+    ui_live *live;
+    ls_history snap;
+    bool follow;          /* show each step as it finishes, until the user picks a step */
+    bool script_no_wait;
+    double step_seen_at;  /* when the newest step appeared (the progress line's clock) */
     /* panes and screens */
     ui_pane panes[UI_P_ALL];
     ui_pane_id focus;
@@ -398,6 +460,12 @@ void ui_open_screen(ui *u, ui_screen s);
 void ui_replace_history(ui *u, ls_history *h); /* takes ownership */
 void ui_open_method(ui *u, const char *method); /* another method of the .pte (:method, M) */
 void ui_restore(void); /* leaves curses mode; safe to call twice, from atexit and signals */
+/* A live history: takes the steps finished since the last call (true if anything changed). */
+bool ui_sync(ui *u);
+bool ui_running(const ui *u); /* the pipeline is still making steps */
+void ui_wait_pipeline(ui *u);
+void ui_progress_text(const ui *u, char *buf, size_t cap);
+bool ui_refuse_while_running(ui *u, const char *what); /* true (and a message) while running */
 const ls_node *ui_selected_node(ui *u, const ls_program **p, uint8_t *mark);
 ui_pane *ui_pane_of(ui *u, ui_pane_id id);
 void ui_pane_clamp(ui *u, ui_pane *p);
@@ -477,10 +545,20 @@ bool ui_screen_match(ui *u, uint32_t row, const regex_t *re);
 
 /* ---- core_link.c: loading a file and running the lowering pipeline on it */
 int ui_core_options(int *argc, char **argv, ls_error *err); /* consumes --pipeline, --backend */
+/* Loads a file and runs its pipeline (a history made whole: the compare screen's other file). */
 int ui_core_open(const char *path, ls_history **h, ls_error *err);
+/* Loads a file and starts its pipeline on a thread of its own: *h is live (ui_core_live). */
+int ui_core_open_live(const char *path, ls_history **h, ls_error *err);
+int ui_core_start(ls_program *p, const ls_pipeline_opts *opts, ls_history **h, ls_error *err);
 void ui_core_free(ls_history *h);
 void ui_core_done(void); /* frees the pipeline options */
 double ui_core_loaded_at(void); /* ls_now() when the file had been read (0: none yet) */
+/* The live pipeline behind a history ui_core_open gave (NULL: a history made whole). */
+ui_live *ui_core_live(const ls_history *h);
+const ls_history *ui_live_history(const ui_live *L); /* being filled: read it with ls_history_ready */
+uint32_t ui_live_making(const ui_live *L); /* the step being made */
+ui_step_rows **ui_live_rows(ui_live *L);   /* rows of the published steps */
+const char *ui_live_error(const ui_live *L); /* the pipeline could not run at all */
 /* The loaded program (step 0 of old) lowered again with one backend (a profile file or "bundled"). */
 int ui_core_relower(const ls_history *old, const char *backend, ls_history **out, ls_error *err);
 /* The loaded program lowered again with the pipeline the UI was started with (:relower: a .pte

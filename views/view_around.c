@@ -132,7 +132,7 @@ void ui_around_build(ui *u)
             b->text[0] = nd->name;
             b->text[1] = ls_intern(ui_node_op(p, nd));
             b->text[2] = t[0] ? ls_intern(t) : NULL;
-            if (tag >= 0) b->text[3] = ls_internf("%s → %s", u->tags[tag], u->tag_backends[tag] ? u->tag_backends[tag] : "?");
+            if (tag >= 0) b->text[3] = ls_internf("%s → %s", u->dc.tags.tags[tag], u->dc.tags.backends[tag] ? u->dc.tags.backends[tag] : "?");
             else if (nd->kind == LS_NODE_CALL) b->text[3] = "CPU";
             color[nb] = tag;
             if (nd->id == center->id) center_box = nb;

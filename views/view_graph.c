@@ -12,22 +12,19 @@
 #include "ops.h"
 #include "ui.h"
 
-static const ui_row *row_at(ui *u, uint32_t row)
+/* The visible row `row` into *r; false past the end. */
+static bool row_at(ui *u, uint32_t row, ui_row *r)
 {
     ui_model_ensure(u);
-    return row < u->m.n_vis ? &u->m.rows[u->m.vis[row]] : NULL;
+    if (row >= u->m.n_vis) return false;
+    *r = ui_model_row(u, row);
+    return true;
 }
 
-/* The op text of a row; placeholders of the current program find their spec in O(1). */
+/* The op text of a row (a placeholder finds its spec through the program's map). */
 static const char *row_op(ui *u, const ui_row *r)
 {
-    const ls_node *n = r->node;
-    if (n->kind == LS_NODE_PLACEHOLDER && r->mark != UI_MARK_REMOVED && u->m.spec_of_pos) {
-        int32_t pos = ls_program_pos(u->m.prog, n->id);
-        int32_t si = pos >= 0 ? u->m.spec_of_pos[pos] : -1;
-        return ui_node_op_spec(n, si >= 0 ? &u->m.prog->inputs[si] : NULL);
-    }
-    return ui_node_op(ui_row_program(u, r), n);
+    return ui_node_op(ui_row_program(u, r), r->node);
 }
 
 static void title(ui *u, ls_buf *b)
@@ -62,32 +59,6 @@ static uint32_t count(ui *u)
     return u->m.n_vis;
 }
 
-/* The widest name and op of the step's rows, once per step (O(n); the widths then stay put while
- * scrolling): columns share the pane by what they hold. */
-static struct {
-    const void *rows, *prog;
-    uint32_t n_rows, step;
-    int name, op;
-} content;
-
-static void content_widths(ui *u)
-{
-    ui_model *m = &u->m;
-    if (content.rows == (const void *)m->rows && content.prog == (const void *)m->prog && content.n_rows == m->n_rows &&
-        content.step == u->step)
-        return;
-    content.rows = m->rows;
-    content.prog = m->prog;
-    content.n_rows = m->n_rows;
-    content.step = u->step;
-    content.name = content.op = 1;
-    for (uint32_t i = 0; i < m->n_rows; i++) {
-        int nw = (int)strlen(m->rows[i].node->name), ow = (int)strlen(row_op(u, &m->rows[i]));
-        if (nw > content.name) content.name = nw;
-        if (ow > content.op) content.op = ow;
-    }
-}
-
 typedef struct cols {
     int name, op, args, type, tag, time, range, diff;
 } cols;
@@ -102,7 +73,8 @@ static int min_i(int a, int b) { return a < b ? a : b; }
  * the type and tag on wide panes; the arguments take what is left. */
 static cols widths(ui *u, int w, bool overlay)
 {
-    content_widths(u);
+    ui_model_ensure(u);
+    int name_w = u->m.sr->name_w, op_w = u->m.sr->op_w; /* the step's widest (rows.c, once per step) */
     int avail = w - 3;
     cols c = {0};
     if (overlay) {
@@ -112,8 +84,8 @@ static cols widths(ui *u, int w, bool overlay)
         avail -= OV_TIME + OV_RANGE + OV_DIFF + 3;
     }
     int name_share = avail * (overlay ? 60 : 40) / 100, op_share = avail * (overlay ? 30 : 25) / 100;
-    c.name = min_i(content.name, name_share > 12 ? name_share : 12);
-    c.op = min_i(content.op, op_share > 8 ? op_share : 8);
+    c.name = min_i(name_w, name_share > 12 ? name_share : 12);
+    c.op = min_i(op_w, op_share > 8 ? op_share : 8);
     int rest = avail - c.name - c.op - 2;
     c.type = !overlay && rest >= 40 ? min_i(24, rest * 30 / 100) : 0;
     c.tag = !overlay && rest >= 70 ? 12 : 0;
@@ -134,15 +106,16 @@ static void row_text(ui *u, const ui_row *r, const ls_program *p, ls_buf *b)
     const char *sub = tg ? NULL : ui_delegate_sub(p, n);
     if (sub) tg = ui_sub_tag(u, p, sub);
     /* name and op padded to the step's widest, so the columns stay aligned while scrolling */
-    ls_buf_printf(b, "%-*s %-*s %s  %s  %s", content.name, n->name, content.op, row_op(u, r), args.s ? args.s : "", t,
+    ls_buf_printf(b, "%-*s %-*s %s  %s  %s", u->m.sr->name_w, n->name, u->m.sr->op_w, row_op(u, r), args.s ? args.s : "", t,
                   tg ? tg : "");
     ls_buf_free(&args);
 }
 
 static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
 {
-    const ui_row *r = row_at(u, row);
-    if (!r) return;
+    ui_row rv;
+    if (!row_at(u, row, &rv)) return;
+    const ui_row *r = &rv;
     const ls_program *p = ui_row_program(u, r);
     const ls_node *n = r->node;
     int tag = ui_node_color(u, p, n);
@@ -227,8 +200,9 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
 
 static void activate(ui *u, uint32_t row)
 {
-    const ui_row *r = row_at(u, row);
-    if (!r) return;
+    ui_row rv;
+    if (!row_at(u, row, &rv)) return;
+    const ui_row *r = &rv;
     const ls_program *p = ui_row_program(u, r);
     const char *sub = ui_delegate_sub(p, r->node);
     if (!sub && r->node->kind == LS_NODE_GET_ATTR && ls_program_sub(p, r->node->target)) sub = r->node->target;
@@ -238,8 +212,9 @@ static void activate(ui *u, uint32_t row)
 
 static void moved(ui *u, uint32_t row)
 {
-    const ui_row *r = row_at(u, row);
-    if (!r) return;
+    ui_row rv;
+    if (!row_at(u, row, &rv)) return;
+    const ui_row *r = &rv;
     if (r->node->id != u->sel_id) {
         u->sel_id = r->node->id;
         u->node_valid = false;
@@ -249,8 +224,9 @@ static void moved(ui *u, uint32_t row)
 
 static bool match(ui *u, uint32_t row, const regex_t *re)
 {
-    const ui_row *r = row_at(u, row);
-    if (!r) return false;
+    ui_row rv;
+    if (!row_at(u, row, &rv)) return false;
+    const ui_row *r = &rv;
     return regexec(re, r->node->name, 0, NULL, 0) == 0 || regexec(re, row_op(u, r), 0, NULL, 0) == 0;
 }
 

@@ -41,9 +41,10 @@ void ui_help_build(ui *u)
     ui_lines_add(l, UI_R_CHANGED, -1, "  ~  changed by this step");
     ui_lines_add(l, UI_R_REMOVED, -1, "  -  removed by this step (dimmed)");
     ui_lines_add(l, UI_R_NORMAL, -1, "  [input] [param] [buffer] [const]  placeholders by kind");
-    for (uint32_t t = 0; t < u->n_tags; t++)
-        ui_lines_add(l, UI_R_NORMAL, (int)t, "  %c  %s%s%s", ui_tag_letter((int)t), u->tags[t], u->tag_backends[t] ? " → " : "",
-                     u->tag_backends[t] ? u->tag_backends[t] : "");
+    const ui_tagtab *tt = &u->dc.tags;
+    for (uint32_t t = 0; t < tt->n; t++)
+        ui_lines_add(l, UI_R_NORMAL, (int)t, "  %c  %s%s%s", ui_tag_letter((int)t), tt->tags[t], tt->backends[t] ? " → " : "",
+                     tt->backends[t] ? tt->backends[t] : "");
     ui_lines_add(l, UI_R_DIM, -1, "  colours: %s (NO_COLOR or --no-color: tags as letters)",
                  u->colors == UI_COLORS_256 ? "256" : u->colors == UI_COLORS_8 ? "8" : "none");
 }

@@ -260,7 +260,7 @@ static void why(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, int c
     if (n->tag) {
         const char *be = ls_program_tag_backend(p, n->tag);
         int ti = ui_tag_index(u, n->tag);
-        if (!be && ti >= 0) be = u->tag_backends[ti];
+        if (!be && ti >= 0) be = u->dc.tags.backends[ti];
         ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10s%s → %s (delegated)", "tag", n->tag, be ? be : "?");
         ln->indent = 10;
         return;

@@ -7,17 +7,30 @@
 static void title(ui *u, ls_buf *b)
 {
     ls_buf_printf(b, "Passes · %u step%s", u->h->n, u->h->n == 1 ? "" : "s");
+    if (ui_running(u)) ls_buf_printf(b, " of %u", u->snap.n_planned);
     if (u->h->not_run) ls_buf_puts(b, " (no pass)");
 }
 
+/* The steps still to come are listed too while the pipeline runs. */
 static uint32_t count(ui *u)
 {
-    return u->h->n;
+    return ui_running(u) ? u->snap.n_planned : u->h->n;
 }
 
 static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
 {
     const ls_step *st = &u->h->steps[row];
+    if (row >= u->h->n) { /* not made yet: only its name is known */
+        short dp;
+        attr_t da = ui_role_attr(u, UI_R_DIM, &dp);
+        char left[128];
+        snprintf(left, sizeof left, " %2u %s", row, st->pass ? st->pass : "?");
+        const char *right = row == u->h->n ? (u->utf8 ? "running…" : "running") : u->utf8 ? "…" : "...";
+        int rw = ui_text_width(right);
+        ui_put(u, y, x, w - rw - 3, da, dp, left);
+        ui_put(u, y, x + w - rw - 1, rw, da, dp, right);
+        return;
+    }
     bool focus = u->focus == UI_P_TIMELINE;
     short pair = 0;
     attr_t a = A_NORMAL;
@@ -40,6 +53,11 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
 
 static void moved(ui *u, uint32_t row)
 {
+    if (row >= u->h->n) {
+        ui_message(u, false, "step %u (%s) is not ready yet", row, u->h->steps[row].pass);
+        ui_pane_of(u, UI_P_TIMELINE)->sel = u->step;
+        return;
+    }
     if (row != u->step) ui_set_step(u, row);
 }
 

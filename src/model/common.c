@@ -223,19 +223,43 @@ static const char *intern_in(intern_table *t, const char *s, size_t n)
     return t->slots[j].s;
 }
 
+/* The pool is shared by every thread; while a second one works on programs (ls_threads_begin)
+ * every intern takes the lock. Alone (the CLI, the load before the UI starts its pipeline), none. */
+static pthread_mutex_t intern_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int threads_sharing;
+
+void ls_threads_begin(void)
+{
+    __atomic_add_fetch(&threads_sharing, 1, __ATOMIC_SEQ_CST);
+}
+
+void ls_threads_end(void)
+{
+    __atomic_sub_fetch(&threads_sharing, 1, __ATOMIC_SEQ_CST);
+}
+
+static const char *intern_locked(intern_table *t, const char *s, size_t n)
+{
+    if (!__atomic_load_n(&threads_sharing, __ATOMIC_RELAXED)) return intern_in(t, s, n);
+    pthread_mutex_lock(&intern_mutex);
+    const char *r = intern_in(t, s, n);
+    pthread_mutex_unlock(&intern_mutex);
+    return r;
+}
+
 const char *ls_intern_n(const char *s, size_t n)
 {
-    return intern_in(&names_table, s, n);
+    return intern_locked(&names_table, s, n);
 }
 
 const char *ls_intern_text_n(const char *s, size_t n)
 {
-    return intern_in(&texts_table, s, n);
+    return intern_locked(&texts_table, s, n);
 }
 
 const void *ls_intern_record(const void *rec, size_t n)
 {
-    return intern_in(&records_table, rec, n);
+    return intern_locked(&records_table, rec, n);
 }
 
 const char *ls_intern(const char *s)
@@ -275,7 +299,7 @@ void ls_intern_release_all(void)
     }
 }
 
-static pthread_mutex_t cache_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t cache_mutex = PTHREAD_MUTEX_INITIALIZER; /* see ls_cache_lock */
 
 void ls_cache_lock(void)
 {

@@ -444,10 +444,28 @@ static int32_t index_pos(const ls_index *ix, uint32_t id)
     return -1;
 }
 
+static ls_index *build_index(ls_program *p);
+
+/* The index is a cache: building it does not change p. Programs of the history are shared by
+ * the UI's thread and the pipeline's, so it is built under the cache lock and published with a
+ * release store (a program is never changed once it is in the history). */
 static ls_index *index_of(const ls_program *cp)
 {
-    ls_program *p = (ls_program *)cp; /* the index is a cache; building it does not change p */
-    if (p->index) return p->index;
+    ls_program *p = (ls_program *)cp;
+    ls_index *ix = __atomic_load_n(&p->index, __ATOMIC_ACQUIRE);
+    if (ix) return ix;
+    ls_cache_lock();
+    ix = p->index;
+    if (!ix) {
+        ix = build_index(p);
+        __atomic_store_n(&p->index, ix, __ATOMIC_RELEASE);
+    }
+    ls_cache_unlock();
+    return ix;
+}
+
+static ls_index *build_index(ls_program *p)
+{
     ls_index *ix = ls_calloc(1, sizeof *ix);
     uint32_t max_id = p->next_id;
     for (uint32_t i = 0; i < p->n_nodes; i++)
@@ -482,7 +500,6 @@ static ls_index *index_of(const ls_program *cp)
         while (ix->name_slots[s] >= 0) s = (s + 1) & (cap - 1);
         ix->name_slots[s] = (int32_t)i;
     }
-    p->index = ix;
     return ix;
 }
 
@@ -543,28 +560,15 @@ static void users_pass(const ls_program *p, user_ctx *c)
     }
 }
 
+static void build_users(const ls_program *p, ls_index *ix);
+
 const uint32_t *ls_program_users(const ls_program *p, uint32_t pos, uint32_t *count)
 {
     ls_index *ix = index_of(p);
-    if (!ix->user_off) {
-        uint32_t n = p->n_nodes;
-        user_ctx c = {.ix = ix};
-        c.last_user = ls_malloc(sizeof *c.last_user * (n ? n : 1));
-        c.cursor = ls_calloc(n + 1, sizeof *c.cursor);
-        users_pass(p, &c);
-        ix->user_off = ls_malloc(sizeof *ix->user_off * (n + 1));
-        uint32_t total = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            ix->user_off[i] = total;
-            total += c.cursor[i];
-            c.cursor[i] = ix->user_off[i];
-        }
-        ix->user_off[n] = total;
-        ix->users = ls_malloc(sizeof *ix->users * (total ? total : 1));
-        c.users = ix->users;
-        users_pass(p, &c);
-        free(c.last_user);
-        free(c.cursor);
+    if (!__atomic_load_n(&ix->user_off, __ATOMIC_ACQUIRE)) {
+        ls_cache_lock();
+        if (!ix->user_off) build_users(p, ix);
+        ls_cache_unlock();
     }
     if (pos >= p->n_nodes) {
         *count = 0;
@@ -572,6 +576,31 @@ const uint32_t *ls_program_users(const ls_program *p, uint32_t pos, uint32_t *co
     }
     *count = ix->user_off[pos + 1] - ix->user_off[pos];
     return ix->users + ix->user_off[pos];
+}
+
+static void build_users(const ls_program *p, ls_index *ix)
+{
+    {
+        uint32_t n = p->n_nodes;
+        user_ctx c = {.ix = ix};
+        c.last_user = ls_malloc(sizeof *c.last_user * (n ? n : 1));
+        c.cursor = ls_calloc(n + 1, sizeof *c.cursor);
+        users_pass(p, &c);
+        uint32_t *off = ls_malloc(sizeof *off * (n + 1));
+        uint32_t total = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            off[i] = total;
+            total += c.cursor[i];
+            c.cursor[i] = off[i];
+        }
+        off[n] = total;
+        ix->users = ls_malloc(sizeof *ix->users * (total ? total : 1));
+        c.users = ix->users;
+        users_pass(p, &c);
+        free(c.last_user);
+        free(c.cursor);
+        __atomic_store_n(&ix->user_off, off, __ATOMIC_RELEASE); /* last: readers test it */
+    }
 }
 
 typedef struct id_probe {

@@ -234,14 +234,23 @@ uint32_t ls_pipeline_plan(const ls_pipeline_opts *o, ls_plan_step *steps, uint32
     return n;
 }
 
-static ls_step *add_step(ls_history *h, const char *pass, const char *detail)
+/* The steps are made in an array sized for the whole plan, each named from the start: a
+ * reader on another thread (the UI) reads steps[0..n) while the next one is being made. */
+static void plan_steps(ls_history *h, const ls_plan_step *plan, uint32_t n)
 {
-    h->steps = ls_realloc(h->steps, sizeof *h->steps * (h->n + 1));
-    ls_step *s = &h->steps[h->n++];
-    memset(s, 0, sizeof *s);
-    s->pass = ls_intern(pass);
-    s->detail = ls_intern(detail);
-    return s;
+    h->steps = ls_calloc(n + 1, sizeof *h->steps);
+    h->n_planned = n + 1;
+    h->steps[0].pass = ls_intern("load");
+    for (uint32_t i = 0; i < n; i++) {
+        h->steps[i + 1].pass = ls_intern(plan[i].pass->name);
+        h->steps[i + 1].detail = plan[i].profile ? ls_intern(plan[i].profile->name) : NULL;
+    }
+}
+
+static void publish(ls_history *h, const ls_pipeline_opts *opts, uint32_t k)
+{
+    if (opts->watch && opts->watch->step_done) opts->watch->step_done(opts->watch->ctx, h, k);
+    __atomic_store_n(&h->n, k + 1, __ATOMIC_RELEASE);
 }
 
 /* The verifier after a step: the submodules it shares with the step before keep their findings. */
@@ -255,16 +264,31 @@ bool ls_pipeline_as_held(const ls_program *loaded, const ls_pipeline_opts *opts)
     return ls_program_pte_file(loaded) && !opts->relower && !opts->chosen;
 }
 
+static void finish(ls_history *h)
+{
+    __atomic_store_n(&h->n_planned, h->n, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->done, true, __ATOMIC_RELEASE);
+}
+
 int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history *h, ls_error *err)
 {
     memset(h, 0, sizeof *h);
-    if (!loaded) return ls_fail(err, "no program to lower");
+    if (!loaded) {
+        finish(h);
+        return ls_fail(err, "no program to lower");
+    }
     h->path = loaded->path;
 
     ls_plan_step plan[LS_MAX_PIPELINE * LS_MAX_BACKENDS];
     uint32_t n = ls_pipeline_plan(opts, plan, sizeof plan / sizeof plan[0]);
-    if (n > sizeof plan / sizeof plan[0]) return ls_fail(err, "the pipeline has too many steps (%u)", n);
-    ls_step *s0 = add_step(h, "load", NULL);
+    if (n > sizeof plan / sizeof plan[0]) {
+        finish(h);
+        return ls_fail(err, "the pipeline has too many steps (%u)", n);
+    }
+    const ls_pipeline_watch *w = opts->watch;
+    double t_start = ls_now();
+    plan_steps(h, plan, n);
+    ls_step *s0 = &h->steps[0];
     s0->program = ls_program_ref(loaded);
     /* the loaded program is always verified: a pass assumes a well-formed program (every
      * reference defined, the signature matching the graph), so one the verifier rejects
@@ -273,13 +297,23 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
     if (s0->verify.n_structural) {
         h->not_run = ls_internf("the verifier rejects the program's structure (%u error%s)",
                                 s0->verify.n_structural, s0->verify.n_structural == 1 ? "" : "s");
+        publish(h, opts, 0);
+        finish(h);
         return 0;
     }
     if (ls_program_pte_file(loaded)) ls_pte_load_report(loaded, !ls_pipeline_as_held(loaded, opts), &s0->report);
-    if (ls_pipeline_as_held(loaded, opts)) return 0; /* a .pte: the program as the file holds it */
+    if (ls_pipeline_as_held(loaded, opts)) { /* a .pte: the program as the file holds it */
+        publish(h, opts, 0);
+        finish(h);
+        return 0;
+    }
+    publish(h, opts, 0);
     for (uint32_t i = 0; i < n; i++) {
-        ls_program *prev = h->steps[h->n - 1].program;
-        ls_step *s = add_step(h, plan[i].pass->name, plan[i].profile ? plan[i].profile->name : NULL);
+        if (w && w->stop && __atomic_load_n(w->stop, __ATOMIC_ACQUIRE)) break;
+        uint32_t k = i + 1;
+        if (w && w->step_begin) w->step_begin(w->ctx, h, k, ls_now() - t_start);
+        ls_program *prev = h->steps[k - 1].program;
+        ls_step *s = &h->steps[k];
         ls_error perr;
         perr.msg[0] = 0;
         perr.code = LS_ERR_INPUT;
@@ -297,11 +331,14 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
             s->error = ls_strdup(perr.msg[0] ? perr.msg : "failed");
             s->error_kind = (uint8_t)perr.code;
             s->program = ls_program_ref(prev);
+            publish(h, opts, k);
             break;
         }
         s->program = out;
         ls_diff_programs(prev, out, &s->changes, &s->n_changes);
-        verify_step(opts, s, &h->steps[h->n - 2]);
+        verify_step(opts, s, &h->steps[k - 1]);
+        publish(h, opts, k);
     }
+    finish(h);
     return 0;
 }
