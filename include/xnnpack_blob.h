@@ -170,9 +170,12 @@ typedef struct ls_xnn_graph {
     ls_xnn_index *index; /* value id → position */
 } ls_xnn_graph;
 
-/* The backend object; the registry (src/backends/registry.c) registers it. */
+/* The backend object; the registry (src/backends/registry.c) registers it. And the inspector
+ * that reads its blobs into a view program (src/backends/inspect.c registers it). */
 struct ls_backend;
 extern const struct ls_backend ls_xnnpack_backend;
+struct ls_delegate_inspector;
+extern const struct ls_delegate_inspector ls_xnnpack_inspector;
 
 /* Whether the bytes look like an XNNPACK blob: "XH00", "XN00" or "XN01" at byte 4. */
 bool ls_xnn_is_blob(const uint8_t *data, size_t size);
@@ -196,6 +199,13 @@ uint64_t ls_xnn_value_nbytes(const ls_xnn_value *v);
 /* "XNNConv2d 3x3 stride 1 pad 1,1,1,1 groups 1, min 0 max inf": one line about a node for the
  * UI and the CLI (ids as %N). */
 void ls_xnn_node_text(const ls_xnn_graph *g, const ls_xnn_node *n, ls_buf *b);
+/* "XNNConv2d 1, XNNStaticTranspose 2": the graph's xnodes by type, in tag order. */
+void ls_xnn_types_text(const ls_xnn_graph *g, ls_buf *b);
+/* A blob's graph as JSON for `info --json`: {"identifier", "version", "xnodes": N,
+ * "xnodes_by_type": {"XNNConv2d": 1, ...}, "values", "quantized_values", "external_inputs",
+ * "external_outputs", "constants": {"named": N, "named_bytes", "in_blob": N, "in_blob_bytes"}}.
+ * -1 (nothing written) when the blob does not decode. */
+int ls_xnn_json(const uint8_t *data, size_t size, ls_buf *b);
 /* "fp32[1, 16, 16, 3]", "qint8[2, 8] scale 0.00799 zp -27", "qcint8[8, 3, 3, 3] 8 scales on dim 0" */
 void ls_xnn_value_text(const ls_xnn_value *v, ls_buf *b);
 

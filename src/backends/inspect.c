@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "bundled_blob.h"
 #include "inspectors.h"
+#include "xnnpack_blob.h"
 
 #define MAX_INSPECTORS 32
 
@@ -41,6 +42,7 @@ static void register_builtins(void)
     ls_delegate_inspector_register(&ls_bundled_inspector); /* bundled/blob_program.c */
     ls_delegate_inspector_register(&lsd_qnn_inspector);    /* describe/qnn.c */
     ls_delegate_inspector_register(&lsd_coreml_inspector); /* describe/coreml.c */
+    ls_delegate_inspector_register(&ls_xnnpack_inspector); /* xnnpack/xnn_inspect.c */
 }
 
 const ls_delegate_inspector *ls_delegate_inspector_find(const char *backend_id, const ls_blob *blob)

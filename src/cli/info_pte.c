@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "delegation.h"
 #include "pte_file.h"
+#include "xnnpack_blob.h"
 
 /* ---- delegates */
 
@@ -81,7 +82,16 @@ void info_delegates_json(ls_buf *b, const ls_program *p)
             ls_buf_putc(b, '}');
         }
         ls_delegate_facts_free(&facts);
-        ls_buf_puts(b, "]}");
+        ls_buf_putc(b, ']');
+        if (pt->sub->processed && ls_xnn_is_blob(pt->sub->processed->data, pt->sub->processed->size)) {
+            ls_buf xb = {0};
+            if (ls_xnn_json(pt->sub->processed->data, pt->sub->processed->size, &xb) == 0) {
+                ls_buf_puts(b, ",\"xnnpack\":");
+                ls_buf_puts(b, xb.s);
+            }
+            ls_buf_free(&xb);
+        }
+        ls_buf_putc(b, '}');
     }
     ls_buf_putc(b, ']');
     free(parts);

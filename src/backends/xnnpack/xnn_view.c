@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "namer.h"
+#include "ptrmap.h"
 #include "xnn_internal.h"
 
 static ls_dtype view_dtype(uint8_t dt)
@@ -78,6 +79,7 @@ int ls_xnn_view(const ls_xnn_graph *g, const ls_blob *blob, const ls_named_data 
     ls_namer *names = ls_namer_new(NULL);
     uint32_t *node_of = ls_calloc(g->n_values ? g->n_values : 1, sizeof *node_of);
     LS_VEC(ls_input_spec) ins = {0};
+    ls_ptrmap targets = {0};
     /* external inputs in external-id order, then constants */
     for (uint32_t pass = 0; pass < 2; pass++)
         for (uint32_t i = 0; i < g->n_values; i++) {
@@ -95,6 +97,9 @@ int ls_xnn_view(const ls_xnn_graph *g, const ls_blob *blob, const ls_named_data 
                 const ls_xnn_constant *c = v->constant_idx < g->n_constants ? &g->constants[v->constant_idx] : NULL;
                 if (c && c->named_key) ls_buf_puts(&t, c->named_key);
                 else ls_buf_printf(&t, "constant_data[%u]", v->constant_idx);
+                /* a target names one constant of the program: bytes two values share get the value's id */
+                if (ls_ptrmap_has(&targets, ls_intern(t.s))) ls_buf_printf(&t, " (value %u)", v->id);
+                ls_ptrmap_put(&targets, ls_intern(t.s), 1);
                 if (v->quant) {
                     ls_buf_puts(&t, " (");
                     ls_xnn_value_text(v, &t);
@@ -242,6 +247,7 @@ int ls_xnn_view(const ls_xnn_graph *g, const ls_blob *blob, const ls_named_data 
     free(outs.v);
     free(ins.v);
     free(node_of);
+    ls_ptrmap_free(&targets);
     ls_namer_free(names);
     *out = p;
     return 0;

@@ -87,12 +87,21 @@ uint32_t lsw_constant(lsw *W, const ls_tensor *t)
         return UINT32_MAX;
     }
     ls_blob_unref(b);
-    ls_xnn_constant c = {.offset = UINT64_MAX, .size = t->nbytes, .named_key = ls_intern(key)};
-    ls_vec_push(&W->consts, c);
+    const char *k = ls_intern(key);
     ls_tmeta m;
     ls_tensor_meta(t, &m);
+    uint32_t known;
+    if (ls_ptrmap_get_u32(&W->const_of, k, &known)) { /* the same bytes again: the same value, if the same shape */
+        const ls_xnn_value *v = &W->values.v[known - 1];
+        bool same = v->ndim == (t->ndim ? t->ndim : 1) && v->datatype == lsw_datatype(&m);
+        for (int i = 0; same && i < t->ndim; i++) same = v->dims[i] == (uint32_t)t->sizes[i];
+        if (same) return known - 1;
+    }
+    ls_xnn_constant c = {.offset = UINT64_MAX, .size = t->nbytes, .named_key = k};
+    ls_vec_push(&W->consts, c);
     uint32_t id = lsw_value(W, lsw_datatype(&m), t->ndim, t->sizes);
     W->values.v[id].constant_idx = W->consts.n - 1;
+    ls_ptrmap_put(&W->const_of, k, id + 1);
     return id;
 }
 
@@ -325,6 +334,7 @@ int lsx_preprocess(const ls_program *sub, ls_blob **processed, ls_compile_spec *
     free(W.fuse_max);
     free(W.fused);
     ls_sig_free(&W.sig);
+    ls_ptrmap_free(&W.const_of);
     ls_named_data_unref(W.named);
     return rc;
 }

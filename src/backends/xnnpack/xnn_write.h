@@ -23,6 +23,7 @@ typedef struct lsw {
     float *fuse_min, *fuse_max; /* per position: the activation fused into it */
     bool *fused;
     uint32_t n_in;        /* external inputs */
+    ls_ptrmap const_of;   /* interned key → value id + 1: a constant is defined once (vals_to_ids) */
 } lsw;
 
 /* Fails naming the node: "NAME: node `n` (aten.x): message". */
