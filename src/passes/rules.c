@@ -411,6 +411,21 @@ static const char *p_dynamic_qparams(const pr_view *v, const ls_rule *r, const l
                       n->name);
 }
 
+/* Vulkan VulkanSupportedOperators.is_linear_permute: a permute or t whose single user is an mm
+ * or addmm is taken only when that GEMM is ("Skip so that the permute can be fused into a linear
+ * by another backend"). */
+static const char *p_linear_permute(const pr_view *v, const ls_rule *r, const ls_node *n)
+{
+    int32_t pos = pu_pos(v->pos, n->id);
+    if (pos < 0 || !v->pos->off || pu_nusers(v->pos, (uint32_t)pos) != 1) return NULL;
+    const ls_node *u = v->p->nodes[v->pos->pos[v->pos->off[pos]]];
+    if (!pu_is_op(u, LS_OP_mm) && !pu_is_op(u, LS_OP_addmm)) return NULL;
+    const char *why;
+    if (pr_check_node(v, u, 0, &why) == LS_WHY_NONE) return NULL;
+    return pr_refusal(v, r, "leaves a permute that feeds a GEMM it does not take (`%s`) to a backend that fuses it into a linear",
+                      u->name);
+}
+
 /* ---- the table */
 
 enum { AK_NONE, AK_ARG, AK_INT, AK_ARG_VALUE, AK_ARG_INTS, AK_ARG_INT };
@@ -429,7 +444,7 @@ static const struct pred {
     {"list_len", AK_ARG_INT, p_list_len},        {"min_inputs", AK_INT, p_min_inputs},
     {"same_io_dtype", AK_NONE, p_same_io_dtype}, {"nonneg", AK_ARG, p_nonneg},
     {"one_inferred", AK_ARG, p_one_inferred},    {"no_bool", AK_NONE, p_no_bool},
-    {"dynamic_qparams", AK_NONE, p_dynamic_qparams},
+    {"dynamic_qparams", AK_NONE, p_dynamic_qparams}, {"linear_permute", AK_NONE, p_linear_permute},
 };
 #define NPREDS (sizeof preds / sizeof preds[0])
 
