@@ -111,6 +111,14 @@ typedef struct ls_export_delegate {
     uint64_t bytes;
 } ls_export_delegate;
 
+/* A kernel library or backend the written .pte needs (the runtime's load checks, pte_check.h). */
+typedef struct ls_export_need {
+    bool backend;        /* a backend, else a kernel */
+    const char *name;    /* "BundledBackend", "cortex_m::pad.out" (interned) */
+    const char *library; /* a kernel's library; for a backend "ExecuTorch" when ExecuTorch ships it, else NULL */
+    bool stock;          /* a stock ExecuTorch runtime has it (portable kernels) or ExecuTorch ships it */
+} ls_export_need;
+
 typedef struct ls_export_summary {
     const char *path;   /* interned */
     bool pt2;           /* a .pt2 archive, else a .pte */
@@ -118,11 +126,14 @@ typedef struct ls_export_summary {
     const char *pass;   /* its pass ("emit", "to_backend", ...), or NULL */
     uint64_t bytes;     /* the file's size */
     bool ran_to_executorch; /* .pte of a step before emit: to_out_variant, memory_plan and emit ran for it */
+    bool ran_to_edge;       /* and to_edge before them (an ATen program: to_executorch takes Edge ones) */
     ls_emit_summary emit;   /* .pte: values, instructions, arena, ... */
     ls_export_segment *segments; /* .pte: every segment, in file order */
     uint32_t n_segments;
     ls_export_delegate *delegates;
     uint32_t n_delegates;
+    ls_export_need *needs; /* .pte: the backends and non-portable kernels it needs */
+    uint32_t n_needs;
 } ls_export_summary;
 
 void ls_export_summary_free(ls_export_summary *s);
@@ -142,7 +153,9 @@ typedef struct ls_export_opts {
 } ls_export_opts;
 
 /* Writes program p to PATH: a .pt2 archive when PATH ends in .pt2, else a .pte (the emitted
- * program p carries, or p run through to_out_variant, memory_plan and emit first). Writes a
+ * program p carries, or p run through to_out_variant, memory_plan and emit first) once it
+ * passes the checks ExecuTorch's runtime makes when it loads it (pte_check.h; a program they
+ * refuse is not written); what it needs from the runtime is in the summary. Writes a
  * temporary file and renames it; refuses to replace an existing file unless force. sum may be
  * NULL (else the caller frees it with ls_export_summary_free). */
 int ls_export_program(const ls_program *p, const char *path, bool force, ls_export_summary *sum, ls_error *err);

@@ -83,12 +83,14 @@ typedef struct ls_pipeline_opts {
     bool init_mutable_buffers;             /* --init-mutable-buffers */
     bool mutable_buffer_names;             /* --mutable-buffer-names */
     const ls_pipeline_watch *watch;        /* NULL: nobody watches */
+    bool no_backends;                      /* --portable, --backend none: no partition round at all */
 } ls_pipeline_opts;
 
 void ls_pipeline_opts_init(ls_pipeline_opts *o);
 void ls_pipeline_opts_free(ls_pipeline_opts *o);
 /* One option and its value: "--pipeline" "to_edge,partition", "--backend" "FILE|bundled",
- * "--memory-planning" "greedy|naive", "--relower", "--init-mutable-buffers" and
+ * "--backend" "none" (no round: portable kernels only), "--memory-planning" "greedy|naive",
+ * "--relower", "--portable" (= --backend none), "--init-mutable-buffers" and
  * "--mutable-buffer-names" (no value).
  * Returns 1 when the option is one of these (consumed), 0 when it is not, -1 on a bad value. */
 int ls_pipeline_opt(ls_pipeline_opts *o, const char *opt, const char *value, ls_error *err);

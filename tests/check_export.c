@@ -71,14 +71,6 @@ static void loads_in_executorch(const char *path, const char *what)
     ls_pte_free(&pte);
 }
 
-/* Samples whose CPU-only export still fails the runtime's checks, and why: to_edge keeps a
- * Python scalar where ExecuTorch's ScalarToTensorPass makes a tensor constant (add.out reads
- * a Tensor `other`), and keeps silu, which exir decomposes (portable has no silu.out). */
-static bool known_to_edge_gap(const char *sample, const char *pipeline)
-{
-    return pipeline && (!strcmp(sample, "folded_output") || !strcmp(sample, "tiny_llama"));
-}
-
 static ls_program *export_and_load(const ls_history *h, int step, const char *path)
 {
     ls_export_summary sum;
@@ -122,7 +114,7 @@ START_TEST(every_sample_exports_and_matches)
             char path[512];
             snprintf(path, sizeof path, "%s/%s_%d.pte", dir, pf_samples[k].name, pl);
             ls_program *back = export_and_load(&h, -1, path);
-            if (!known_to_edge_gap(pf_samples[k].name, pipelines[pl])) loads_in_executorch(path, pf_samples[k].name);
+            loads_in_executorch(path, pf_samples[k].name);
             if (pl == 0) {
                 ck_assert_str_eq(h.steps[h.n - 1].pass, "emit");
                 ck_assert_uint_ge(back->n_subs, 1);
@@ -337,6 +329,43 @@ START_TEST(header_segments_and_flatc)
     }
     ls_history_free(&h);
     ls_program_unref(p);
+}
+END_TEST
+
+/* Every sample exported as a user would, by the default pipeline and with --portable: verify
+ * says ExecuTorch's runtime loads it (exit 0), flatc decodes it with ExecuTorch's schema; the
+ * portable file calls no delegate and needs nothing a stock runtime lacks; the default one
+ * warns that it needs BundledBackend. */
+START_TEST(every_sample_loads_in_executorch_from_the_cli)
+{
+    const char *dir = tu_tmpdir();
+    bool flatc = system("command -v flatc >/dev/null 2>&1") == 0;
+    for (size_t k = 0; k < PF_N_SAMPLES; k++)
+        for (int portable = 0; portable < 2; portable++) {
+            char sample[512], path[600], *out = NULL;
+            snprintf(sample, sizeof sample, "samples/%s.pt2", pf_samples[k].name);
+            snprintf(path, sizeof path, "%s/%s%s.pte", dir, pf_samples[k].name, portable ? "_portable" : "");
+            int rc = tu_runf(&out, "export %s -o %s%s", tu_root(sample), path, portable ? " --portable" : "");
+            ck_assert_msg(rc == 0, "%s: %s", path, out);
+            ck_assert_msg(portable != tu_contains(out, "warning: ") && portable != tu_contains(out, "needs backend BundledBackend"),
+                          "%s: %s", path, out);
+            free(out);
+            rc = tu_runf(&out, "verify %s", path);
+            ck_assert_msg(rc == 0 && tu_contains(out, "ExecuTorch's runtime loads it"), "%s: exit %d\n%s", path, rc, out);
+            ck_assert_msg(!portable || !tu_contains(out, "needs "), "%s: %s", path, out);
+            free(out);
+            if (flatc) {
+                char cmd[2048];
+                snprintf(cmd, sizeof cmd, "flatc --json --strict-json --defaults-json -o %s %s -- %s >/dev/null 2>&1", dir,
+                         tu_root("tests/schema/program.fbs"), path);
+                ck_assert_msg(system(cmd) == 0, "flatc does not decode %s", path);
+            }
+            ls_pte q;
+            ls_error err;
+            ck_assert(ls_pte_read_file(path, &q, &err) == 0);
+            if (portable) ck_assert_uint_eq(q.execution_plan.v[0].delegates.n, 0);
+            ls_pte_free(&q);
+        }
 }
 END_TEST
 
@@ -672,6 +701,7 @@ Suite *export_suite(void)
     tcase_add_test(tc, kv_cache_state_from_the_pte);
     tcase_add_test(tc, reading_back_gives_the_same_plan);
     tcase_add_test(tc, header_segments_and_flatc);
+    tcase_add_test(tc, every_sample_loads_in_executorch_from_the_cli);
     tcase_add_test(tc, damaged_exports_are_refused);
     tcase_add_test(tc, export_command_and_overwrite);
     tcase_add_test(tc, compare_with_finds_differences);

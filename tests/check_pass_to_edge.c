@@ -109,6 +109,68 @@ START_TEST(softmax_and_matmul)
 }
 END_TEST
 
+/* exir's ScalarToTensorPass: add.Tensor(x, 1) and mul.Tensor(x, 2.5) read 0-dim constants
+ * (torch.tensor(1): int64, torch.tensor(2.5): float32) lifted before the first user input as
+ * _lifted_tensor_constant0 and 1 (alpha, a Scalar, stays an int). And
+ * silu decomposes into mul(x, sigmoid(x)). */
+START_TEST(scalars_become_tensors_and_silu_decomposes)
+{
+    int64_t s4 = 4;
+    ls_builder *b = ls_builder_new("model", LS_DIALECT_ATEN);
+    uint32_t w = pt_input(b, "p_w", LS_IN_PARAMETER, "w", true, LS_DT_F32, 1, &s4);
+    uint32_t x = pt_input(b, "x", LS_IN_USER_INPUT, NULL, false, LS_DT_F32, 1, &s4);
+    ls_tmeta m = ls_meta(LS_DT_F32, 1, &s4);
+    ls_arg *args = calloc(3, sizeof *args);
+    args[0] = ls_arg_node(x), args[1] = ls_arg_int(1), args[2] = ls_arg_int(1);
+    uint32_t a = ls_build_call(b, NULL, LS_OP_add_Tensor, args, 3, &m);
+    args = calloc(2, sizeof *args);
+    args[0] = ls_arg_node(a), args[1] = ls_arg_float(2.5);
+    uint32_t mu = ls_build_call(b, NULL, LS_OP_mul_Tensor, args, 2, &m);
+    args = calloc(1, sizeof *args);
+    args[0] = ls_arg_node(mu);
+    uint32_t si = ls_build_call(b, NULL, LS_OP_silu, args, 1, &m);
+    uint32_t o = pt_bin(b, LS_OP_add_Tensor, si, w);
+    ls_build_output(b, &o, 1, NULL, NULL);
+    ls_program *p = ls_builder_finish(b);
+    ls_report rep = {0};
+    ls_program *q = pt_run(ls_pass_to_edge, p, NULL, &rep, NULL);
+    const ls_node *add = pt_must(q, "aten_add_tensor");
+    const ls_node *c0 = ls_program_node(q, add->args[1].v.node);
+    ck_assert_int_eq(add->args[1].kind, LS_ARG_NODE);
+    ck_assert_str_eq(c0->name, "_lifted_tensor_constant0");
+    ck_assert_int_eq(add->args[2].kind, LS_ARG_INT); /* alpha is a Scalar: stays */
+    const ls_named_tensor *t0 = ls_program_constant(q, "_lifted_tensor_constant0");
+    ck_assert_ptr_nonnull(t0);
+    ck_assert_int_eq(t0->t->dtype, LS_DT_I64);
+    ck_assert_int_eq(t0->t->ndim, 0);
+    ck_assert_int_eq(((int64_t *)t0->t->data)[0], 1);
+    const ls_named_tensor *t1 = ls_program_constant(q, "_lifted_tensor_constant1");
+    ck_assert_int_eq(t1->t->dtype, LS_DT_F32);
+    ck_assert(((float *)t1->t->data)[0] == 2.5f);
+    /* before the first user input, in the nodes and in the specs */
+    ck_assert_str_eq(q->nodes[0]->name, "p_w");
+    ck_assert_str_eq(q->nodes[1]->name, "_lifted_tensor_constant0");
+    ck_assert_str_eq(q->nodes[2]->name, "_lifted_tensor_constant1");
+    ck_assert_str_eq(q->nodes[3]->name, "x");
+    ck_assert_int_eq(q->inputs[1].kind, LS_IN_CONSTANT_TENSOR);
+    ck_assert_str_eq(q->inputs[2].target, "_lifted_tensor_constant1");
+    ck_assert_int_eq(q->inputs[3].kind, LS_IN_USER_INPUT);
+    /* silu: sigmoid, then mul(x, sigmoid); the mul keeps silu's id */
+    const ls_node *sg = pt_must(q, "aten_sigmoid_default");
+    const ls_node *m2 = pt_must(q, "aten_mul_tensor_1");
+    ck_assert_int_eq((int)m2->id, (int)si);
+    ck_assert_int_eq(m2->args[0].v.node, mu);
+    ck_assert_int_eq(m2->args[1].v.node, sg->id);
+    for (uint32_t i = 0; i < q->n_nodes; i++) ck_assert(!q->nodes[i]->op || q->nodes[i]->op->id != LS_OP_silu);
+    bool said = false;
+    for (uint32_t i = 0; i < rep.n; i++) said |= strstr(rep.v[i].text, "(ScalarToTensorPass)") != NULL;
+    ck_assert(said);
+    ls_report_free(&rep);
+    ls_program_unref(q);
+    ls_program_unref(p);
+}
+END_TEST
+
 Suite *pass_to_edge_suite(void)
 {
     Suite *s = suite_create("pass_to_edge");
@@ -116,6 +178,7 @@ Suite *pass_to_edge_suite(void)
     tcase_add_test(tc, targets_views_and_names);
     tcase_add_test(tc, linear_decomposition);
     tcase_add_test(tc, softmax_and_matmul);
+    tcase_add_test(tc, scalars_become_tensors_and_silu_decomposes);
     suite_add_tcase(s, tc);
     return s;
 }

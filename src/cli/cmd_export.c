@@ -13,7 +13,8 @@
 int ls_cmd_export(int argc, char **argv);
 
 #define USAGE                                                                                                          \
-    "export FILE -o OUT [--backend NAME|FILE]... [--pipeline a,b,...] [--step S] [--force] [--json] [--model NAME] "        \
+    "export FILE -o OUT [--portable | --backend NAME|FILE...] [--pipeline a,b,...] [--step S] [--force] [--json] "  \
+    "[--model NAME] "        \
     "[--metadata-only]"
 static const char HELP[] =
     "usage: lowerscope " USAGE "\n"
@@ -22,6 +23,9 @@ static const char HELP[] =
     "ExecuTorch program (.pte: any name not ending in .pt2) or, when OUT ends in .pt2, as a .pt2\n"
     "archive. The file is written whole or not at all (a temporary file, then a rename, which never\n"
     "replaces a file without --force); a device or a FIFO is never written, even with --force.\n"
+    "A .pte goes through ExecuTorch's load checks first (lowerscope verify); the backends and\n"
+    "kernels it needs are listed, and one ExecuTorch does not ship (BundledBackend) is warned about:\n"
+    "--portable writes a file of portable kernels only, which a stock runtime runs.\n"
     "\n"
     "options:\n"
     "  -o OUT, --output OUT  where to write (--output=OUT too)\n"
@@ -65,6 +69,14 @@ static void print_json(const ls_export_summary *s)
             ls_buf_json_str(&b, s->delegates[d].backend_id);
             ls_buf_printf(&b, ",\"segment\":%u,\"bytes\":%llu}", s->delegates[d].segment,
                           (unsigned long long)s->delegates[d].bytes);
+        }
+        ls_buf_puts(&b, "],\"needs\":[");
+        for (uint32_t k = 0; k < s->n_needs; k++) {
+            ls_buf_printf(&b, "%s{\"kind\":\"%s\",\"name\":", k ? "," : "", s->needs[k].backend ? "backend" : "kernel");
+            ls_buf_json_str(&b, s->needs[k].name);
+            ls_buf_puts(&b, ",\"library\":");
+            ls_buf_json_str(&b, s->needs[k].library);
+            ls_buf_printf(&b, ",\"stock\":%s}", s->needs[k].stock ? "true" : "false");
         }
         ls_buf_putc(&b, ']');
     }
@@ -124,6 +136,11 @@ int ls_cmd_export(int argc, char **argv)
         fputs(b.s, stdout);
         ls_buf_free(&b);
     }
+    /* a backend no stock ExecuTorch runtime has: the file runs only where it is linked */
+    for (uint32_t k = 0; k < sum.n_needs; k++)
+        if (sum.needs[k].backend && !sum.needs[k].stock)
+            ls_cli_error("warning: %s needs backend %s, which ExecuTorch does not ship: a stock runtime refuses it "
+                         "(export with --portable for one)", out, sum.needs[k].name);
     ls_export_summary_free(&sum);
     cli_run_free(&r);
     return LS_EXIT_OK;

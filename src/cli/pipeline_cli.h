@@ -14,6 +14,8 @@
     "  --backend NAME|FILE   a backend profile (repeatable; docs/backends.md): bundled, a shipped one\n"            \
     "                        (xnnpack, ...) or a JSON file; each adds a round of partition, fold_masks,\n"          \
     "                        duplicate_constants, to_backend (default: bundled)\n"                                  \
+    "  --portable, --backend none\n"                                                                                  \
+    "                        no backend: every op a KernelCall of ExecuTorch's portable kernels\n"                 \
     "  --pipeline a,b,...    the passes and their order: to_edge, constant_prop, partition, fold_masks,\n"            \
     "                        duplicate_constants, to_backend, to_out_variant, memory_plan, emit\n"                    \
     "  --init-mutable-buffers\n"                                                                                      \

@@ -11,15 +11,18 @@
 
 #include "export.h"
 #include "export_internal.h"
+#include "pte_check.h"
 
 void ls_export_summary_free(ls_export_summary *s)
 {
     if (!s) return;
     free(s->segments);
     free(s->delegates);
+    free(s->needs);
     s->segments = NULL;
     s->delegates = NULL;
-    s->n_segments = s->n_delegates = 0;
+    s->needs = NULL;
+    s->n_segments = s->n_delegates = s->n_needs = 0;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -30,20 +33,26 @@ static bool ends_with(const char *s, const char *suffix)
 
 /* The emitted program of p: its own, or one made by running the to_executorch steps on it. */
 static int emitted(const ls_program *p, const ls_export_opts *o, ls_program **keep, const ls_pte **pte,
-                   ls_emit_summary *es, bool *ran, ls_error *err)
+                   ls_emit_summary *es, bool *ran, bool *ran_edge, ls_error *err)
 {
     *keep = NULL;
-    *ran = false;
+    *ran = *ran_edge = false;
     *pte = ls_program_emitted(p, es);
     if (*pte) return 0;
     *ran = true;
     static const struct {
         const char *name;
         ls_pass_fn fn;
-    } steps[] = {{"to_out_variant", ls_pass_to_out_variant}, {"memory_plan", ls_pass_memory_plan}, {"emit", ls_pass_emit}};
+    } steps[] = {{"to_edge", ls_pass_to_edge},
+                 {"to_out_variant", ls_pass_to_out_variant},
+                 {"memory_plan", ls_pass_memory_plan},
+                 {"emit", ls_pass_emit}};
     ls_program *cur = ls_program_ref((ls_program *)p);
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-        if (i < 2 && ls_program_mem_plan(cur)) continue; /* planned already: to_out_variant ran */
+        /* exir's to_executorch takes an Edge program: an ATen one goes through to_edge first */
+        if (i == 0 && cur->dialect != LS_DIALECT_ATEN) continue;
+        if (i < 3 && ls_program_mem_plan(cur)) continue; /* planned already: to_out_variant ran */
+        if (i == 0) *ran_edge = true;
         ls_report rep = {0};
         ls_error e2;
         e2.msg[0] = 0;
@@ -89,6 +98,34 @@ static void describe_pte(const ls_pte *pte, ls_export_summary *s)
 }
 
 /* Before any work: what ls_write_file would refuse at the end (it checks again, with no race). */
+/* The runtime's load checks on the program about to be written: a failure is lowerscope's bug,
+ * reported and nothing written; the needs go into the summary. */
+static int loads_in_executorch(const ls_pte *pte, ls_export_summary *s, ls_error *err)
+{
+    ls_pte_check_report r;
+    if (ls_pte_runtime_check(pte, &r) != 0) {
+        const ls_pte_issue *f = NULL;
+        for (uint32_t i = 0; i < r.n && !f; i++)
+            if (r.v[i].kind == LS_PTE_FAILS) f = &r.v[i];
+        int rc = ls_fail(err, "ExecuTorch's runtime would refuse the program (%u error%s, nothing was written): %s: %s [%s]",
+                         r.n_fails, r.n_fails == 1 ? "" : "s", f ? f->where : "?", f ? f->msg : "?", f ? f->rule : "?");
+        ls_pte_check_report_free(&r);
+        return rc;
+    }
+    s->needs = ls_calloc(r.n ? r.n : 1, sizeof *s->needs);
+    for (uint32_t i = 0; i < r.n; i++) {
+        const ls_pte_issue *is = &r.v[i];
+        bool backend = is->kind == LS_PTE_NEEDS_BACKEND;
+        bool dup = false;
+        for (uint32_t k = 0; k < s->n_needs && !dup; k++) dup = s->needs[k].name == is->name; /* a few per file */
+        if (dup || is->kind == LS_PTE_FAILS) continue;
+        s->needs[s->n_needs++] = (ls_export_need){backend, is->name, is->library,
+                                                  backend ? is->library != NULL : ls_et_library_is_stock(is->library)};
+    }
+    ls_pte_check_report_free(&r);
+    return 0;
+}
+
 static int refuse_existing(const char *path, bool force, ls_error *err)
 {
     struct stat st;
@@ -134,13 +171,14 @@ int ls_export_program_with(const ls_program *p, const char *path, const ls_expor
     } else {
         ls_program *keep;
         const ls_pte *pte;
-        rc = emitted(p, opts, &keep, &pte, &s->emit, &s->ran_to_executorch, err);
+        rc = emitted(p, opts, &keep, &pte, &s->emit, &s->ran_to_executorch, &s->ran_to_edge, err);
         if (rc != 0) {
             ls_fail_prefix(err, "%s", path);
         } else {
-            uint8_t *bytes;
-            size_t size;
-            rc = ls_pte_write(pte, &bytes, &size, err);
+            uint8_t *bytes = NULL;
+            size_t size = 0;
+            rc = loads_in_executorch(pte, s, err);
+            if (rc == 0) rc = ls_pte_write(pte, &bytes, &size, err);
             if (rc == 0) {
                 rc = ls_write_file(path, bytes, size, flags, err);
                 free(bytes);
@@ -192,7 +230,8 @@ void ls_export_summary_text(const ls_export_summary *s, ls_buf *b)
     ls_buf_putc(b, '\n');
     if (s->pt2) return;
     if (s->ran_to_executorch)
-        ls_buf_puts(b, "  steps     to_out_variant, memory_plan and emit ran for the export\n");
+        ls_buf_printf(b, "  steps     %sto_out_variant, memory_plan and emit ran for the export\n",
+                      s->ran_to_edge ? "to_edge, " : "");
     const ls_emit_summary *e = &s->emit;
     ls_buf_printf(b, "  plan      forward: %u values, %u instruction%s (%u KernelCall%s, %u DelegateCall%s), %u operator%s\n",
                   e->values, e->instructions, e->instructions == 1 ? "" : "s", e->kernel_calls,
@@ -215,4 +254,14 @@ void ls_export_summary_text(const ls_export_summary *s, ls_buf *b)
     ls_buf_printf(b, "%s)\n", sz);
     ls_buf_printf(b, "  arena     %" PRIu64 " bytes for %" PRIu64 " bytes of tensors (%u tensor%s)\n", e->arena,
                   e->tensor_bytes, e->planned_tensors, e->planned_tensors == 1 ? "" : "s");
+    for (uint32_t i = 0; i < s->n_needs; i++) {
+        const ls_export_need *nd = &s->needs[i];
+        if (nd->backend)
+            ls_buf_printf(b, "  needs     backend %s%s\n", nd->name,
+                          nd->stock ? " (ExecuTorch ships it: the runtime must link it)"
+                                    : ", which ExecuTorch does not ship: a stock runtime refuses the file (--portable "
+                                      "lowers for portable kernels only)");
+        else
+            ls_buf_printf(b, "  needs     kernel %s from library %s\n", nd->name, nd->library ? nd->library : "?");
+    }
 }

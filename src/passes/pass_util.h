@@ -90,4 +90,8 @@ void pu_names(ls_buf *b, const char *const *names, uint32_t n, uint32_t max);
 /* "float32[4, 5]" in a static ring of buffers (for report sentences). */
 const char *pu_meta_str(const ls_tmeta *m);
 
+/* to_edge's ScalarToTensorPass (scalar_to_tensor.c): scalars given for Tensor parameters become
+ * lifted tensor constants. Returns how many. */
+uint32_t pu_scalars_to_tensors(ls_program *q, ls_report *rep);
+
 #endif

@@ -94,6 +94,13 @@ int ls_pipeline_opt(ls_pipeline_opts *o, const char *opt, const char *value, ls_
         o->relower = true;
         return 1;
     }
+    if (strcmp(opt, "--portable") == 0 || (strcmp(opt, "--backend") == 0 && value && strcmp(value, "none") == 0)) {
+        /* every op a KernelCall of the portable library: what a stock ExecuTorch runtime runs */
+        if (o->n_backends) return ls_fail(err, "%s: no backend at all, yet --backend %s is given too", opt,
+                                          o->backends[0]->name);
+        o->no_backends = o->chosen = true;
+        return 1;
+    }
     if (strcmp(opt, "--init-mutable-buffers") == 0) { /* exir's et_init_buffer on every mutated buffer */
         o->init_mutable_buffers = o->chosen = true;
         return 1;
@@ -109,6 +116,7 @@ int ls_pipeline_opt(ls_pipeline_opts *o, const char *opt, const char *value, ls_
     }
     if (strcmp(opt, "--backend") == 0) {
         if (!value) return ls_fail(err, "--backend needs a profile name (bundled, xnnpack, coreml, ...) or a JSON file");
+        if (o->no_backends) return ls_fail(err, "--backend %s: --portable (--backend none) asks for no backend", value);
         if (o->n_backends == LS_MAX_BACKENDS) return ls_fail(err, "--backend: at most %d backends", LS_MAX_BACKENDS);
         ls_profile *p;
         if (ls_profile_load(value, &p, err) != 0) return -1;
@@ -148,8 +156,9 @@ int ls_pipeline_opts_parse(ls_pipeline_opts *o, int *argc, char **argv, ls_error
             snprintf(opt, sizeof opt, "%s", a);
             value = i + 1 < *argc ? argv[i + 1] : NULL;
         }
-        if (strcmp(a, "--relower") == 0 || strcmp(a, "--init-mutable-buffers") == 0 || strcmp(a, "--mutable-buffer-names") == 0) {
-            ls_pipeline_opt(o, a, NULL, err);
+        if (strcmp(a, "--relower") == 0 || strcmp(a, "--init-mutable-buffers") == 0 ||
+            strcmp(a, "--mutable-buffer-names") == 0 || strcmp(a, "--portable") == 0) {
+            if (ls_pipeline_opt(o, a, NULL, err) < 0) return -1;
             continue;
         }
         int rc = (strcmp(opt, "--pipeline") == 0 || strcmp(opt, "--backend") == 0 || strcmp(opt, "--memory-planning") == 0)
@@ -193,7 +202,7 @@ uint32_t ls_pipeline_plan(const ls_pipeline_opts *o, ls_plan_step *steps, uint32
 {
     const ls_profile *bundled = ls_profile_bundled();
     const ls_profile *const *profiles = o->n_backends ? (const ls_profile *const *)o->backends : &bundled;
-    uint32_t nb = o->n_backends ? o->n_backends : 1;
+    uint32_t nb = o->no_backends ? 0 : o->n_backends ? o->n_backends : 1;
     uint32_t n = 0;
 #define PLAN(PASS, PROFILE)                                                                                            \
     do {                                                                                                               \
@@ -322,7 +331,7 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
                            .mutable_buffer_names = opts->mutable_buffer_names, .report = &s->report, .err = &perr};
         const ls_profile *bundled = ls_profile_bundled();
         ctx.backends = opts->n_backends ? (const ls_profile *const *)opts->backends : &bundled;
-        ctx.n_backends = opts->n_backends ? opts->n_backends : 1;
+        ctx.n_backends = opts->no_backends ? 0 : opts->n_backends ? opts->n_backends : 1;
         ls_program *out = NULL;
         double t0 = ls_now();
         int rc = plan[i].pass->run(prev, &out, &ctx);

@@ -11,6 +11,10 @@
  *   softmax.int         → _softmax(x, dim, False); log_softmax.int → _log_softmax
  *   layer_norm          → native_layer_norm + getitem 0
  *   chunk(x, c, dim)    → split_copy.Tensor(x, ceil(size / c), dim)
+ *   silu(x)             → mul(x, sigmoid(x))
+ *   arange.start(a, b)  → arange.start_step(a, b, 1)
+ * A Python scalar given for a Tensor parameter becomes a lifted tensor constant
+ * (ScalarToTensorPass, scalar_to_tensor.c).
  * The last node of a decomposition keeps the original node's id, so its readers are unchanged.
  * Composites outside the table (or with dynamic shapes) are kept and reported.
  *
@@ -224,9 +228,46 @@ static const ls_profile *kept_for(const ls_pass_ctx *ctx, const pr_view *base, c
     return NULL;
 }
 
+/* silu(x) → mul(x, sigmoid(x)), torch's decomposition (torch/_decomp/decompositions.py silu,
+ * in the core ATen table exir decomposes with; the portable library has no silu.out) */
+static bool decompose_silu(edge *E, const ls_node *n)
+{
+    const ls_tmeta *y = ls_node_tval(n);
+    if (!y || !n->nargs) return false;
+    ls_arg *sa = args_of(1);
+    sa[0] = copy_arg(&n->args[0]);
+    ls_node *sg = emit(E, LS_OP_sigmoid, sa, 1, y);
+    if (!sg) return false;
+    ls_arg *ma = args_of(2);
+    ma[0] = copy_arg(&n->args[0]);
+    ma[1] = ls_arg_node(sg->id);
+    ls_node *m = emit(E, LS_OP_mul_Tensor, ma, 2, y);
+    if (!m) return false;
+    take_place(m, n);
+    return true;
+}
+
+/* arange.start(start, end, ...) → arange.start_step(start, end, 1, ...): the core ATen form
+ * (torch's decomposition table; portable registers arange.start_out, start_step's out variant) */
+static bool decompose_arange_start(edge *E, const ls_node *n)
+{
+    if (n->nargs < 2) return false;
+    ls_arg *a = args_of(7);
+    a[0] = copy_arg(&n->args[0]);
+    a[1] = copy_arg(&n->args[1]);
+    a[2] = ls_arg_int(1);
+    for (int k = 2; k < 6; k++) a[k + 1] = k < n->nargs ? copy_arg(&n->args[k]) : ls_arg_none();
+    ls_node *m = emit(E, LS_OP_arange_start_step, a, 7, ls_node_tval(n));
+    if (!m) return false;
+    take_place(m, n);
+    return true;
+}
+
 static bool decompose(edge *E, const ls_node *n)
 {
     switch (n->op->id) {
+    case LS_OP_silu: return decompose_silu(E, n);
+    case LS_OP_arange_start: return decompose_arange_start(E, n);
     case LS_OP_linear: return decompose_linear(E, n);
     case LS_OP_matmul: return decompose_matmul(E, n);
     case LS_OP_softmax_int: return decompose_softmax(E, n, LS_OP__softmax);
@@ -329,6 +370,7 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
             const ls_node *v = ls_program_node(q, o->args[i].v.node);
             if (v) q->outputs[i].name = v->name;
         }
+    pu_scalars_to_tensors(q, ctx->report);
     ls_program_touch(q); /* the lookups above built an index: the history keeps the step without it */
     q->dialect = LS_DIALECT_EDGE;
     q->verifier = ls_intern("EDGE");
