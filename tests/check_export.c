@@ -305,7 +305,7 @@ START_TEST(header_segments_and_flatc)
     ck_assert_int_eq(pl->delegates.v[0].processed.location, LS_PTE_SEGMENT);
     ls_pte_free(&q);
     free(d);
-    if (system("command -v flatc >/dev/null 2>&1") == 0) {
+    if (tu_have_tool("flatc")) {
         char cmd[2048];
         snprintf(cmd, sizeof cmd, "flatc --json --strict-json --defaults-json -o %s %s -- %s 2>&1", dir,
                  tu_root("tests/schema/program.fbs"), path);

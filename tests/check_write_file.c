@@ -116,7 +116,7 @@ START_TEST(no_race_between_the_check_and_the_rename)
     bool raced = false;
     for (int attempt = 0; attempt < 5 && !raced; attempt++) {
         unlink(path);
-        racer r = {path, (size_t)64 << 20, 0, {{0}}};
+        racer r = {.path = path, .size = (size_t)64 << 20};
         pthread_t t;
         ck_assert_int_eq(pthread_create(&t, NULL, write_big, &r), 0);
         struct timespec tick = {0, 200000};

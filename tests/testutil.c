@@ -3,6 +3,8 @@
 #include <check.h>
 #include <dirent.h>
 
+#include <check.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,13 +30,40 @@ const char *tu_root(const char *rel)
     return joined(r ? r : ".", rel);
 }
 
+void tu_skip(const char *why)
+{
+    const char *log = getenv("LS_SKIP_LOG");
+    if (!log) return;
+    int fd = open(log, O_WRONLY | O_APPEND | O_CREAT, 0644);
+    if (fd < 0) return;
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s\t%s\n", tcase_name(), why);
+    if (n > 0) (void)!write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    close(fd);
+}
+
 const char *tu_shared(const char *rel)
 {
     const char *s = getenv("LS_SHARED");
     if (!s) s = "../shared";
     const char *p = joined(s, rel);
     struct stat st;
-    return stat(p, &st) == 0 ? p : NULL;
+    if (stat(p, &st) == 0) return p;
+    char why[4200];
+    if (stat(s, &st) != 0) snprintf(why, sizeof why, "../shared is absent (LS_SHARED=%s)", s);
+    else snprintf(why, sizeof why, "%s is absent", p);
+    tu_skip(why);
+    return NULL;
+}
+
+bool tu_have_tool(const char *name)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
+    if (system(cmd) == 0) return true;
+    snprintf(cmd, sizeof cmd, "%s is not installed (make deps installs it)", name);
+    tu_skip(cmd);
+    return false;
 }
 
 const char *tu_tmpdir(void)

@@ -9,8 +9,15 @@
 
 /* $LS_ROOT/rel (the repository), $LS_SHARED/rel (../shared), in a static buffer per call slot. */
 const char *tu_root(const char *rel);
-/* NULL when the shared data folder is absent: the caller skips (tests must pass without it). */
+/* NULL when the shared data folder (or that file in it) is absent: the caller skips (tests must
+ * pass without it), and the skip is recorded for the summary (tu_skip). */
 const char *tu_shared(const char *rel);
+/* Records that the running test skips some or all of what it checks, and why ("flatc is not
+ * installed"): check_main prints how many tests skipped, and why, beside Check's summary. The
+ * tests run in child processes, so the record goes to the file $LS_SKIP_LOG. */
+void tu_skip(const char *why);
+/* Whether a program is on PATH; when it is not, the skip is recorded. */
+bool tu_have_tool(const char *name);
 /* A fresh temporary folder for one test (removed by the OS's tmp cleaning; tests keep it small). */
 const char *tu_tmpdir(void);
 

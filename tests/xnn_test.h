@@ -16,7 +16,7 @@
 /* flatc's JSON of a blob's flatbuffer (the blob written to a file, decoded with our schema copy). */
 static inline cJSON *xt_flatc_decode(const ls_blob *blob, const ls_xnn_graph *g, const char *tag)
 {
-    if (system("command -v flatc >/dev/null 2>&1") != 0) return NULL;
+    if (!tu_have_tool("flatc")) return NULL;
     char bin[512], cmd[2048], json[600], dir[300];
     snprintf(dir, sizeof dir, "%s", tu_tmpdir());
     snprintf(bin, sizeof bin, "%s/%s.xn", dir, tag);
