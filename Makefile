@@ -9,7 +9,8 @@ CC       ?= cc
 PKGS     := ncursesw libcjson libxxhash check libzip zlib
 # Debian packages that provide the above, plus what the tests and samples use.
 DEB_PKGS := build-essential pkg-config libncurses-dev libcjson-dev libxxhash-dev check \
-            libzip-dev zlib1g-dev python3 python3-numpy flatbuffers-compiler graphviz
+            libzip-dev zlib1g-dev python3 python3-numpy flatbuffers-compiler graphviz \
+            clang libfuzzer-14-dev
 SAMPLE   ?= samples/shared_constant.pt2
 SHARED   ?= $(abspath ../shared)
 
@@ -44,12 +45,13 @@ objs = $(patsubst %.c,$(1)/%.o,$(2))
 .PHONY: all deps run check test test-asan bench samples corpus clean tags
 all: build/lowerscope
 
-# ---- the three flavours share one set of rules: build/ (default), build/asan/, build/bench/
+# ---- the flavours share one set of rules: build/ (default), build/asan/, build/bench/, and
+# build/fuzz/ (clang, tests/fuzz/fuzz.mk); $(3) is the compiler when it is not $(CC)
 define flavour
 $(1)/%.o: %.c
 	@mkdir -p $$(dir $$@)
 	$$(if $$(Q),@echo "  CC $$@")
-	$(Q)$$(CC) $$(ALL_CFLAGS) $(2) -MMD -MP -c $$< -o $$@
+	$(Q)$$(or $(3),$$(CC)) $$(ALL_CFLAGS) $(2) -MMD -MP -c $$< -o $$@
 
 $(1)/liblowerscope.a: $$(call objs,$(1),$$(CORE_SRC) $$(GEN_SRC))
 	$$(if $$(Q),@echo "  AR $$@")
@@ -57,7 +59,7 @@ $(1)/liblowerscope.a: $$(call objs,$(1),$$(CORE_SRC) $$(GEN_SRC))
 
 $(1)/lowerscope: $$(call objs,$(1),src/cli/main.c $$(CLI_SRC) $$(VIEW_SRC)) $(1)/liblowerscope.a
 	$$(if $$(Q),@echo "  LD $$@")
-	$(Q)$$(CC) $(2) -o $$@ $$^ $$(LDLIBS)
+	$(Q)$$(or $(3),$$(CC)) $(2) -o $$@ $$^ $$(LDLIBS)
 
 $(1)/suites.inc: $$(TEST_SRC)
 	@mkdir -p $(1)
@@ -94,10 +96,12 @@ run: deps
 	$(Q)$(MAKE) --no-print-directory build/lowerscope
 	./build/lowerscope $(SAMPLE)
 
-# Tests run twice: as built, then under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Tests run twice: as built, then under AddressSanitizer + UndefinedBehaviorSanitizer; then the
+# fuzz harnesses replay tests/corpus and the fuzzers' crash folders (tests/fuzz/fuzz.mk).
 check: deps
 	$(Q)$(MAKE) --no-print-directory test
 	$(Q)$(MAKE) --no-print-directory test-asan
+	$(Q)$(MAKE) --no-print-directory replay
 
 test: build/check_all build/lowerscope
 	@echo "== tests"
@@ -105,7 +109,7 @@ test: build/check_all build/lowerscope
 
 test-asan: build/asan/check_all build/asan/lowerscope
 	@echo "== tests under ASan+UBSan"
-	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  CK_TIMEOUT_MULTIPLIER=10 LS_BIN=$(abspath build/asan/lowerscope) LS_SHARED=$(SHARED) LS_ROOT=$(CURDIR) \
 	  ./build/asan/check_all
 
@@ -129,6 +133,8 @@ corpus: build/lowerscope build/gen_corpus_pte
 
 build/gen_corpus_pte: build/tests/corpus/gen_corpus_pte.o build/liblowerscope.a
 	$(Q)$(CC) -o $@ $^ $(LDLIBS)
+
+include tests/fuzz/fuzz.mk
 
 clean:
 	rm -rf build

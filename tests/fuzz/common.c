@@ -1,0 +1,118 @@
+/* The fuzz harnesses' shared steps (fuzz.h). */
+#define _GNU_SOURCE /* memfd_create */
+#include "fuzz.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "delegation.h"
+#include "export.h"
+#include "passes.h"
+#include "pte.h"
+#include "runtime.h"
+#include "verify.h"
+#include "xnnpack_blob.h"
+
+/* Programs past these sizes are verified only: the pipeline and the runtime are linear in the
+ * nodes but not cheap, and a fuzzer wants thousands of runs a second. */
+#define FUZZ_MAX_NODES 256
+#define FUZZ_MAX_TENSOR_BYTES ((uint64_t)16 << 20)
+
+const char *fuzz_path(const uint8_t *data, size_t size)
+{
+    static int fd = -1;
+    static char path[64];
+    if (fd < 0) {
+        fd = memfd_create("lowerscope-fuzz", 0);
+        if (fd < 0) abort();
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    }
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size) abort();
+    return path;
+}
+
+/* What running p would allocate for its values, at most: the runtime makes every node's
+ * value as its metadata says. */
+static uint64_t value_bytes(const ls_program *p)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        const ls_node *n = p->nodes[i];
+        for (uint16_t k = 0; k < n->nvals; k++) {
+            ls_error err;
+            uint64_t b;
+            if (ls_tmeta_check_size(&n->vals[k], FUZZ_MAX_TENSOR_BYTES, &b, &err) != 0) return UINT64_MAX;
+            total += b;
+        }
+    }
+    for (uint32_t i = 0; i < p->n_subs && total != UINT64_MAX; i++) {
+        const ls_submodule *s = &p->subs[i];
+        uint64_t b = s->program ? value_bytes(s->program) : 0;
+        /* an XNNPACK blob's values are its own, not its program's */
+        ls_xnn_graph *g;
+        ls_error err;
+        if (b != UINT64_MAX && s->processed && ls_xnn_is_blob(s->processed->data, s->processed->size) &&
+            ls_xnn_decode(s->processed->data, s->processed->size, "fuzz", &g, &err) == 0) {
+            for (uint32_t k = 0; k < g->n_values && b != UINT64_MAX; k++) {
+                uint64_t v = ls_xnn_value_nbytes(&g->values[k]);
+                b = v == 0 && g->values[k].ndim ? UINT64_MAX : b + v;
+            }
+            ls_xnn_graph_free(g);
+        }
+        total = b == UINT64_MAX ? b : total + b;
+    }
+    return total;
+}
+
+void fuzz_run(const ls_program *p)
+{
+    if (value_bytes(p) > FUZZ_MAX_TENSOR_BYTES) return;
+    ls_error err;
+    ls_runner *r = ls_runner_new(p, &err);
+    if (!r) return;
+    ls_value *in = NULL, *out = NULL;
+    uint32_t nin = 0, nout = 0;
+    if (ls_make_inputs(p, 1, 0, &in, &nin, &err) == 0 && ls_runner_run(r, in, nin, &out, &nout, &err) == 0) {
+        for (uint32_t i = 0; i < nout; i++) ls_value_release(&out[i]);
+    }
+    free(out);
+    for (uint32_t i = 0; i < nin; i++) ls_value_release(&in[i]);
+    free(in);
+    ls_runner_free(r);
+}
+
+void fuzz_program(const ls_program *p)
+{
+    ls_verify_result vr;
+    ls_verify(p, &vr);
+    ls_verify_result_free(&vr);
+    if (p->n_nodes > FUZZ_MAX_NODES) return;
+    fuzz_run(p);
+    ls_error err;
+    uint8_t *bytes;
+    size_t size;
+    if (ls_pt2_bytes(p, "fuzz.pt2", &bytes, &size, &err) == 0) free(bytes);
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_history h;
+    if (ls_pipeline_run((ls_program *)p, &o, &h, &err) == 0) {
+        int last = (int)h.n - 1;
+        while (last > 0 && h.steps[last].error) last--;
+        const ls_program *lp = h.steps[last].program;
+        ls_deleg_table t;
+        ls_deleg_table_build(lp, &t);
+        ls_deleg_table_free(&t);
+        if (last > 0) fuzz_run(lp);
+        /* what emit made, written and read back */
+        const ls_pte *pte = ls_program_emitted(lp, NULL);
+        if (pte && ls_pte_write(pte, &bytes, &size, &err) == 0) {
+            ls_pte back;
+            if (ls_pte_read_bytes(bytes, size, "emitted", &back, &err) == 0) ls_pte_free(&back);
+            free(bytes);
+        }
+        ls_history_free(&h);
+    }
+    ls_pipeline_opts_free(&o);
+}

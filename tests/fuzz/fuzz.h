@@ -1,0 +1,25 @@
+/* What the fuzz harnesses share (tests/fuzz/; docs/design.md says how to add one). Each
+ * harness is one file defining LLVMFuzzerTestOneInput for one reader; libFuzzer drives it
+ * (make fuzz, clang), and replay.c drives it over files (make check, gcc, under ASan+UBSan).
+ * A harness goes past parsing: what it read is verified, lowered (small programs) and run on
+ * generated inputs, so a reader that accepts what later code cannot take is found too. */
+#ifndef LS_FUZZ_H
+#define LS_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "program.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A path whose file holds data[0..size) (a memory file, rewritten per call), for the readers
+ * that take a path. */
+const char *fuzz_path(const uint8_t *data, size_t size);
+/* Verifies p; when it is small, runs it on generated inputs, runs the default pipeline, runs
+ * its last step that can run, builds its .pt2 and reads back its emitted .pte. Takes nothing. */
+void fuzz_program(const ls_program *p);
+/* p run once on generated inputs, when its tensors are small enough to allocate. */
+void fuzz_run(const ls_program *p);
+
+#endif
