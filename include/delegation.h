@@ -96,4 +96,28 @@ const char *ls_deleg_cpu_reason(const ls_history *h, uint32_t step, const ls_nod
 /* The same with the partitioner's detail, as one sentence (ls_cpu_why): what the CLI prints. */
 const char *ls_deleg_cpu_why(const ls_history *h, uint32_t step, const ls_node *n);
 
+/* The CPU nodes of a step grouped by why they stay there, for the delegation table of the CLI
+ * and the UI: one group per rule (every node a rule refused, whatever the sentence says of the
+ * node), else per reason with its detail ("op not supported", "dtype not supported (float64 not
+ * supported)", "added by to_out_variant, after partitioning"). Most nodes first, then by name. */
+typedef struct ls_deleg_cpu_group {
+    const char *why;     /* "rule const_arg:1", "op not supported", ... (interned) */
+    const char *example; /* the first node's whole reason (ls_deleg_cpu_why) */
+    uint32_t n;          /* how many nodes */
+    uint32_t *nodes;     /* their positions in the step's top-level program, in graph order */
+    uint32_t n_ops;      /* the ops among them, most nodes first: ops[k] (ls_deleg_op_label) × op_count[k] */
+    const char **ops;
+    uint32_t *op_count;
+} ls_deleg_cpu_group;
+
+typedef struct ls_deleg_cpu_groups {
+    ls_deleg_cpu_group *v;
+    uint32_t n;
+} ls_deleg_cpu_groups;
+
+void ls_deleg_cpu_groups_build(const ls_history *h, uint32_t step, ls_deleg_cpu_groups *out);
+void ls_deleg_cpu_groups_free(ls_deleg_cpu_groups *g);
+/* "mm ×112, bmm ×3" (at most max ops, then "…") into b. */
+void ls_deleg_cpu_group_ops(const ls_deleg_cpu_group *g, uint32_t max, ls_buf *b);
+
 #endif

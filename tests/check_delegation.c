@@ -100,6 +100,50 @@ START_TEST(partitions_command_leaves_alloc_out)
 }
 END_TEST
 
+/* The CPU nodes by reason: tiny_llama with XNNPACK puts every refused mm in one group (the rule
+ * const_arg:1, whichever node computes each weight), every node is in exactly one group, and
+ * the groups come largest first. */
+START_TEST(cpu_nodes_grouped_by_rule)
+{
+    ls_program *p = pf_sample("tiny_llama");
+    ls_history h = {0};
+    pf_lower_backend(p, "xnnpack", &h);
+    uint32_t step = (uint32_t)ls_history_find_step(&h, "partition", NULL);
+    const ls_program *q = h.steps[step].program;
+    ls_deleg_table t;
+    ls_deleg_table_build(q, &t);
+    ls_deleg_cpu_groups g;
+    ls_deleg_cpu_groups_build(&h, step, &g);
+    uint32_t sum = 0;
+    const ls_deleg_cpu_group *mm = NULL;
+    for (uint32_t k = 0; k < g.n; k++) {
+        sum += g.v[k].n;
+        if (k) ck_assert_uint_ge(g.v[k - 1].n, g.v[k].n);
+        if (strcmp(g.v[k].why, "rule const_arg:1") == 0) mm = &g.v[k];
+        for (uint32_t i = 0; i < g.v[k].n; i++) ck_assert(ls_deleg_on_cpu(q->nodes[g.v[k].nodes[i]]));
+    }
+    ck_assert_uint_eq(sum, t.cpu);
+    ck_assert_ptr_nonnull(mm);
+    ck_assert_uint_eq(mm->n, row(&t, "mm")->cpu);
+    ck_assert_uint_eq(mm->n_ops, 1);
+    ck_assert_str_eq(mm->ops[0], "mm");
+    ck_assert(strstr(mm->example, "XNNPACK needs a constant weight: `mat2` (arg 1) is computed by"));
+    ls_buf b = {0};
+    ls_deleg_cpu_group_ops(mm, 6, &b);
+    ck_assert_str_eq(b.s, ls_internf("mm ×%u", mm->n));
+    ls_buf_free(&b);
+    ls_deleg_cpu_groups_free(&g);
+    ls_deleg_table_free(&t);
+    ls_history_free(&h);
+    ls_program_unref(p);
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "partitions %s --backend xnnpack", tu_root("samples/tiny_llama.pt2")), 0);
+    /* samples/tiny_llama.py: 7 layers × 8 heads × 2 mm (q·kᵀ and probs·v), the largest group */
+    ck_assert_msg(tu_contains(out, "On the CPU, by reason:\n    112  rule const_arg:1: mm ×112\n"), "%s", out);
+    free(out);
+}
+END_TEST
+
 Suite *delegation_suite(void)
 {
     Suite *s = suite_create("delegation");
@@ -108,6 +152,7 @@ Suite *delegation_suite(void)
     tcase_add_test(tc, alloc_nodes_are_not_compute_nodes);
     tcase_add_test(tc, columns_per_backend_add_up_their_tags);
     tcase_add_test(tc, partitions_command_leaves_alloc_out);
+    tcase_add_test(tc, cpu_nodes_grouped_by_rule);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -67,7 +67,20 @@ static void print_text(const cli_run *r, int s, const ls_deleg_table *full)
         for (uint32_t c = 0; c < t->n_cols; c++)
             printf("%s: %s\n", t->cols[c].tag, t->cols[c].backend ? t->cols[c].backend : "?");
     }
-    if (full->cpu) printf("\nOn the CPU:\n");
+    if (full->cpu) {
+        ls_deleg_cpu_groups g;
+        ls_deleg_cpu_groups_build(&r->h, (uint32_t)s, &g);
+        printf("\nOn the CPU, by reason:\n");
+        for (uint32_t k = 0; k < g.n; k++) {
+            ls_buf ops = {0};
+            ls_deleg_cpu_group_ops(&g.v[k], 6, &ops);
+            printf("  %5u  %s: %s\n", g.v[k].n, g.v[k].why, ops.s ? ops.s : "");
+            if (g.v[k].example != g.v[k].why) printf("         e.g. %s\n", g.v[k].example);
+            ls_buf_free(&ops);
+        }
+        ls_deleg_cpu_groups_free(&g);
+        printf("\nOn the CPU:\n");
+    }
     int namew = 24, labelw = 16; /* the columns as wide as their longest entry */
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
@@ -128,6 +141,23 @@ static void print_json(const cli_run *r, int s, const ls_deleg_table *t)
         json_counts(&b, &per_backend, &per_backend.rows[i]);
         ls_buf_puts(&b, "}}");
     }
+    ls_buf_puts(&b, "],\n\"cpu_by_reason\": [");
+    ls_deleg_cpu_groups g;
+    ls_deleg_cpu_groups_build(&r->h, (uint32_t)s, &g);
+    for (uint32_t k = 0; k < g.n; k++) {
+        ls_buf_puts(&b, k ? ",\n {\"reason\": " : "\n {\"reason\": ");
+        ls_buf_json_str(&b, g.v[k].why);
+        ls_buf_puts(&b, ", \"example\": ");
+        ls_buf_json_str(&b, g.v[k].example);
+        ls_buf_printf(&b, ", \"nodes\": %u, \"ops\": {", g.v[k].n);
+        for (uint32_t o = 0; o < g.v[k].n_ops; o++) {
+            if (o) ls_buf_puts(&b, ", ");
+            ls_buf_json_str(&b, g.v[k].ops[o]);
+            ls_buf_printf(&b, ": %u", g.v[k].op_count[o]);
+        }
+        ls_buf_puts(&b, "}}");
+    }
+    ls_deleg_cpu_groups_free(&g);
     ls_buf_puts(&b, "],\n\"cpu\": [");
     bool first = true;
     for (uint32_t i = 0; i < p->n_nodes; i++) {
@@ -142,6 +172,8 @@ static void print_json(const cli_run *r, int s, const ls_deleg_table *t)
         ls_buf_json_str(&b, n->reason ? ls_cpu_reason_text((ls_cpu_reason)n->reason) : NULL);
         ls_buf_puts(&b, ", \"detail\": ");
         ls_buf_json_str(&b, n->reason_detail);
+        ls_buf_puts(&b, ", \"why\": ");
+        ls_buf_json_str(&b, ls_deleg_cpu_why(&r->h, (uint32_t)s, n));
         ls_buf_putc(&b, '}');
     }
     ls_buf_puts(&b, "]}\n");

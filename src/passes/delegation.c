@@ -286,3 +286,105 @@ uint32_t ls_deleg_cpu_count(const ls_program *p)
     for (uint32_t i = 0; i < p->n_nodes; i++) n += ls_deleg_on_cpu(p->nodes[i]);
     return n;
 }
+
+/* ---- CPU nodes by reason */
+
+/* The rule a refusal names ("... (rule const_arg:1)" → "rule const_arg:1"), or NULL. */
+static const char *rule_of(const ls_node *n)
+{
+    if (n->reason != LS_WHY_RULE || !n->reason_detail) return NULL;
+    const char *r = strstr(n->reason_detail, "(rule "), *next;
+    while (r && (next = strstr(r + 1, "(rule "))) r = next; /* the last one */
+    if (!r) return NULL;
+    size_t len = strlen(r + 1);
+    if (len && r[1 + len - 1] == ')') len--;
+    return ls_intern_n(r + 1, len);
+}
+
+static int by_size(const void *a, const void *b)
+{
+    const ls_deleg_cpu_group *x = a, *y = b;
+    if (x->n != y->n) return x->n < y->n ? 1 : -1;
+    return strcmp(x->why, y->why);
+}
+
+static void group_ops(const ls_program *p, ls_deleg_cpu_group *g)
+{
+    ls_ptrmap ix = {0};
+    g->ops = ls_malloc(sizeof *g->ops * g->n);
+    g->op_count = ls_calloc(g->n, sizeof *g->op_count);
+    for (uint32_t k = 0; k < g->n; k++) {
+        const char *op = ls_deleg_op_label(p->nodes[g->nodes[k]]);
+        uintptr_t at;
+        if (!ls_ptrmap_get(&ix, op, &at)) {
+            at = g->n_ops++;
+            g->ops[at] = op;
+            ls_ptrmap_put(&ix, op, at);
+        }
+        g->op_count[at]++;
+    }
+    ls_ptrmap_free(&ix);
+    for (uint32_t a = 1; a < g->n_ops; a++) { /* few ops per group: insertion sort, most first */
+        const char *op = g->ops[a];
+        uint32_t c = g->op_count[a], b = a;
+        while (b > 0 && (g->op_count[b - 1] < c || (g->op_count[b - 1] == c && strcmp(g->ops[b - 1], op) > 0))) {
+            g->ops[b] = g->ops[b - 1];
+            g->op_count[b] = g->op_count[b - 1];
+            b--;
+        }
+        g->ops[b] = op;
+        g->op_count[b] = c;
+    }
+}
+
+void ls_deleg_cpu_groups_build(const ls_history *h, uint32_t step, ls_deleg_cpu_groups *out)
+{
+    memset(out, 0, sizeof *out);
+    const ls_program *p = h->steps[step].program;
+    ls_ptrmap ix = {0};
+    uint32_t cap = 0;
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        const ls_node *n = p->nodes[i];
+        if (!ls_deleg_on_cpu(n)) continue;
+        const char *key = rule_of(n);
+        if (!key) key = ls_deleg_cpu_why(h, step, n);
+        uintptr_t at;
+        if (!ls_ptrmap_get(&ix, key, &at)) {
+            if (out->n == cap) {
+                cap = cap ? 2 * cap : 8;
+                out->v = ls_realloc(out->v, sizeof *out->v * cap);
+            }
+            at = out->n++;
+            out->v[at] = (ls_deleg_cpu_group){.why = key, .example = ls_deleg_cpu_why(h, step, n)};
+            ls_ptrmap_put(&ix, key, at);
+        }
+        ls_deleg_cpu_group *g = &out->v[at];
+        if ((g->n & (g->n - 1)) == 0) g->nodes = ls_realloc(g->nodes, sizeof *g->nodes * (g->n ? 2 * g->n : 1));
+        g->nodes[g->n++] = i;
+    }
+    ls_ptrmap_free(&ix);
+    for (uint32_t k = 0; k < out->n; k++) group_ops(p, &out->v[k]);
+    if (out->n) qsort(out->v, out->n, sizeof *out->v, by_size);
+}
+
+void ls_deleg_cpu_groups_free(ls_deleg_cpu_groups *g)
+{
+    for (uint32_t k = 0; k < g->n; k++) {
+        free(g->v[k].nodes);
+        free(g->v[k].ops);
+        free(g->v[k].op_count);
+    }
+    free(g->v);
+    memset(g, 0, sizeof *g);
+}
+
+void ls_deleg_cpu_group_ops(const ls_deleg_cpu_group *g, uint32_t max, ls_buf *b)
+{
+    for (uint32_t k = 0; k < g->n_ops; k++) {
+        if (k == max) {
+            ls_buf_puts(b, ", …");
+            break;
+        }
+        ls_buf_printf(b, "%s%s ×%u", k ? ", " : "", g->ops[k], g->op_count[k]);
+    }
+}
