@@ -97,6 +97,13 @@ typedef struct ls_emit_summary {
 const ls_mem_plan *ls_program_mem_plan(const ls_program *p);
 const ls_pte *ls_program_emitted(const ls_program *p, ls_emit_summary *summary);
 
+/* The maps ExecuTorch's emitter keeps for an ETRecord (src/export/debug_maps.c), for a program
+ * that carries its instruction map (the emit step's, or a .pte's): debug_handle_map
+ * {method: {instruction: handle | [handles]}} and delegate_map {method: {instruction:
+ * {"name", "delegate_map"}}}, as JSON (malloc'd). */
+int ls_debug_maps_json(const ls_program *p, const char *method, char **debug_handle_map, char **delegate_map,
+                       ls_error *err);
+
 /* ---------------------------------------------------------------- writing */
 
 /* What an export wrote. */
@@ -174,6 +181,13 @@ int ls_export_with(const ls_history *h, int step, const char *path, const ls_exp
 int ls_write_pt2(const ls_program *p, const char *path, uint64_t *written, ls_error *err);
 /* The archive's bytes (malloc'd) without writing them: the root folder is named after path. */
 int ls_pt2_bytes(const ls_program *p, const char *path, uint8_t **bytes, size_t *size, ls_error *err);
+/* The exported-program JSON of p as ExecuTorch's exir/serde serializer writes it (an
+ * ETRecord's programs): lowered modules inline, as the first input of their
+ * executorch_call_delegate, a JSON string of the LoweredBackendModule (backend_id,
+ * processed_bytes and compile spec values base64, original_module, an empty
+ * original_state_dict), the delegate's other inputs named delegate_arg_<i>. NULL with err for
+ * the ExecuTorch dialect. */
+char *ls_program_json_exir(const ls_program *p, ls_error *err);
 /* 0 when torch.export's JSON can hold the program; else -1 and why (no file named). */
 int ls_pt2_expressible(const ls_program *p, ls_error *err);
 

@@ -55,6 +55,11 @@ typedef struct ls_fb_vec {
 int ls_fb_reader_init(ls_fb_reader *r, const void *buf, size_t size, const char *name, ls_error *err);
 /* Opens the root table; checks the 4-byte file identifier at byte 4 when ident is not NULL. */
 int ls_fb_root(ls_fb_reader *r, const char *ident, ls_fb_table *root);
+/* The same for a size-prefixed buffer (flatcc's and FinishSizePrefixed's): a u32 byte count at
+ * byte 0, then the root offset (relative to byte 4) and the identifier at byte 8. Bytes past the
+ * declared size are not part of the buffer; positions stay relative to byte 0, so alignment is
+ * checked as the writers laid it out. */
+int ls_fb_root_size_prefixed(ls_fb_reader *r, const char *ident, ls_fb_table *root);
 /* Opens (verifies) the table starting at pos. */
 int ls_fb_table_at(ls_fb_reader *r, uint32_t pos, ls_fb_table *t);
 
@@ -152,5 +157,8 @@ ls_fb_ref ls_fbb_table_end(ls_fbb *b);
 /* Writes the root offset and the file identifier (4 chars, or NULL), returns the finished
  * buffer (malloc'd, *size bytes) and resets the builder. NULL when the buffer passed 2 GiB. */
 uint8_t *ls_fbb_finish(ls_fbb *b, ls_fb_ref root, const char *ident, size_t *size);
+/* The same with a u32 size prefix (the bytes after it) before the root offset, as flatcc writes
+ * an ETDump; the buffer is aligned as a whole, prefix included. */
+uint8_t *ls_fbb_finish_size_prefixed(ls_fbb *b, ls_fb_ref root, const char *ident, size_t *size);
 
 #endif

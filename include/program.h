@@ -260,10 +260,10 @@ typedef struct ls_tables ls_tables;
  * (pte_file.h: ls_pte_file embeds this as its first member). Reference-counted and shared by
  * every copy of the program, so every step of a history can reach the file its step 0 came
  * from (a writer re-exports what the program does not model from it). */
-enum { LS_ORIGIN_PTE = 1 };
+enum { LS_ORIGIN_PTE = 1, LS_ORIGIN_RECORDED = 2 };
 typedef struct ls_origin {
     uint32_t refs;
-    uint8_t kind; /* LS_ORIGIN_PTE */
+    uint8_t kind; /* LS_ORIGIN_PTE, LS_ORIGIN_RECORDED */
     void (*destroy)(struct ls_origin *o);
     /* Why the file gave no bytes for the tensor `target` of the state dict or constants (a
      * .ptd that was not given), as a sentence naming what would; NULL when it has no reason.
@@ -272,6 +272,40 @@ typedef struct ls_origin {
 } ls_origin;
 ls_origin *ls_origin_ref(ls_origin *o);
 void ls_origin_unref(ls_origin *o);
+
+/* What a file recorded of the lowering that made its program (an ETRecord does), as the
+ * program's origin (kind LS_ORIGIN_RECORDED): the programs of the steps before it, oldest
+ * first, with their steps' names, the name of the program's own step, and the file's maps from
+ * instructions to debug handles (JSON as ExecuTorch wrote them). The pipeline makes these the
+ * history's steps instead of running its passes. */
+typedef struct ls_recorded {
+    ls_origin origin;         /* first member */
+    const char *source;       /* what recorded it: "ETRecord" (interned) */
+    struct ls_program **programs; /* the earlier steps (references held) */
+    const char **passes;      /* their steps: "export", "to_edge", "to_backend" (interned) */
+    const char **members;     /* where each came from in the file (interned) */
+    uint32_t n;
+    const char *pass, *member; /* the program's own step and member */
+    const char *method;       /* the method the maps describe ("forward") */
+    char *debug_handle_map;   /* {method: {instruction: handle(s)}}; NULL when absent */
+    char *delegate_map;       /* {method: {instruction: {"name", "delegate_map"}}}; NULL when absent */
+    int32_t handles_step;     /* the step (0..n, n: the program itself) whose nodes carry the maps' handles; -1 none */
+} ls_recorded;
+ls_recorded *ls_recorded_new(const char *source); /* one reference, through .origin */
+/* The steps p's file recorded, or NULL. */
+ls_recorded *ls_program_recorded(const struct ls_program *p);
+
+
+/* Where the instructions of a program read from a .pte went (the .pte loader sets it; a copy of
+ * the program does not carry it): instruction k of chain c is flat index chain_first[c] + k,
+ * which became node node[flat] (0: no node of its own, e.g. a MoveCall, a FreeCall or a
+ * buffer's write-back). ETDump events name instructions by (chain_index, instruction_id). */
+typedef struct ls_instr_map {
+    uint32_t n_chains;
+    uint32_t *chain_first; /* n_chains + 1 entries: the last is the number of instructions */
+    uint32_t *node;
+} ls_instr_map;
+void ls_instr_map_free(ls_instr_map *m);
 
 typedef struct ls_program {
     uint32_t refs;
@@ -292,6 +326,7 @@ typedef struct ls_program {
     ls_submodule *subs;
     uint32_t n_subs;
     struct ls_named_data *named_data; /* blobs by key delegates read at init (named_data.h); NULL: none */
+    ls_instr_map *instrs; /* read from a .pte: what each instruction became; NULL otherwise (owned) */
     ls_tag_info *tags; /* partition_tags of the partitioning rounds so far */
     uint32_t n_tags;
     uint32_t next_id;   /* next free node id (ids are never reused within a lineage) */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "info_devtools.h"
 #include "info_pte.h"
 #include "named_data.h"
 #include "ops.h"
@@ -261,7 +262,8 @@ static void json_meta(ls_buf *b, const ls_node *n)
     ls_buf_printf(b, "],\"bytes\":%" PRIu64, meta_bytes(m));
 }
 
-static void print_json(const char *path, const ls_program *p, const summary *s, const ls_verify_result *vr)
+static void print_json(const char *path, const ls_program *p, const summary *s, const ls_verify_result *vr,
+                       const char *extra)
 {
     ls_buf b = {0};
     ls_buf_printf(&b, "{\"format_version\":%d,\"file\":", INFO_FORMAT_VERSION);
@@ -347,7 +349,9 @@ static void print_json(const char *path, const ls_program *p, const summary *s, 
         ls_buf_json_str(&b, f->msg);
         ls_buf_putc(&b, '}');
     }
-    ls_buf_puts(&b, "]}}\n");
+    ls_buf_puts(&b, "]}");
+    if (extra) ls_buf_puts(&b, extra);
+    ls_buf_puts(&b, "}\n");
     fputs(b.s, stdout);
     ls_buf_free(&b);
 }
@@ -363,10 +367,18 @@ int ls_cmd_info(int argc, char **argv)
     ls_verify(p, &vr);
     summary s;
     summarize(p, &s);
-    if (a.json) print_json(a.path, p, &s, &vr);
-    else print_human(a.path, p, &s, &vr);
+    ls_buf extra = {0};
+    int rc = LS_EXIT_OK;
+    if (a.json) {
+        if (cli_info_devtools(a.path, p, &extra) != 0) rc = LS_EXIT_INPUT;
+        else print_json(a.path, p, &s, &vr, extra.s);
+    } else {
+        print_human(a.path, p, &s, &vr);
+        if (cli_info_devtools(a.path, p, NULL) != 0) rc = LS_EXIT_INPUT;
+    }
+    ls_buf_free(&extra);
     summary_free(&s);
     ls_verify_result_free(&vr);
     ls_program_unref(p);
-    return LS_EXIT_OK;
+    return rc;
 }

@@ -17,6 +17,7 @@
 #include "pipeline_cli.h"
 #include "reader.h"
 #include "run_compare.h"
+#include "run_devtools.h"
 #include "run_print.h"
 #include "runtime.h"
 
@@ -25,7 +26,7 @@ int ls_cmd_run(int argc, char **argv);
 #define RUN_FORMAT_VERSION 2
 #define RUN_USAGE                                                                                                      \
     "run FILE [--steps N] [--input NAME=FILE.npy]... [--seed S] [--save DIR] [--json] [--model NAME] [--step S] "      \
-    "[--compare | --compare-with REF] [--rtol R] [--atol A] [--backend NAME|FILE]... [--pipeline a,b,...]"
+    "[--compare | --compare-with REF] [--rtol R] [--atol A] [--backend NAME|FILE]... [--pipeline a,b,...] [--etdump FILE.etdp]"
 
 static const char RUN_HELP[] =
     "usage: lowerscope " RUN_USAGE "\n"
@@ -49,11 +50,18 @@ static const char RUN_HELP[] =
     "  --compare-with REF    the same with REF's loaded program as the reference\n"
     "  --rtol R, --atol A    tolerance of floating-point comparisons (default: by dtype, float32\n"
     "                        rtol 1e-5, atol 1e-6; integers and bool are always compared exactly)\n"
+    "  --etdump FILE.etdp    do not run: show what a device measured (an ExecuTorch ETDump) on the\n"
+    "                        program's nodes, FILE being the .pte that ran or its ETRecord; events\n"
+    "                        that find no node are listed\n"
     "  -h, --help            this help\n"
     "\n"
+    "A bundled program (.bpte) runs its test cases instead: each case's inputs, its outputs checked\n"
+    "against the expected ones as ExecuTorch's verify_method_outputs does (--rtol 1e-5, --atol 1e-8\n"
+    "unless given).\n"
+    "\n"
     "exit codes: 0 ran (and matched the reference), 1 an output or state tensor differs from the\n"
-    "reference, or the program fails where the reference runs; 2 bad input or usage; 3 the program\n"
-    "is valid but needs what lowerscope lacks (a backend, a kernel)\n";
+    "reference, or the program fails where the reference runs, or a bundled case fails; 2 bad input\n"
+    "or usage; 3 the program is valid but needs what lowerscope lacks (a backend, a kernel)\n";
 
 typedef struct given_input {
     const char *name, *file;
@@ -64,6 +72,8 @@ typedef struct run_opts {
     const char *path, *save_dir;
     const char *compare_with; /* --compare-with REF */
     const char *step;         /* --step S */
+    const char *etdump;       /* --etdump FILE */
+    bool bundled;             /* FILE is a bundled program */
     bool compare;             /* --compare: the loaded program is the reference */
     bool json, pipeline_given;
     ls_compare_opts tol;      /* --rtol, --atol (-1: by dtype) */
@@ -128,6 +138,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             o->step = argv[++i];
         } else if (strncmp(a, "--step=", 7) == 0) {
             o->step = a + 7;
+        } else if (strcmp(a, "--etdump") == 0 && has_next) {
+            o->etdump = argv[++i];
         } else if (strcmp(a, "--compare") == 0) {
             o->compare = true;
         } else if (strcmp(a, "--compare-with") == 0 && has_next) {
@@ -164,7 +176,12 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         ls_cli_error("run: --compare (with the loaded program) and --compare-with REF: one reference at a time");
         return -1;
     }
-    if ((o->tol.rtol >= 0 || o->tol.atol >= 0) && !o->compare && !o->compare_with) {
+    o->bundled = cli_is_bundled_program(o->path);
+    if (o->etdump && (o->compare || o->compare_with || o->step || o->bundled)) {
+        ls_cli_error("run: --etdump shows what ran on a device: it takes neither --compare, --step nor a bundled program");
+        return -1;
+    }
+    if ((o->tol.rtol >= 0 || o->tol.atol >= 0) && !o->compare && !o->compare_with && !o->bundled) {
         ls_cli_error("run: --rtol and --atol are the tolerance of --compare or --compare-with; give one of them");
         return -1;
     }
@@ -519,6 +536,11 @@ static int run_all(run_state *s)
     run_opts *o = &s->o;
     run_target *t = &s->t;
     ls_error err;
+    if (o->bundled || o->etdump) {
+        cli_devtools_run d = {.path = o->path, .etdump = o->etdump, .json = o->json, .rtol = o->tol.rtol,
+                              .atol = o->tol.atol, .load = o->load};
+        return o->etdump ? cli_run_etdump(&d) : cli_run_bundled(&d);
+    }
     /* A .pte ExecuTorch's runtime would refuse is not run either: what it computes here would
      * say nothing of what the file does on a device. */
     if (cli_is_pte(o->path)) {

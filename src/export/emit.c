@@ -40,6 +40,8 @@ typedef struct emitter {
     LS_VEC(ls_pte_value) values;
     int32_t *val_of; /* by node id: its value index, -1 none */
     LS_VEC(ls_pte_instruction) instrs;
+    LS_VEC(uint32_t) instr_node; /* per instruction: the node it is made of */
+    uint32_t cur_node;
     LS_VEC(ls_pte_operator) ops;
     LS_VEC(ls_pte_delegate) dels;
     LS_VEC(const char *) del_sub; /* submodule name of each delegate */
@@ -242,6 +244,7 @@ static void push_instr(emitter *E, ls_pte_instr_kind kind, int32_t index, int32_
         E->delegate_calls++;
     }
     ls_vec_push(&E->instrs, in);
+    ls_vec_push(&E->instr_node, E->cur_node);
 }
 
 /* ---- placeholders */
@@ -539,6 +542,7 @@ static int call(emitter *E, const ls_node *n, uint32_t pos)
 {
     if (!n->op)
         return efail(E, n, "operator %s is unknown to lowerscope: it cannot be emitted", n->target ? n->target : "?");
+    E->cur_node = n->id;
     switch ((int)n->op->id) {
     case LS_OP_alloc:
         if (!ls_node_tval(n)) return efail(E, n, "an alloc without tensor metadata");
@@ -697,9 +701,9 @@ static void free_emitter(emitter *E)
     lsx_bounds_free(E->bounds);
 }
 
-/* Emits p with plan into pte. */
+/* Emits p with plan into pte; *instrs (when not NULL) receives what each instruction is made of. */
 static int emit_program(const ls_program *p, const ls_mem_plan *plan, const ls_pass_ctx *ctx, ls_pte *pte,
-                        ls_emit_summary *sum, ls_error *err)
+                        ls_emit_summary *sum, ls_instr_map **instrs, ls_error *err)
 {
     emitter E = {.p = p, .plan = plan, .err = err, .mut_seg = -1, .init_buffers = ctx->init_mutable_buffers,
                  .buffer_names = ctx->mutable_buffer_names, .named = ls_named_data_ref(p->named_data)};
@@ -745,6 +749,16 @@ static int emit_program(const ls_program *p, const ls_mem_plan *plan, const ls_p
             sum->file_bytes = size;
         }
     }
+    if (rc == 0 && instrs) {
+        ls_instr_map *im = ls_calloc(1, sizeof *im);
+        im->n_chains = 1;
+        im->chain_first = ls_calloc(2, sizeof *im->chain_first);
+        im->chain_first[1] = E.instr_node.n;
+        im->node = E.instr_node.v;
+        E.instr_node.v = NULL;
+        *instrs = im;
+    }
+    free(E.instr_node.v);
     free_emitter(&E);
     return rc;
 }
@@ -755,7 +769,8 @@ int ls_pass_emit(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     if (!plan) return ls_fail(ctx->err, "emit needs the memory plan: run memory_plan before emit");
     ls_pte *pte = ls_calloc(1, sizeof *pte);
     ls_emit_summary sum;
-    if (emit_program(in, plan, ctx, pte, &sum, ctx->err) != 0) {
+    ls_instr_map *instrs = NULL;
+    if (emit_program(in, plan, ctx, pte, &sum, &instrs, ctx->err) != 0) {
         free(pte);
         return -1;
     }
@@ -780,6 +795,7 @@ int ls_pass_emit(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
                   sum.segments == 1 ? "" : "s", b);
     ls_program *q = ls_program_copy(in);
     lsx_exec_attach(q, (ls_mem_plan *)plan, pte, &sum);
+    q->instrs = instrs; /* the emitted program's instructions, as a .pte's loader records them */
     *out = q;
     return 0;
 }

@@ -20,11 +20,9 @@ static const char *not_a_program(const unsigned char *head, size_t got)
     if (got >= 8 && memcmp(head + 4, "FT01", 4) == 0)
         return "an ExecuTorch external data file (.ptd, FlatTensor \"FT01\"): it holds a program's weights, not a "
                "program; open the .pte it belongs to, with --data FILE.ptd if it is not found beside it";
-    if (got >= 8 && memcmp(head + 4, "BP08", 4) == 0)
-        return "an ExecuTorch bundled program (.bpte, \"BP08\": a .pte with test inputs and expected outputs), "
-               "which lowerscope does not open as a program";
     if (got >= 12 && memcmp(head + 8, "ED00", 4) == 0)
-        return "an ETDump (\"ED00\", the trace ExecuTorch's runtime writes of a run), not a program";
+        return "an ETDump (\"ED00\", the trace ExecuTorch's runtime writes of a run), not a program: give it to "
+               "lowerscope run PROGRAM.pte --etdump FILE (or the ETRecord of the program)";
     return NULL;
 }
 
@@ -60,6 +58,8 @@ static int load_file(const char *path, const ls_load_opts *opts, ls_program **ou
         while (i < (size_t)got && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
         if (got >= 4 && head[0] == 'P' && head[1] == 'K' && (head[2] == 3 || head[2] == 5)) {
             rc = ls_load_archive(path, opts, out, err);
+        } else if (got >= 8 && memcmp(head + 4, "BP08", 4) == 0) {
+            rc = ls_load_bpte(path, opts, out, err);
         } else if ((what = not_a_program(head, (size_t)got)) != NULL) {
             rc = ls_fail(err, "%s: %s", path, what);
         } else if (got >= 8 && memcmp(head + 4, "ET", 2) == 0) { /* ET12, or another version: its reader says */

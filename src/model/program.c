@@ -302,6 +302,7 @@ ls_program *ls_program_copy(const ls_program *src)
     p->extra_json = src->extra_json ? ls_strdup(src->extra_json) : NULL;
     ls_named_data_ref(p->named_data);
     ls_origin_ref(p->origin);
+    p->instrs = NULL;
     p->exec = NULL;
     p->exec_free = NULL;
     p->tags = NULL;
@@ -321,6 +322,40 @@ ls_origin *ls_origin_ref(ls_origin *o)
 void ls_origin_unref(ls_origin *o)
 {
     if (o && --o->refs == 0 && o->destroy) o->destroy(o);
+}
+
+void ls_instr_map_free(ls_instr_map *m)
+{
+    if (!m) return;
+    free(m->chain_first);
+    free(m->node);
+    free(m);
+}
+
+static void recorded_destroy(ls_origin *o)
+{
+    ls_recorded *r = (ls_recorded *)o;
+    for (uint32_t i = 0; i < r->n; i++) ls_program_unref(r->programs[i]);
+    free(r->programs);
+    free(r->passes);
+    free(r->members);
+    free(r->debug_handle_map);
+    free(r->delegate_map);
+    free(r);
+}
+
+ls_recorded *ls_recorded_new(const char *source)
+{
+    ls_recorded *r = ls_calloc(1, sizeof *r);
+    r->origin = (ls_origin){.refs = 1, .kind = LS_ORIGIN_RECORDED, .destroy = recorded_destroy};
+    r->source = ls_intern(source);
+    r->handles_step = -1;
+    return r;
+}
+
+ls_recorded *ls_program_recorded(const ls_program *p)
+{
+    return p && p->origin && p->origin->kind == LS_ORIGIN_RECORDED ? (ls_recorded *)p->origin : NULL;
 }
 
 ls_program *ls_program_ref(ls_program *p)
@@ -346,6 +381,7 @@ void ls_program_unref(ls_program *p)
     free(p->extra_json);
     ls_named_data_unref(p->named_data);
     ls_origin_unref(p->origin);
+    ls_instr_map_free(p->instrs);
     if (p->exec_free) p->exec_free(p->exec);
     free(p->tags);
     drop_index(p);

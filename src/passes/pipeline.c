@@ -279,6 +279,28 @@ static void finish(ls_history *h)
     __atomic_store_n(&h->done, true, __ATOMIC_RELEASE);
 }
 
+/* The steps a file recorded (an ETRecord): its programs as they are, in order, the loaded one
+ * last. Programs read from separate members share no node ids, so no change list is made. */
+static void recorded_steps(ls_program *loaded, const ls_pipeline_opts *opts, ls_history *h)
+{
+    const ls_recorded *r = ls_program_recorded(loaded);
+    h->steps = ls_calloc(r->n + 1, sizeof *h->steps);
+    h->n_planned = r->n + 1;
+    for (uint32_t i = 0; i <= r->n; i++) {
+        ls_program *p = i < r->n ? r->programs[i] : loaded;
+        ls_step *s = &h->steps[i];
+        s->pass = i < r->n ? r->passes[i] : r->pass;
+        s->program = ls_program_ref(p);
+        ls_report_add(&s->report, NULL, NULL, "the program the %s recorded as `%s`: %u nodes%s", r->source,
+                      i < r->n ? r->members[i] : r->member, p->n_nodes,
+                      (int32_t)i == r->handles_step ? "; its nodes carry the debug handles the maps name" : "");
+        if (!i) ls_verify(s->program, &s->verify);
+        else verify_step(opts, s, &h->steps[i - 1]);
+        publish(h, opts, i);
+    }
+    finish(h);
+}
+
 int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history *h, ls_error *err)
 {
     memset(h, 0, sizeof *h);
@@ -287,7 +309,10 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
         return ls_fail(err, "no program to lower");
     }
     h->path = loaded->path;
-
+    if (ls_program_recorded(loaded)) {
+        recorded_steps(loaded, opts, h);
+        return 0;
+    }
     ls_plan_step plan[LS_MAX_PIPELINE * LS_MAX_BACKENDS];
     uint32_t n = ls_pipeline_plan(opts, plan, sizeof plan / sizeof plan[0]);
     if (n > sizeof plan / sizeof plan[0]) {

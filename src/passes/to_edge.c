@@ -278,6 +278,30 @@ static bool decompose(edge *E, const ls_node *n)
     }
 }
 
+/* ExecuTorch's to_edge ends with DebugHandleGeneratorPass (exir/passes/
+ * debug_handle_generator_pass.py): every node but placeholders and the output gets the handle
+ * of its oldest source node, numbered from 1 in graph order as sources are first met, so the
+ * nodes a decomposition made of one ATen node share its handle. The emitter's debug_handle_map
+ * and an ETDump's events lead back to nodes through them. */
+static void give_debug_handles(edge *E, ls_node *const *orig, uint32_t n, const uint32_t *first_out)
+{
+    int64_t next = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (orig[i]->kind != LS_NODE_CALL) continue;
+        int64_t h = ++next;
+        for (uint32_t k = first_out[i]; k < first_out[i + 1]; k++) {
+            ls_node *m = E->out.v[k];
+            if (m->debug_handle == h) continue;
+            if (m->refs > 1) { /* shared with the ATen step: this step's own copy */
+                ls_node *c = ls_node_clone(m);
+                ls_node_unref(m);
+                E->out.v[k] = m = c;
+            }
+            m->debug_handle = h;
+        }
+    }
+}
+
 int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
 {
     ls_program *q = ls_program_copy(in);
@@ -302,8 +326,10 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     ls_sig_build(&sig, in);
     pu_users_take(&users, in);
     pr_view view = {in, &sig, &users, NULL};
+    uint32_t *first_out = ls_malloc(sizeof *first_out * (n + 1)); /* where each node's Edge nodes start in E.out */
     for (uint32_t i = 0; i < n; i++) {
         ls_node *nd = q->nodes[i];
+        first_out[i] = E.out.n;
         if (nd->kind != LS_NODE_CALL) {
             ls_vec_push(&E.out, ls_node_ref(nd));
             continue;
@@ -360,6 +386,9 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     }
     ls_sig_free(&sig);
     pu_users_free(&users);
+    first_out[n] = E.out.n;
+    give_debug_handles(&E, q->nodes, n, first_out);
+    free(first_out);
     ls_program_set_nodes(q, E.out.v, E.out.n);
     free(E.out.v);
     ls_namer_free(E.names);

@@ -113,6 +113,12 @@ static int zip_read_index(zip_src *z, zip_int64_t idx, const char *where, const 
     return 0;
 }
 
+int ls_zip_read_member(zip_t *za, int64_t idx, const char *path, const char *rel, ls_blob **out, ls_error *err)
+{
+    zip_src z = {.za = za, .prefix = (char *)"", .member_cap = member_cap_for(path)};
+    return zip_read_index(&z, idx, path, rel, out, err);
+}
+
 static int zip_read(ls_weight_source *ws, const char *rel, ls_blob **out, ls_error *err)
 {
     zip_src *z = ws->impl;
@@ -335,8 +341,7 @@ int ls_load_archive(const char *path, const ls_load_opts *opts, ls_program **out
             ls_blob_unref(json);
         }
     } else if (etrecord) {
-        rc = ls_fail(err, "%s: an ETRecord (a zip with ETRECORD_V0: the debug record exir writes beside a .pte), not a "
-                          "program; open the .pte it describes", path);
+        rc = ls_load_etrecord(za, path, opts, out, err);
     } else {
         ls_buf b = {0};
         for (zip_int64_t i = 0; i < n && i < 8; i++) ls_buf_printf(&b, "%s%s", i ? ", " : "", zip_get_name(za, (zip_uint64_t)i, 0));

@@ -18,8 +18,9 @@
 #include <xxhash.h>
 #include <zip.h>
 
-#include "export.h"
+#include "../formats.h"
 #include "dialect.h"
+#include "export.h"
 #include "ops.h"
 
 #define ALIGNMENT 64
@@ -27,7 +28,10 @@
 typedef struct pw {
     const ls_program *p;
     ls_buf *b;
+    bool exir; /* as exir/serde writes it: lowered modules inline (ls_program_json_exir) */
 } pw;
+
+static char *program_json(const ls_program *p, bool exir);
 
 static void str(ls_buf *b, const char *s)
 {
@@ -271,6 +275,8 @@ static void outputs(pw *w, const ls_node *n, uint32_t pos, ls_buf *tvals)
         value_ref(w, n->id);
     } else if (n->val_kind == LS_VAL_TENSORS) {
         bool list = n->op && n->op->schema.returns_list;
+        /* exir's serialize_arbitrary_outputs: one value is a list of tensors, several are a tuple */
+        if (w->exir && n->op && n->op->id == LS_OP_call_delegate) list = n->nvals == 1;
         if (list) ls_buf_puts(b, "{\"as_tensors\":[");
         for (uint16_t k = 0; k < n->nvals; k++) {
             const ls_node *g = getitem_of(w->p, pos, k);
@@ -306,6 +312,50 @@ static void tval(ls_buf *tvals, const ls_node *n)
     tensor_meta(tvals, &n->vals[0]);
 }
 
+/* exir's serialize_lowered_module: the LoweredBackendModule as a JSON string, bytes base64. */
+static void b64(ls_buf *b, const ls_blob *blob)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const uint8_t *d = blob ? blob->data : NULL;
+    size_t n = blob ? blob->size : 0;
+    ls_buf_putc(b, '"');
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)d[i] << 16 | (i + 1 < n ? (uint32_t)d[i + 1] << 8 : 0) | (i + 2 < n ? d[i + 2] : 0);
+        char q[4] = {abc[v >> 18 & 63], abc[v >> 12 & 63], i + 1 < n ? abc[v >> 6 & 63] : '=', i + 2 < n ? abc[v & 63] : '='};
+        ls_buf_putn(b, q, 4);
+    }
+    ls_buf_putc(b, '"');
+}
+
+static void lowered_module_input(pw *w, const ls_node *ga)
+{
+    const ls_submodule *s = ga ? ls_program_sub(w->p, ga->target) : NULL;
+    ls_buf m = {0};
+    ls_buf_puts(&m, "{\"backend_id\": ");
+    ls_buf_json_str(&m, s ? s->backend_id : "");
+    ls_buf_puts(&m, ", \"processed_bytes\": ");
+    b64(&m, s ? s->processed : NULL);
+    ls_buf_puts(&m, ", \"compile_specs\": [");
+    for (uint32_t k = 0; s && k < s->nspecs; k++) {
+        ls_buf_puts(&m, k ? ", {\"key\": " : "{\"key\": ");
+        ls_buf_json_str(&m, s->specs[k].key);
+        ls_buf_puts(&m, ", \"value\": ");
+        b64(&m, s->specs[k].value);
+        ls_buf_putc(&m, '}');
+    }
+    ls_buf_puts(&m, "], \"original_module\": ");
+    char *orig = s && s->program ? program_json(s->program, true) : NULL;
+    ls_buf_puts(&m, orig ? orig : "null");
+    free(orig);
+    ls_buf_puts(&m, ", \"original_state_dict\": \"\"}");
+    ls_buf_puts(w->b, "{\"name\":");
+    str(w->b, ga ? ga->target : "");
+    ls_buf_puts(w->b, ",\"arg\":{\"as_string\":");
+    ls_buf_json_str(w->b, m.s);
+    ls_buf_puts(w->b, "},\"kind\":1}");
+    ls_buf_free(&m);
+}
+
 static void call_node(pw *w, const ls_node *n, uint32_t pos, bool first, ls_buf *tvals)
 {
     ls_buf *b = w->b;
@@ -313,7 +363,17 @@ static void call_node(pw *w, const ls_node *n, uint32_t pos, bool first, ls_buf 
     str(b, n->target);
     ls_buf_puts(b, ",\"inputs\":[");
     bool any = false;
-    for (uint16_t i = 0; i < n->nargs; i++) {
+    if (w->exir && n->op && n->op->id == LS_OP_call_delegate && n->nargs && n->args[0].kind == LS_ARG_NODE) {
+        /* serialize_call_delegate_inputs: the module, then delegate_arg_<i> */
+        lowered_module_input(w, ls_program_node(w->p, n->args[0].v.node));
+        for (uint16_t i = 1; i < n->nargs; i++) {
+            ls_buf_printf(b, ",{\"name\":\"delegate_arg_%u\",\"arg\":", (unsigned)(i - 1));
+            argument(w, &n->args[i]);
+            ls_buf_puts(b, ",\"kind\":1}");
+        }
+        any = true;
+    }
+    for (uint16_t i = any ? n->nargs : 0; i < n->nargs; i++) {
         const ls_arg *a = &n->args[i];
         if (a->flags & LS_ARGF_DEFAULT) continue; /* torch leaves out what was not given */
         ls_buf_puts(b, any ? ",{\"name\":" : "{\"name\":");
@@ -427,10 +487,10 @@ static void extras(ls_buf *b, const char *json, const char *level, const char *f
     cJSON_Delete(root);
 }
 
-static char *exported_program_json(const ls_program *p)
+static char *program_json(const ls_program *p, bool exir)
 {
     ls_buf b = {0}, tvals = {0};
-    pw w = {.p = p, .b = &b};
+    pw w = {.p = p, .b = &b, .exir = exir};
     ls_buf_putc(&tvals, '{');
     ls_buf_puts(&b, "{\"graph_module\":{\"graph\":{\"inputs\":[");
     bool first = true;
@@ -500,6 +560,18 @@ static char *exported_program_json(const ls_program *p)
     return ls_buf_take(&b);
 }
 
+char *ls_program_json_exir(const ls_program *p, ls_error *err)
+{
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        const ls_node *n = p->nodes[i];
+        if (n->dialect == LS_DIALECT_EXECUTORCH || (n->op && n->op->id == LS_OP_alloc)) {
+            ls_fail(err, "node `%s` is in the ExecuTorch dialect, which lowerscope writes only as a .pte", n->name);
+            return NULL;
+        }
+    }
+    return program_json(p, true);
+}
+
 /* ---- what torch.export's JSON cannot hold */
 
 int ls_pt2_expressible(const ls_program *p, ls_error *err)
@@ -532,11 +604,7 @@ int ls_pt2_expressible(const ls_program *p, ls_error *err)
 
 /* ---- the archive */
 
-typedef struct member {
-    char *name;
-    uint8_t *data; /* owned */
-    size_t size;
-} member;
+typedef ls_zip_member member;
 
 typedef LS_VEC(member) members;
 
@@ -582,8 +650,7 @@ static int table_members(members *m, const char *root, const ls_program *p, bool
     return 0;
 }
 
-/* The archive in memory: libzip writes it into a buffer source. */
-static int zip_members(const members *m, uint8_t **bytes, size_t *size, ls_error *err)
+int ls_zip_build(const ls_zip_member *mv, uint32_t n, unsigned align, uint8_t **bytes, size_t *size, ls_error *err)
 {
     zip_error_t ze;
     zip_error_init(&ze);
@@ -598,8 +665,8 @@ static int zip_members(const members *m, uint8_t **bytes, size_t *size, ls_error
     zip_source_keep(mem);
     uint64_t pos = 0;
     int rc = 0;
-    for (uint32_t i = 0; i < m->n && rc == 0; i++) {
-        const member *x = &m->v[i];
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        const member *x = &mv[i];
         zip_source_t *src = zip_source_buffer(za, x->data, x->size, 0);
         zip_int64_t idx = src ? zip_file_add(za, x->name, src, ZIP_FL_ENC_UTF_8) : -1;
         if (idx < 0) {
@@ -609,10 +676,11 @@ static int zip_members(const members *m, uint8_t **bytes, size_t *size, ls_error
         }
         zip_set_file_compression(za, (zip_uint64_t)idx, ZIP_CM_STORE, 0);
         zip_file_set_dostime(za, (zip_uint64_t)idx, 0, 0x21, 0); /* 1980-01-01 00:00 */
-        /* data aligned to 64 bytes: an "FB" extra field pads the local header, as torch does */
+        if (!align) continue;
+        /* data aligned: an "FB" extra field pads the local header, as torch does */
         size_t fixed = 30 + strlen(x->name) + 4;
-        size_t pad = (size_t)((ALIGNMENT - (pos + fixed) % ALIGNMENT) % ALIGNMENT);
-        uint8_t zs[ALIGNMENT];
+        size_t pad = (size_t)((align - (pos + fixed) % align) % align);
+        uint8_t zs[256];
         memset(zs, 'Z', sizeof zs);
         zip_file_extra_field_set(za, (zip_uint64_t)idx, 0x4246, ZIP_EXTRA_FIELD_NEW, zs, (zip_uint16_t)pad, ZIP_FL_LOCAL);
         pos += fixed + pad + x->size;
@@ -654,7 +722,7 @@ int ls_pt2_bytes(const ls_program *p, const char *path, uint8_t **out, size_t *o
     int rc = table_members(&m, root, p, false, err);
     if (rc == 0) rc = table_members(&m, root, p, true, err);
     if (rc == 0) {
-        char *json = exported_program_json(p);
+        char *json = program_json(p, false);
         add_member(&m, root, "models/model.json", json, strlen(json));
         free(json);
         add_member(&m, root, "archive_format", "pt2", 3);
@@ -675,7 +743,7 @@ int ls_pt2_bytes(const ls_program *p, const char *path, uint8_t **out, size_t *o
     }
     uint8_t *bytes = NULL;
     size_t size = 0;
-    if (rc == 0) rc = zip_members(&m, &bytes, &size, err);
+    if (rc == 0) rc = ls_zip_build(m.v, m.n, ALIGNMENT, &bytes, &size, err);
     for (uint32_t i = 0; i < m.n; i++) {
         free(m.v[i].name);
         free(m.v[i].data);

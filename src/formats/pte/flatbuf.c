@@ -144,6 +144,30 @@ int ls_fb_root(ls_fb_reader *r, const char *ident, ls_fb_table *root)
     return ls_fb_table_at(r, off, root);
 }
 
+int ls_fb_root_size_prefixed(ls_fb_reader *r, const char *ident, ls_fb_table *root)
+{
+    uint32_t need = ident ? 12 : 8;
+    if (r->size < need)
+        return ls_fb_fail(r, NULL, NO_POS, "%u bytes is too short for a size-prefixed flatbuffer", r->size);
+    uint32_t declared = ls_fb_le32(r->buf);
+    if (declared < need - 4 || declared > r->size - 4)
+        return ls_fb_fail(r, NULL, 0, "size prefix %u does not fit the %u bytes after it", declared, r->size - 4);
+    r->size = declared + 4; /* what follows the declared size is not part of the buffer */
+    if (ident && memcmp(r->buf + 8, ident, 4) != 0) {
+        char got[5];
+        for (int i = 0; i < 4; i++) {
+            uint8_t c = r->buf[8 + i];
+            got[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+        }
+        got[4] = 0;
+        return ls_fb_fail(r, NULL, 8, "file identifier is \"%s\", expected \"%.4s\"", got, ident);
+    }
+    uint32_t off = ls_fb_le32(r->buf + 4);
+    if (off < need - 4 || off >= r->size - 4)
+        return ls_fb_fail(r, NULL, 4, "root offset %u is outside the %u-byte buffer", off, r->size - 4);
+    return ls_fb_table_at(r, 4 + off, root);
+}
+
 /* Position of the field in slot inside the table, 0 when absent; fails when the field of
  * fsize bytes would run past its table or is misaligned for its size. */
 static int field_pos(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const char *field, unsigned fsize,
@@ -576,6 +600,29 @@ uint8_t *ls_fbb_finish(ls_fbb *b, ls_fb_ref root, const char *ident, size_t *siz
         memcpy(b->buf + b->head, ident, 4);
     }
     fbb_push_le(b, fbb_uoffset_to(b, root), 4);
+    uint8_t *out = NULL;
+    *size = 0;
+    if (!b->too_big) {
+        *size = ls_fbb_size(b);
+        out = ls_malloc(*size);
+        memcpy(out, b->buf + b->head, *size);
+    }
+    ls_fbb_free(b);
+    return out;
+}
+
+uint8_t *ls_fbb_finish_size_prefixed(ls_fbb *b, ls_fb_ref root, const char *ident, size_t *size)
+{
+    assert(!b->in_table);
+    /* aligned so that the whole buffer, size prefix included, keeps every field's alignment */
+    fbb_prep(b, b->minalign < 4 ? 4 : b->minalign, ident ? 12 : 8);
+    if (ident) {
+        fbb_reserve(b, 4);
+        b->head -= 4;
+        memcpy(b->buf + b->head, ident, 4);
+    }
+    fbb_push_le(b, fbb_uoffset_to(b, root), 4);
+    fbb_push_le(b, ls_fbb_size(b), 4);
     uint8_t *out = NULL;
     *size = 0;
     if (!b->too_big) {

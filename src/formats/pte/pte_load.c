@@ -44,6 +44,7 @@ typedef struct loader {
     uint32_t *sub_attr; /* per delegate: its get_attr node id (0: none yet) */
     uint32_t n_unknown;
     lsp_places *places; /* built on the first value no instruction writes */
+    uint32_t call_node; /* the call node the instruction being read became (0: none) */
     bool missing_data;
     ls_error *err;
 } loader;
@@ -449,6 +450,7 @@ static int unknown_call(loader *L, const char *target, const ls_pte_i32s *args)
     if (cc) memmove(cc, cc + 1, strlen(cc + 1) + 1); /* "cortex_m::pad.out" → cortex_m_pad_out */
     ls_node *n = ls_node_new(L->p, LS_NODE_CALL, ls_namer_take(L->names, ls_sanitize_name(NULL, base)), target);
     n->dialect = LS_DIALECT_EXECUTORCH;
+    L->call_node = n->id;
     int32_t ret = args->n ? args->v[args->n - 1] : -1;
     ls_arg *a = ls_calloc(args->n ? args->n : 1, sizeof *a);
     uint32_t na = 0;
@@ -548,6 +550,7 @@ static int kernel_call(loader *L, uint32_t at, const ls_pte_instruction *in)
     for (uint32_t i = 0; i < s->nparams; i++) a[i].name = s->params[i].name;
     ls_node *n = ls_node_new(L->p, LS_NODE_CALL, ls_namer_take(L->names, ls_op_node_base(op, LS_DIALECT_EDGE)), target);
     n->op = op;
+    L->call_node = n->id;
     n->dialect = LS_DIALECT_EXECUTORCH;
     ls_node_set_args(n, a, s->nparams);
     if (!out_form) {
@@ -634,6 +637,7 @@ static int delegate_call(loader *L, uint32_t at, const ls_pte_instruction *in)
     ls_node *n = ls_node_new(L->p, LS_NODE_CALL, ls_namer_take(L->names, "executorch_call_delegate"),
                              ls_op_target(cd, LS_DIALECT_NONE));
     n->op = cd;
+    L->call_node = n->id;
     ls_node_set_args(n, a, (uint16_t)(nin + 1));
     /* no arguments at all is a valid DelegateCall (the runtime takes a list of any length) */
     return define_outputs(L, n, args->n ? args->v + nin : NULL, args->n - nin, true);
@@ -645,11 +649,18 @@ static int convert(loader *L)
 {
     if (classify(L) != 0) return -1;
     uint32_t at = 0;
+    ls_instr_map *im = ls_calloc(1, sizeof *im);
+    L->p->instrs = im;
+    im->n_chains = L->plan->chains.n;
+    im->chain_first = ls_calloc(im->n_chains + 1, sizeof *im->chain_first);
+    for (uint32_t c = 0; c < L->plan->chains.n; c++) im->chain_first[c + 1] = im->chain_first[c] + L->plan->chains.v[c].instructions.n;
+    im->node = ls_calloc(im->chain_first[im->n_chains] ? im->chain_first[im->n_chains] : 1, sizeof *im->node);
     for (uint32_t c = 0; c < L->plan->chains.n; c++) {
         const ls_pte_chain *ch = &L->plan->chains.v[c];
         for (uint32_t i = 0; i < ch->instructions.n; i++, at++) {
             const ls_pte_instruction *in = &ch->instructions.v[i];
             int rc = 0;
+            L->call_node = 0;
             switch (in->kind) {
             case LS_PTE_KERNEL_CALL: rc = kernel_call(L, at, in); break;
             case LS_PTE_DELEGATE_CALL: rc = delegate_call(L, at, in); break;
@@ -665,6 +676,7 @@ static int convert(loader *L)
             default: return lfail(L, "instruction %u has the unknown kind %d", at, (int)in->kind);
             }
             if (rc != 0) return -1;
+            im->node[at] = L->call_node;
         }
     }
     /* outputs: buffer write-backs first (torch's order), then the plan's outputs */
