@@ -43,7 +43,10 @@ struct ls_etd_index {
     /* handles mode */
     instr_entry *instrs; /* by instruction id */
     uint32_t n_instrs;
-    ls_ptrmap handle_target; /* debug handle → index into targets + 1 */
+    /* debug handle → index into targets + 1, for the top level and for the lowered modules apart:
+     * after to_backend a getitem at the top level may carry the handle of the node inside a
+     * delegate whose value it reads */
+    ls_ptrmap top_handle, sub_handle;
     LS_VEC(target) targets;
     cJSON *dmap_root;
     ls_ptrmap sub_call; /* submodule name → the top-level node calling it */
@@ -98,7 +101,8 @@ static void add_handles(ls_etd_index *x, const ls_program *p, const char *progra
         if (n->debug_handle <= 0 || n->kind != LS_NODE_CALL) continue;
         target t = {program, n->id};
         ls_vec_push(&x->targets, t);
-        ls_ptrmap_add(&x->handle_target, (const void *)(uintptr_t)n->debug_handle, x->targets.n, NULL);
+        ls_ptrmap_add(program ? &x->sub_handle : &x->top_handle, (const void *)(uintptr_t)n->debug_handle, x->targets.n,
+                      NULL);
     }
 }
 
@@ -202,7 +206,8 @@ void ls_etd_index_free(ls_etd_index *x)
     for (uint32_t i = 0; i < x->n_instrs; i++) free(x->instrs[i].handles);
     free(x->instrs);
     free(x->targets.v);
-    ls_ptrmap_free(&x->handle_target);
+    ls_ptrmap_free(&x->top_handle);
+    ls_ptrmap_free(&x->sub_handle);
     ls_ptrmap_free(&x->sub_call);
     cJSON_Delete(x->dmap_root);
     free(x);
@@ -231,11 +236,20 @@ static uint32_t call_of_sub(const ls_etd_index *x, const char *sub)
     return id;
 }
 
-static const target *handle_target(const ls_etd_index *x, int64_t h)
+/* in_sub: the node inside a lowered module with that handle, else the top level's. */
+static const target *handle_target(const ls_etd_index *x, int64_t h, bool in_sub)
 {
     uint32_t k;
-    if (h <= 0 || !ls_ptrmap_get_u32(&x->handle_target, (const void *)(uintptr_t)h, &k)) return NULL;
+    if (h <= 0 || !ls_ptrmap_get_u32(in_sub ? &x->sub_handle : &x->top_handle, (const void *)(uintptr_t)h, &k)) return NULL;
     return &x->targets.v[k - 1];
+}
+
+/* The first of the handles that names a node (inside a lowered module when in_sub). */
+static const target *first_target(const ls_etd_index *x, const int64_t *hs, uint32_t n, bool in_sub)
+{
+    const target *t = NULL;
+    for (uint32_t i = 0; i < n && !t; i++) t = handle_target(x, hs[i], in_sub);
+    return t;
 }
 
 /* Program mode: the node inside the delegate an id names. */
@@ -289,41 +303,46 @@ static void match_handles(const ls_etd_index *x, const ls_etd_event *e, ls_etd_m
     }
     m->instruction = e->instruction_id;
     const instr_entry *ie = &x->instrs[e->instruction_id];
-    const int64_t *hs = ie->handles;
-    uint32_t nh = ie->n_handles;
-    int64_t *dh = NULL;
-    bool inner = false;
-    if (delegated(e) && ie->delegate_map) {
+    /* a delegate's instruction: its handles are those of the nodes inside its lowered module */
+    const target *in_sub = first_target(x, ie->handles, ie->n_handles, true);
+    if (!delegated(e)) {
+        const target *t = in_sub ? NULL : first_target(x, ie->handles, ie->n_handles, false);
+        if (in_sub) {
+            m->delegate = in_sub->program;
+            m->node = call_of_sub(x, in_sub->program);
+        } else if (t) {
+            m->node = t->node;
+        }
+        m->match = m->node ? LS_ETD_MATCHED : in_sub ? LS_ETD_NO_NODE : LS_ETD_NO_HANDLE;
+        return;
+    }
+    /* the delegate's own event: its id in the delegate's map, else (as the Inspector falls back)
+     * the instruction's handles, which name the delegate call */
+    const cJSON *v = NULL;
+    if (ie->delegate_map) {
         char key[32];
         const char *k = e->delegate_debug_id_str;
         if (e->delegate_debug_id_int >= 0) {
             snprintf(key, sizeof key, "%d", e->delegate_debug_id_int);
             k = key;
         }
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(ie->delegate_map, k);
-        if (v && json_handles(v, &dh, &nh)) {
-            hs = dh;
-            inner = true;
-        }
+        v = cJSON_GetObjectItemCaseSensitive(ie->delegate_map, k);
     }
-    const target *t = NULL;
-    for (uint32_t i = 0; i < nh && !t; i++) t = handle_target(x, hs[i]);
+    int64_t *dh = NULL;
+    uint32_t nh = 0;
+    const target *t = v && json_handles(v, &dh, &nh) ? first_target(x, dh, nh, true) : NULL;
     free(dh);
-    if (!t) {
+    if (t) {
+        m->program = m->delegate = t->program;
+        m->node = t->node;
+        m->match = LS_ETD_MATCHED;
+    } else if (in_sub) {
+        m->delegate = in_sub->program;
+        m->node = call_of_sub(x, in_sub->program);
+        m->match = m->node ? LS_ETD_IN_DELEGATE : LS_ETD_NO_NODE;
+    } else {
         m->match = LS_ETD_NO_HANDLE;
-        return;
     }
-    if (t->program && !inner) { /* the delegate call itself: its handles are its nodes' */
-        m->delegate = t->program;
-        m->node = call_of_sub(x, t->program);
-        m->match = delegated(e) ? LS_ETD_IN_DELEGATE : LS_ETD_MATCHED;
-        if (!m->node) m->match = LS_ETD_NO_NODE;
-        return;
-    }
-    m->program = t->program;
-    m->delegate = t->program;
-    m->node = t->node;
-    m->match = LS_ETD_MATCHED;
 }
 
 /* ---- the profile */
@@ -436,8 +455,8 @@ int ls_etr_delegates_of(const ls_program *loaded, ls_etr_delegates *out, ls_erro
         d.backend = cJSON_IsString(name) ? ls_intern(name->valuestring) : NULL;
         const instr_entry *ie = id < x->n_instrs ? &x->instrs[id] : NULL;
         for (uint32_t k = 0; ie && k < ie->n_handles && !d.submodule; k++) {
-            const target *t = handle_target(x, ie->handles[k]);
-            if (t && t->program) d.submodule = t->program;
+            const target *t = handle_target(x, ie->handles[k], true);
+            if (t) d.submodule = t->program;
         }
         const cJSON *dm = ie ? ie->delegate_map : NULL;
         int nl = cJSON_IsObject(dm) ? cJSON_GetArraySize(dm) : 0;
@@ -449,7 +468,8 @@ int ls_etr_delegates_of(const ls_program *loaded, ls_etr_delegates *out, ls_erro
             uint32_t nh;
             if (!json_handles(e, &hs, &nh)) continue;
             for (uint32_t k = 0; k < nh && !l->node; k++) {
-                const target *t = handle_target(x, hs[k]);
+                const target *t = handle_target(x, hs[k], true);
+                if (!t) t = handle_target(x, hs[k], false);
                 if (!t) continue;
                 l->handle = hs[k];
                 l->program = t->program;

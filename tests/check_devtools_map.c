@@ -1,0 +1,376 @@
+/* ETDump events placed on nodes, for two_delegates lowered and emitted: through a .pte's own
+ * instructions, and through an ETRecord made from the same lowering (its debug handles and
+ * delegate map). The ETDump is written from the .pte's instructions as ExecuTorch's
+ * Method::execute records them (method.cpp: "OPERATOR_CALL" per KernelCall, "DELEGATE_CALL"
+ * per DelegateCall with (chain, instruction) set, a delegate's own events with its debug id,
+ * "Method::execute" around them all), plus an event for an instruction the program does not
+ * have, which must be listed, not dropped. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zip.h>
+
+#include "bundled_blob.h"
+#include "etdump.h"
+#include "etrecord.h"
+#include "export.h"
+#include "ops.h"
+#include "passes.h"
+#include "progfixtures.h"
+#include "reader.h"
+#include "pte_test.h"
+#include "testutil.h"
+
+typedef struct fixture {
+    ls_history h;
+    ls_pte pte;        /* the emitted file, read back */
+    char pte_path[512], etdp_path[512], etr_path[512];
+    ls_etdump dump;
+    uint32_t n_instr;
+    /* what each event of run 0 stands for: instruction, and for a delegate's own event the
+     * position inside the delegate's graph (-1: an instruction event) */
+    int32_t ev_instr[256], ev_pos[256];
+    uint32_t n_ev;
+} fixture;
+
+typedef LS_VEC(ls_etd_event) event_vec;
+
+static ls_etd_event *push(event_vec *v, ls_etd_event e)
+{
+    ls_vec_push(v, e);
+    return &v->v[v->n - 1];
+}
+
+/* ticks of event k of run r: distinct per event and run, so every sum is checkable */
+static uint64_t ticks(uint32_t r, uint32_t k)
+{
+    return 100 + 10 * k + r;
+}
+
+static void make_fixture(fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    ls_program *p = pf_sample("two_delegates");
+    pf_lower(p, NULL, &f->h);
+    ls_program_unref(p);
+    const ls_pte *emitted = ls_program_emitted(f->h.steps[f->h.n - 1].program, NULL);
+    ck_assert_ptr_nonnull(emitted);
+    uint8_t *bytes;
+    size_t size;
+    ls_error err;
+    ck_assert_msg(ls_pte_write(emitted, &bytes, &size, &err) == 0, "%s", err.msg);
+    const char *dir = tu_tmpdir();
+    snprintf(f->pte_path, sizeof f->pte_path, "%s/two.pte", dir);
+    snprintf(f->etdp_path, sizeof f->etdp_path, "%s/two.etdp", dir);
+    snprintf(f->etr_path, sizeof f->etr_path, "%s/two.etrecord", dir);
+    ck_assert(ls_write_file_atomic(f->pte_path, bytes, size, &err) == 0);
+    ck_assert_msg(ls_pte_read_bytes(bytes, size, "two.pte", &f->pte, &err) == 0, "%s", err.msg);
+    free(bytes);
+    const ls_pte_plan *pl = &f->pte.execution_plan.v[0];
+    ck_assert_uint_eq(pl->chains.n, 1);
+    const ls_pte_instructions *ins = &pl->chains.v[0].instructions;
+    f->n_instr = ins->n;
+    static ls_etd_run runs[2];
+    for (uint32_t r = 0; r < 2; r++) {
+        event_vec v = {0};
+        uint64_t t = 1000000 * (r + 1);
+        ls_etd_event *exec = push(&v, (ls_etd_event){.kind = LS_ETD_PROFILE, .name = ls_intern("Method::execute"),
+                                                     .chain_index = -1, .instruction_id = 0, .delegate_debug_id_int = -1,
+                                                     .start_time = t});
+        (void)exec;
+        uint32_t n_ev = 0;
+        for (uint32_t i = 0; i < ins->n; i++) {
+            bool del = ins->v[i].kind == LS_PTE_DELEGATE_CALL;
+            uint64_t d = ticks(r, n_ev);
+            push(&v, (ls_etd_event){.kind = LS_ETD_PROFILE, .name = ls_intern(del ? "DELEGATE_CALL" : "OPERATOR_CALL"),
+                                    .chain_index = 0, .instruction_id = (int32_t)i, .delegate_debug_id_int = -1,
+                                    .start_time = t, .end_time = t + d});
+            f->ev_instr[n_ev] = (int32_t)i;
+            f->ev_pos[n_ev++] = -1;
+            if (!del) continue;
+            /* the delegate's own events: one per call of its graph, numbered by position */
+            const ls_pte_delegate *dl = &pl->delegates.v[ins->v[i].delegate_call.delegate_index];
+            const uint8_t *data;
+            size_t dsize;
+            ck_assert(ls_pte_delegate_blob(&f->pte, dl, &data, &dsize, &err) == 0);
+            ls_blob *blob = ls_blob_new(dsize);
+            memcpy(blob->data, data, dsize);
+            ls_bb_graph *g;
+            ck_assert_msg(ls_bb_decode(blob, &g, &err) == 0, "%s", err.msg);
+            for (uint32_t k = 0; k < g->n_nodes; k++) {
+                if (g->nodes[k]->kind != LS_NODE_CALL) continue;
+                push(&v, (ls_etd_event){.kind = LS_ETD_PROFILE, .chain_index = 0, .instruction_id = (int32_t)i,
+                                        .delegate_debug_id_int = (int32_t)k, .start_time = t, .end_time = t + ticks(r, n_ev)});
+                f->ev_instr[n_ev] = (int32_t)i;
+                f->ev_pos[n_ev++] = (int32_t)k;
+            }
+            ls_bb_graph_free(g);
+            ls_blob_unref(blob);
+        }
+        /* an instruction the program does not have, and an allocation (not a timed event) */
+        push(&v, (ls_etd_event){.kind = LS_ETD_PROFILE, .name = ls_intern("OPERATOR_CALL"), .instruction_id = (int32_t)ins->n + 5,
+                                .delegate_debug_id_int = -1, .start_time = t, .end_time = t + 7});
+        push(&v, (ls_etd_event){.kind = LS_ETD_ALLOCATION, .instruction_id = -1, .delegate_debug_id_int = -1,
+                                .allocator_id = 0, .allocation_size = 64});
+        v.v[0].end_time = t + 100000;
+        f->n_ev = n_ev;
+        runs[r] = (ls_etd_run){.name = ls_intern("Execute"), .bundled_input_index = -1, .events = v.v, .n_events = v.n};
+    }
+    f->dump = (ls_etdump){.name = "two.etdp", .runs = runs, .n_runs = 2};
+    ck_assert_msg(ls_etdump_write(&f->dump, &bytes, &size, &err) == 0, "%s", err.msg);
+    ck_assert(ls_write_file_atomic(f->etdp_path, bytes, size, &err) == 0);
+    free(bytes);
+}
+
+static void free_fixture(fixture *f)
+{
+    for (uint32_t r = 0; r < f->dump.n_runs; r++) free(f->dump.runs[r].events);
+    ls_pte_free(&f->pte);
+    ls_history_free(&f->h);
+}
+
+/* The node a .pte's instruction is about, read from the file: its operator or its delegate. */
+static void check_instruction_node(const fixture *f, const ls_program *p, uint32_t instr, const ls_node *n)
+{
+    const ls_pte_plan *pl = &f->pte.execution_plan.v[0];
+    const ls_pte_instruction *in = &pl->chains.v[0].instructions.v[instr];
+    ck_assert_ptr_nonnull(n);
+    if (in->kind == LS_PTE_KERNEL_CALL) {
+        const ls_pte_operator *o = &pl->operators.v[in->kernel_call.op_index];
+        const char *want = ls_internf("%s.%s", o->name, o->overload);
+        ck_assert_msg(n->target == want, "instruction %u is %s, its node %s is %s", instr, want, n->name, n->target);
+    } else {
+        ck_assert(n->op && n->op->id == LS_OP_call_delegate);
+        const ls_node *ga = ls_program_node(p, n->args[0].v.node);
+        const ls_submodule *s = ls_program_sub(p, ga->target);
+        ck_assert_str_eq(s->backend_id, pl->delegates.v[in->delegate_call.delegate_index].id);
+    }
+}
+
+START_TEST(events_land_on_the_pte_nodes_their_instructions_made)
+{
+    fixture f;
+    make_fixture(&f);
+    ls_program *p;
+    ls_error err;
+    ck_assert_msg(ls_load(f.pte_path, NULL, &p, &err) == 0, "%s", err.msg);
+    const ls_program *mapped;
+    ls_etd_index *x = ls_etd_index_for(p, &mapped, &err);
+    ck_assert_msg(x && mapped == p, "%s", err.msg);
+    ls_etd_profile pr;
+    ls_etd_profile_build(&f.dump, p, x, 1e9, &pr);
+    ck_assert_uint_eq(pr.runs, 2);
+    ck_assert_uint_eq(pr.n_framework, 2);
+    ck_assert_uint_eq(pr.n_unmatched, 2);
+    ck_assert_uint_eq(pr.n_matched, 2 * f.n_ev);
+    ck_assert_uint_eq(pr.n_in_delegate, 0);
+    for (uint32_t i = 0; i < pr.n_events; i++) {
+        const ls_etd_mapped *m = &pr.events[i];
+        const ls_etd_event *e = &f.dump.runs[m->run].events[m->event];
+        if (m->match == LS_ETD_FRAMEWORK) {
+            ck_assert_str_eq(e->name, "Method::execute");
+            continue;
+        }
+        if (m->match == LS_ETD_NO_INSTRUCTION) {
+            ck_assert_int_eq(e->instruction_id, (int32_t)f.n_instr + 5);
+            continue;
+        }
+        ck_assert_msg(m->match == LS_ETD_MATCHED, "event %u: %s", m->event, ls_etd_match_text((ls_etd_match)m->match));
+        ck_assert_int_eq(m->instruction, e->instruction_id);
+        if (e->delegate_debug_id_int < 0) {
+            ck_assert_ptr_null(m->program);
+            check_instruction_node(&f, p, (uint32_t)m->instruction, ls_program_node(p, m->node));
+        } else {
+            /* the node at that position of the delegate's graph, inside the lowered module */
+            const ls_submodule *s = ls_program_sub(p, m->program);
+            ck_assert_ptr_nonnull(s);
+            ck_assert_uint_eq(s->program->nodes[e->delegate_debug_id_int]->id, m->node);
+        }
+    }
+    /* a node's time: its two runs' events, in seconds (ticks are nanoseconds) */
+    for (uint32_t k = 0; k < f.n_ev; k++) {
+        if (f.ev_pos[k] >= 0) continue;
+        uint32_t node = p->instrs->node[f.ev_instr[k]];
+        const ls_node_stat *st = ls_node_stats_of(&pr.stats, node);
+        ck_assert_ptr_nonnull(st);
+        ck_assert_uint_eq(st->runs, 2);
+        ck_assert_msg(fabs(st->seconds - (double)(ticks(0, k) + ticks(1, k)) / 1e9) < 1e-15, "%g", st->seconds);
+    }
+    ck_assert_uint_ge(pr.n_subs, 2);
+    ls_etd_profile_free(&pr);
+    ls_etd_index_free(x);
+    ls_program_unref(p);
+
+    /* the CLI: run --etdump, text and JSON */
+    char *out;
+    int rc = tu_runf(&out, "run %s --etdump %s", f.pte_path, f.etdp_path);
+    ck_assert_msg(rc == 0, "%s", out);
+    ck_assert_msg(tu_contains(out, "2 runs of forward") && tu_contains(out, "unmatched events (2)"), "%s", out);
+    ck_assert_msg(tu_contains(out, "no such instruction"), "%s", out);
+    free(out);
+    rc = tu_runf(&out, "run %s --etdump %s --json", f.pte_path, f.etdp_path);
+    cJSON *j = cJSON_Parse(out);
+    ck_assert_msg(rc == 0 && j, "%s", out);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "mapped_by")->valuestring, "instructions");
+    const cJSON *un = cJSON_GetObjectItem(j, "unmatched");
+    ck_assert_int_eq(cJSON_GetArraySize(un), 2);
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(un, 0), "reason")->valuestring, "no such instruction");
+    const cJSON *nodes = cJSON_GetObjectItem(j, "nodes");
+    ck_assert_int_eq(cJSON_GetArraySize(nodes), (int)f.n_ev);
+    int delegates = 0;
+    for (const cJSON *n = nodes->child; n; n = n->next) {
+        ck_assert_int_eq(cJSON_GetObjectItem(n, "calls")->valueint, 2);
+        delegates += cJSON_GetObjectItem(n, "delegate") != NULL;
+    }
+    ck_assert_int_eq(delegates, 2);
+    cJSON_Delete(j);
+    free(out);
+    free_fixture(&f);
+}
+END_TEST
+
+static ls_program *step_program(const ls_history *h, const char *pass)
+{
+    ls_error err;
+    int s = ls_history_find_step(h, pass, &err);
+    ck_assert_msg(s >= 0, "%s", err.msg);
+    return h->steps[s].program;
+}
+
+START_TEST(an_etrecord_opens_as_its_steps_and_places_the_same_events)
+{
+    fixture f;
+    make_fixture(&f);
+    char *dhm, *dm;
+    ls_error err;
+    ck_assert_msg(ls_debug_maps_json(f.h.steps[f.h.n - 1].program, "forward", &dhm, &dm, &err) == 0, "%s", err.msg);
+    ls_etrecord_parts parts = {.exported = f.h.steps[0].program, .edge = step_program(&f.h, "to_backend"),
+                               .debug_handle_map = dhm, .delegate_map = dm};
+    ck_assert_msg(ls_etrecord_write(&parts, f.etr_path, &err) == 0, "%s", err.msg);
+    /* the members _etrecord.py's ETRecord.save writes, the marker first */
+    int code;
+    zip_t *za = zip_open(f.etr_path, ZIP_RDONLY, &code);
+    ck_assert_ptr_nonnull(za);
+    ck_assert_str_eq(zip_get_name(za, 0, 0), "ETRECORD_V0");
+    const char *want[] = {"exported_program", "exported_program_state_dict", "exported_program_constants",
+                          "exported_program_example_inputs", "edge_dialect_exported_program",
+                          "edge_dialect_exported_program_state_dict", "debug_handle_map", "delegate_map"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) ck_assert_msg(zip_name_locate(za, want[i], 0) >= 0, "%s", want[i]);
+    zip_close(za);
+
+    ls_program *p;
+    ck_assert_msg(ls_load(f.etr_path, NULL, &p, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_nonnull(ls_program_recorded(p));
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_history h;
+    ck_assert(ls_pipeline_run(p, &o, &h, &err) == 0);
+    ck_assert_uint_eq(h.n, 2);
+    ck_assert_str_eq(h.steps[0].pass, "export");
+    ck_assert_str_eq(h.steps[1].pass, "to_backend");
+    ck_assert_int_eq(h.steps[0].program->dialect, LS_DIALECT_ATEN);
+    ck_assert_int_eq(h.steps[1].program->dialect, LS_DIALECT_EDGE);
+    ck_assert_uint_eq(p->n_subs, 2);
+
+    /* the delegate map links each delegate to the Edge nodes inside its lowered module */
+    ls_etr_delegates ds;
+    ck_assert_msg(ls_etr_delegates_of(p, &ds, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(ds.n, 2);
+    for (uint32_t i = 0; i < ds.n; i++) {
+        const ls_etr_delegate *d = &ds.v[i];
+        ck_assert_str_eq(d->backend, "BundledBackend");
+        ck_assert_ptr_nonnull(d->submodule);
+        const ls_node *call = ls_program_node(p, d->call_node);
+        ck_assert(call && call->op && call->op->id == LS_OP_call_delegate);
+        ck_assert(ls_program_node(p, call->args[0].v.node)->target == d->submodule);
+        const ls_program *sub = ls_program_sub(p, d->submodule)->program;
+        ck_assert_uint_gt(d->n_links, 0);
+        for (uint32_t k = 0; k < d->n_links; k++) {
+            const ls_etr_link *l = &d->links[k];
+            ck_assert_ptr_eq(l->program, d->submodule);
+            const ls_node *n = ls_program_node(sub, l->node);
+            ck_assert_ptr_nonnull(n);
+            ck_assert(n->debug_handle == l->handle);
+            /* the same op as the node at that position of the .pte's delegate graph */
+            uint32_t pos = (uint32_t)atoi(l->delegate_id);
+            const ls_pte_instruction *in = &f.pte.execution_plan.v[0].chains.v[0].instructions.v[d->instruction];
+            ck_assert_int_eq(in->kind, LS_PTE_DELEGATE_CALL);
+            ck_assert(pos < sub->n_nodes && sub->nodes[pos] == n);
+        }
+    }
+    ls_etr_delegates_free(&ds);
+
+    /* the ETDump through the ETRecord: the same instructions, now on the Edge program's nodes */
+    ls_program *pte_p;
+    ck_assert(ls_load(f.pte_path, NULL, &pte_p, &err) == 0);
+    const ls_program *mapped;
+    ls_etd_index *x = ls_etd_index_for(p, &mapped, &err);
+    ck_assert_msg(x != NULL, "%s", err.msg);
+    ck_assert_ptr_eq(mapped, p);
+    ls_etd_profile pr;
+    ls_etd_profile_build(&f.dump, mapped, x, 1e9, &pr);
+    ck_assert_uint_eq(pr.n_unmatched, 2);
+    ck_assert_uint_eq(pr.n_framework, 2);
+    ck_assert_uint_eq(pr.n_matched, 2 * f.n_ev);
+    for (uint32_t i = 0; i < pr.n_events; i++) {
+        const ls_etd_mapped *m = &pr.events[i];
+        const ls_etd_event *e = &f.dump.runs[m->run].events[m->event];
+        if (m->match != LS_ETD_MATCHED) continue;
+        const ls_node *viapte = ls_program_node(pte_p, pte_p->instrs->node[e->instruction_id]);
+        if (e->delegate_debug_id_int >= 0) {
+            const ls_node *n = ls_program_node(ls_program_sub(p, m->program)->program, m->node);
+            ck_assert_ptr_nonnull(n);
+            /* the .pte names its delegates by delegate index, to_backend by tag: the module the
+             * instruction calls in the .pte */
+            const ls_node *ga = ls_program_node(pte_p, viapte->args[0].v.node);
+            const ls_program *psub = ls_program_sub(pte_p, ga->target)->program;
+            ck_assert_ptr_eq(n->op, psub->nodes[e->delegate_debug_id_int]->op);
+            ck_assert_str_eq(n->name, psub->nodes[e->delegate_debug_id_int]->name);
+        } else {
+            const ls_node *n = ls_program_node(p, m->node);
+            ck_assert_ptr_nonnull(n);
+            ck_assert_msg(n->op == viapte->op, "instruction %d: %s on the Edge side, %s in the .pte", e->instruction_id,
+                          n->name, viapte->name);
+        }
+    }
+    ls_etd_profile_free(&pr);
+    ls_etd_index_free(x);
+
+    char *out;
+    int rc = tu_runf(&out, "run %s --etdump %s --json", f.etr_path, f.etdp_path);
+    cJSON *j = cJSON_Parse(out);
+    ck_assert_msg(rc == 0 && j, "%s", out);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "mapped_by")->valuestring, "debug_handles");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "unmatched")), 2);
+    cJSON_Delete(j);
+    free(out);
+    rc = tu_runf(&out, "info %s", f.etr_path);
+    ck_assert_msg(rc == 0 && tu_contains(out, "ETRecord, method forward: export (exported_program) → to_backend"), "%s", out);
+    ck_assert_msg(tu_contains(out, ": BundledBackend → lowered_module_"), "%s", out);
+    free(out);
+    rc = tu_runf(&out, "passes %s", f.etr_path);
+    ck_assert_msg(rc == 0 && tu_contains(out, "step 1 to_backend"), "%s", out);
+    free(out);
+
+    ls_history_free(&h);
+    ls_pipeline_opts_free(&o);
+    ls_program_unref(pte_p);
+    ls_program_unref(p);
+    free(dhm);
+    free(dm);
+    free_fixture(&f);
+}
+END_TEST
+
+Suite *devtools_map_suite(void)
+{
+    Suite *s = suite_create("devtools_map");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, events_land_on_the_pte_nodes_their_instructions_made);
+    tcase_add_test(tc, an_etrecord_opens_as_its_steps_and_places_the_same_events);
+    suite_add_tcase(s, tc);
+    return s;
+}
