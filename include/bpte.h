@@ -58,6 +58,10 @@ typedef struct ls_bpte {
     size_t program_size;
 } ls_bpte;
 
+/* Whether the file at PATH is a bundled program ("BP08" at byte 4, where flatbuffers keep
+ * their identifier: bundled_program.cpp's is_bundled_program). */
+bool ls_bpte_is_file(const char *path);
+
 /* Reads and verifies a bundled program (every offset checked; errors name the file, the field
  * path and the byte). On failure *out is empty. The fuzz harness's entry point. */
 int ls_bpte_read(const uint8_t *data, size_t size, const char *name, ls_bpte *out, ls_error *err);

@@ -20,6 +20,7 @@ typedef struct ls_tui_opts {
     bool headless;          /* draw into an off-screen terminal (implied by script) */
     bool script_no_wait;    /* scripted mode on a history still being made: start at once (a script
                              * otherwise waits for the whole pipeline before its first event) */
+    const char *etdump;     /* --etdump FILE: a device's measurements over the step they describe */
 } ls_tui_opts;
 
 /* Fills opts from the environment: NO_COLOR, LOWERSCOPE_SCRIPT, LOWERSCOPE_SIZE. */

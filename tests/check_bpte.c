@@ -14,6 +14,7 @@
 #include "bpte_run.h"
 #include "export.h"
 #include "flatbuf.h"
+#include "devtools_fixture.h"
 #include "progfixtures.h"
 #include "pte_test.h"
 #include "testutil.h"
@@ -73,101 +74,13 @@ START_TEST(comparison_follows_tensors_are_close)
 }
 END_TEST
 
-/* ---- a bundled program for shared_constant */
-
-static const float cases_x[3][4] = {{1, 2, 3, 4}, {-1, 0.5f, 2, -3}, {0.25f, -0.75f, 10, 0}};
-
-static uint8_t *emitted_pte(const char *sample, size_t *size, ls_program **loaded)
-{
-    ls_program *p = pf_sample(sample);
-    ls_history h;
-    pf_lower(p, NULL, &h);
-    const ls_pte *pte = ls_program_emitted(h.steps[h.n - 1].program, NULL);
-    ck_assert_ptr_nonnull(pte);
-    uint8_t *bytes;
-    ls_error err;
-    ck_assert_msg(ls_pte_write(pte, &bytes, size, &err) == 0, "%s", err.msg);
-    ls_history_free(&h);
-    *loaded = p;
-    return bytes;
-}
-
-static ls_bp_value tensor_value(const float *v, int32_t n)
-{
-    ls_bp_value x = {.kind = LS_BP_TENSOR, .has_val = true, .scalar_type = LS_ET_FLOAT, .ndim = 1, .has_data = true,
-                     .n_dim_order = 1};
-    x.sizes = ls_malloc(sizeof *x.sizes);
-    x.sizes[0] = n;
-    x.dim_order = ls_calloc(1, 1);
-    x.nbytes = (uint32_t)n * 4;
-    x.data = ls_malloc(x.nbytes);
-    memcpy(x.data, v, x.nbytes);
-    return x;
-}
-
-/* Three cases of forward(x): expected atan2(c, x) and (x + c) * c in float32, from libm; case 2's
- * second expected output is wrong at element 1 by 0.5. */
-static void build_bpte(ls_bpte *b)
-{
-    size_t n;
-    ls_program *p;
-    memset(b, 0, sizeof *b);
-    b->name = ls_intern("shared_constant.bpte");
-    b->program = emitted_pte("shared_constant", &n, &p);
-    b->program_size = n;
-    const ls_named_tensor *c = ls_program_constant(p, ls_intern("c"));
-    ck_assert_ptr_nonnull(c);
-    ck_assert_ptr_nonnull(c->t);
-    const float *cv = c->t->data;
-    b->n_suites = 1;
-    b->suites = ls_calloc(1, sizeof *b->suites);
-    b->suites[0].method_name = ls_intern("forward");
-    b->suites[0].n_cases = 3;
-    b->suites[0].cases = ls_calloc(3, sizeof(ls_bp_case));
-    for (int k = 0; k < 3; k++) {
-        ls_bp_case *cs = &b->suites[0].cases[k];
-        float at[4], mu[4];
-        for (int i = 0; i < 4; i++) {
-            at[i] = atan2f(cv[i], cases_x[k][i]);
-            mu[i] = (cases_x[k][i] + cv[i]) * cv[i];
-        }
-        if (k == 2) mu[1] += 0.5f;
-        cs->n_inputs = 1;
-        cs->inputs = ls_calloc(1, sizeof(ls_bp_value));
-        cs->inputs[0] = tensor_value(cases_x[k], 4);
-        cs->n_expected = 2;
-        cs->expected = ls_calloc(2, sizeof(ls_bp_value));
-        cs->expected[0] = tensor_value(at, 4);
-        cs->expected[1] = tensor_value(mu, 4);
-    }
-    ls_program_unref(p);
-}
-
-static const char *write_bpte(const ls_bpte *b, uint8_t **bytes_out, size_t *size_out)
-{
-    uint8_t *bytes;
-    size_t size;
-    ls_error err;
-    ck_assert_msg(ls_bpte_write(b, &bytes, &size, &err) == 0, "%s", err.msg);
-    static char path[512];
-    snprintf(path, sizeof path, "%s/shared_constant.bpte", tu_tmpdir());
-    ck_assert_msg(ls_write_file_atomic(path, bytes, size, &err) == 0, "%s", err.msg);
-    if (bytes_out) {
-        *bytes_out = bytes;
-        *size_out = size;
-    } else {
-        free(bytes);
-    }
-    return path;
-}
-
 START_TEST(written_files_keep_the_schema_and_read_back)
 {
     ls_bpte b, r;
-    build_bpte(&b);
+    dt_bpte_make(&b);
     uint8_t *bytes;
     size_t size;
-    write_bpte(&b, &bytes, &size);
+    dt_bpte_write(&b, &bytes, &size);
     ck_assert(memcmp(bytes + 4, "BP08", 4) == 0);
     /* force_align: the program's bytes at a multiple of 32 in the file, tensor data of 16 */
     ls_fb_reader fr;
@@ -190,7 +103,7 @@ START_TEST(written_files_keep_the_schema_and_read_back)
     ck_assert_uint_eq(tag, 1); /* Tensor */
     ck_assert_int_eq(ls_fb_vector_field(&fr, &tens, 2, "data", 1, &v), 1);
     ck_assert_uint_eq(v.pos % 16, 0);
-    ck_assert(memcmp(bytes + v.pos, cases_x[1], 16) == 0);
+    ck_assert(memcmp(bytes + v.pos, dt_cases_x[1], 16) == 0);
 
     ck_assert_msg(ls_bpte_read(bytes, size, "b.bpte", &r, &err) == 0, "%s", err.msg);
     ck_assert_uint_eq(r.n_suites, 1);
@@ -238,7 +151,7 @@ END_TEST
 START_TEST(cases_run_and_a_wrong_expectation_fails)
 {
     ls_bpte b;
-    build_bpte(&b);
+    dt_bpte_make(&b);
     ls_bp_runner *r = ls_bp_runner_new(&b, LS_BP_RTOL, LS_BP_ATOL);
     ls_bp_case_result res[3];
     for (uint32_t k = 0; k < 3; k++) ls_bp_run_case(r, 0, k, &res[k]);
@@ -255,7 +168,7 @@ START_TEST(cases_run_and_a_wrong_expectation_fails)
     ls_bp_runner_free(r);
 
     /* the CLI: one line per case, exit 1 */
-    const char *path = write_bpte(&b, NULL, NULL);
+    const char *path = dt_bpte_write(&b, NULL, NULL);
     char *out;
     int rc = tu_runf(&out, "run %s", path);
     ck_assert_msg(rc == 1, "exit %d: %s", rc, out);
@@ -299,7 +212,7 @@ END_TEST
 START_TEST(cases_the_runtime_refuses_say_why)
 {
     ls_bpte b;
-    build_bpte(&b);
+    dt_bpte_make(&b);
     ls_bp_case *c = b.suites[0].cases;
     c[0].n_inputs = 0;
     c[1].n_expected = 0;
@@ -326,10 +239,10 @@ END_TEST
 START_TEST(truncated_and_flipped_files_are_refused_cleanly)
 {
     ls_bpte b, r;
-    build_bpte(&b);
+    dt_bpte_make(&b);
     uint8_t *bytes;
     size_t size;
-    write_bpte(&b, &bytes, &size);
+    dt_bpte_write(&b, &bytes, &size);
     ls_error err;
     /* the flatbuffer part (the program's bytes, 32-aligned at the end, are copied whatever they hold) */
     size_t head = size > 1024 ? 1024 : size;

@@ -18,121 +18,14 @@
 #include "export.h"
 #include "ops.h"
 #include "passes.h"
+#include "devtools_fixture.h"
 #include "progfixtures.h"
 #include "reader.h"
 #include "pte_test.h"
 #include "testutil.h"
 
-typedef struct fixture {
-    ls_history h;
-    ls_pte pte;        /* the emitted file, read back */
-    char pte_path[512], etdp_path[512], etr_path[512];
-    ls_etdump dump;
-    uint32_t n_instr;
-    /* what each event of run 0 stands for: instruction, and for a delegate's own event the
-     * position inside the delegate's graph (-1: an instruction event) */
-    int32_t ev_instr[256], ev_pos[256];
-    uint32_t n_ev;
-} fixture;
-
-typedef LS_VEC(ls_etd_event) event_vec;
-
-static ls_etd_event *push(event_vec *v, ls_etd_event e)
-{
-    ls_vec_push(v, e);
-    return &v->v[v->n - 1];
-}
-
-/* ticks of event k of run r: distinct per event and run, so every sum is checkable */
-static uint64_t ticks(uint32_t r, uint32_t k)
-{
-    return 100 + 10 * k + r;
-}
-
-static void make_fixture(fixture *f)
-{
-    memset(f, 0, sizeof *f);
-    ls_program *p = pf_sample("two_delegates");
-    pf_lower(p, NULL, &f->h);
-    ls_program_unref(p);
-    const ls_pte *emitted = ls_program_emitted(f->h.steps[f->h.n - 1].program, NULL);
-    ck_assert_ptr_nonnull(emitted);
-    uint8_t *bytes;
-    size_t size;
-    ls_error err;
-    ck_assert_msg(ls_pte_write(emitted, &bytes, &size, &err) == 0, "%s", err.msg);
-    const char *dir = tu_tmpdir();
-    snprintf(f->pte_path, sizeof f->pte_path, "%s/two.pte", dir);
-    snprintf(f->etdp_path, sizeof f->etdp_path, "%s/two.etdp", dir);
-    snprintf(f->etr_path, sizeof f->etr_path, "%s/two.etrecord", dir);
-    ck_assert(ls_write_file_atomic(f->pte_path, bytes, size, &err) == 0);
-    ck_assert_msg(ls_pte_read_bytes(bytes, size, "two.pte", &f->pte, &err) == 0, "%s", err.msg);
-    free(bytes);
-    const ls_pte_plan *pl = &f->pte.execution_plan.v[0];
-    ck_assert_uint_eq(pl->chains.n, 1);
-    const ls_pte_instructions *ins = &pl->chains.v[0].instructions;
-    f->n_instr = ins->n;
-    static ls_etd_run runs[2];
-    for (uint32_t r = 0; r < 2; r++) {
-        event_vec v = {0};
-        uint64_t t = 1000000 * (r + 1);
-        ls_etd_event *exec = push(&v, (ls_etd_event){.kind = LS_ETD_PROFILE, .name = ls_intern("Method::execute"),
-                                                     .chain_index = -1, .instruction_id = 0, .delegate_debug_id_int = -1,
-                                                     .start_time = t});
-        (void)exec;
-        uint32_t n_ev = 0;
-        for (uint32_t i = 0; i < ins->n; i++) {
-            bool del = ins->v[i].kind == LS_PTE_DELEGATE_CALL;
-            uint64_t d = ticks(r, n_ev);
-            push(&v, (ls_etd_event){.kind = LS_ETD_PROFILE, .name = ls_intern(del ? "DELEGATE_CALL" : "OPERATOR_CALL"),
-                                    .chain_index = 0, .instruction_id = (int32_t)i, .delegate_debug_id_int = -1,
-                                    .start_time = t, .end_time = t + d});
-            f->ev_instr[n_ev] = (int32_t)i;
-            f->ev_pos[n_ev++] = -1;
-            if (!del) continue;
-            /* the delegate's own events: one per call of its graph, numbered by position */
-            const ls_pte_delegate *dl = &pl->delegates.v[ins->v[i].delegate_call.delegate_index];
-            const uint8_t *data;
-            size_t dsize;
-            ck_assert(ls_pte_delegate_blob(&f->pte, dl, &data, &dsize, &err) == 0);
-            ls_blob *blob = ls_blob_new(dsize);
-            memcpy(blob->data, data, dsize);
-            ls_bb_graph *g;
-            ck_assert_msg(ls_bb_decode(blob, &g, &err) == 0, "%s", err.msg);
-            for (uint32_t k = 0; k < g->n_nodes; k++) {
-                if (g->nodes[k]->kind != LS_NODE_CALL) continue;
-                push(&v, (ls_etd_event){.kind = LS_ETD_PROFILE, .chain_index = 0, .instruction_id = (int32_t)i,
-                                        .delegate_debug_id_int = (int32_t)k, .start_time = t, .end_time = t + ticks(r, n_ev)});
-                f->ev_instr[n_ev] = (int32_t)i;
-                f->ev_pos[n_ev++] = (int32_t)k;
-            }
-            ls_bb_graph_free(g);
-            ls_blob_unref(blob);
-        }
-        /* an instruction the program does not have, and an allocation (not a timed event) */
-        push(&v, (ls_etd_event){.kind = LS_ETD_PROFILE, .name = ls_intern("OPERATOR_CALL"), .instruction_id = (int32_t)ins->n + 5,
-                                .delegate_debug_id_int = -1, .start_time = t, .end_time = t + 7});
-        push(&v, (ls_etd_event){.kind = LS_ETD_ALLOCATION, .instruction_id = -1, .delegate_debug_id_int = -1,
-                                .allocator_id = 0, .allocation_size = 64});
-        v.v[0].end_time = t + 100000;
-        f->n_ev = n_ev;
-        runs[r] = (ls_etd_run){.name = ls_intern("Execute"), .bundled_input_index = -1, .events = v.v, .n_events = v.n};
-    }
-    f->dump = (ls_etdump){.name = "two.etdp", .runs = runs, .n_runs = 2};
-    ck_assert_msg(ls_etdump_write(&f->dump, &bytes, &size, &err) == 0, "%s", err.msg);
-    ck_assert(ls_write_file_atomic(f->etdp_path, bytes, size, &err) == 0);
-    free(bytes);
-}
-
-static void free_fixture(fixture *f)
-{
-    for (uint32_t r = 0; r < f->dump.n_runs; r++) free(f->dump.runs[r].events);
-    ls_pte_free(&f->pte);
-    ls_history_free(&f->h);
-}
-
 /* The node a .pte's instruction is about, read from the file: its operator or its delegate. */
-static void check_instruction_node(const fixture *f, const ls_program *p, uint32_t instr, const ls_node *n)
+static void check_instruction_node(const dt_fixture *f, const ls_program *p, uint32_t instr, const ls_node *n)
 {
     const ls_pte_plan *pl = &f->pte.execution_plan.v[0];
     const ls_pte_instruction *in = &pl->chains.v[0].instructions.v[instr];
@@ -151,8 +44,8 @@ static void check_instruction_node(const fixture *f, const ls_program *p, uint32
 
 START_TEST(events_land_on_the_pte_nodes_their_instructions_made)
 {
-    fixture f;
-    make_fixture(&f);
+    dt_fixture f;
+    dt_fixture_make(&f);
     ls_program *p;
     ls_error err;
     ck_assert_msg(ls_load(f.pte_path, NULL, &p, &err) == 0, "%s", err.msg);
@@ -196,7 +89,7 @@ START_TEST(events_land_on_the_pte_nodes_their_instructions_made)
         const ls_node_stat *st = ls_node_stats_of(&pr.stats, node);
         ck_assert_ptr_nonnull(st);
         ck_assert_uint_eq(st->runs, 2);
-        ck_assert_msg(fabs(st->seconds - (double)(ticks(0, k) + ticks(1, k)) / 1e9) < 1e-15, "%g", st->seconds);
+        ck_assert_msg(fabs(st->seconds - (double)(dt_ticks(0, k) + dt_ticks(1, k)) / 1e9) < 1e-15, "%g", st->seconds);
     }
     ck_assert_uint_ge(pr.n_subs, 2);
     ls_etd_profile_free(&pr);
@@ -227,28 +120,16 @@ START_TEST(events_land_on_the_pte_nodes_their_instructions_made)
     ck_assert_int_eq(delegates, 2);
     cJSON_Delete(j);
     free(out);
-    free_fixture(&f);
+    dt_fixture_free(&f);
 }
 END_TEST
 
-static ls_program *step_program(const ls_history *h, const char *pass)
-{
-    ls_error err;
-    int s = ls_history_find_step(h, pass, &err);
-    ck_assert_msg(s >= 0, "%s", err.msg);
-    return h->steps[s].program;
-}
-
 START_TEST(an_etrecord_opens_as_its_steps_and_places_the_same_events)
 {
-    fixture f;
-    make_fixture(&f);
-    char *dhm, *dm;
+    dt_fixture f;
+    dt_fixture_make(&f);
     ls_error err;
-    ck_assert_msg(ls_debug_maps_json(f.h.steps[f.h.n - 1].program, "forward", &dhm, &dm, &err) == 0, "%s", err.msg);
-    ls_etrecord_parts parts = {.exported = f.h.steps[0].program, .edge = step_program(&f.h, "to_backend"),
-                               .debug_handle_map = dhm, .delegate_map = dm};
-    ck_assert_msg(ls_etrecord_write(&parts, f.etr_path, &err) == 0, "%s", err.msg);
+    dt_fixture_etrecord(&f);
     /* the members _etrecord.py's ETRecord.save writes, the marker first */
     int code;
     zip_t *za = zip_open(f.etr_path, ZIP_RDONLY, &code);
@@ -358,9 +239,7 @@ START_TEST(an_etrecord_opens_as_its_steps_and_places_the_same_events)
     ls_pipeline_opts_free(&o);
     ls_program_unref(pte_p);
     ls_program_unref(p);
-    free(dhm);
-    free(dm);
-    free_fixture(&f);
+    dt_fixture_free(&f);
 }
 END_TEST
 

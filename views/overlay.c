@@ -22,8 +22,9 @@ const char *ui_sort_name(ui_sort s)
 /* The stats of the run shown for this step, at the top level, when the overlay is on. */
 const ls_node_stats *ui_overlay_stats(ui *u)
 {
-    if (!u->overlay || u->depth) return NULL;
-    return ui_run_stats(u);
+    if (!u->overlay) return NULL;
+    const ls_node_stats *run = u->depth ? NULL : ui_run_stats(u);
+    return run ? run : ui_etdump_stats(u); /* else what an ETDump says of this step (view_etdump.c) */
 }
 
 const ls_node_stat *ui_stat_of(ui *u, const ls_node *n)
@@ -108,7 +109,7 @@ void ui_overlay_cells(ui *u, const ls_node_stat *st, const ls_node_stats *s, cha
     time[0] = range[0] = diff[0] = 0;
     if (!st || !st->runs) return;
     if (st->timed) {
-        if (u->script) snprintf(time, cap, "—");
+        if (u->script && s->source != ls_intern("ETDump")) snprintf(time, cap, "—"); /* a file's times are the same every run */
         else snprintf(time, cap, "%.3fms", st->seconds * 1e3 / (double)(s->runs ? s->runs : 1));
     }
     if (st->numel) {

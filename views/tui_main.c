@@ -7,8 +7,9 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: lowerscope FILE [--no-color] [--step S] [--pipeline A,B,...] [--backend FILE|bundled]\n"
-               "opens the terminal UI on FILE (.pt2, its JSON, .pte) and its pass history.\n"
+    fprintf(f, "usage: lowerscope FILE [--no-color] [--step S] [--pipeline A,B,...] [--backend FILE|bundled] [--etdump D.etdp]\n"
+               "opens the terminal UI on FILE (.pt2, its JSON, .pte, .bpte, an ETRecord) and its pass history;\n"
+               "--etdump shows what a device measured (an ETDump of FILE's program) on its nodes.\n"
                "environment: NO_COLOR (tags as letters), LOWERSCOPE_SCRIPT=FILE with LOWERSCOPE_SIZE=COLSxROWS\n"
                "(scripted, off-screen: docs/tui.md). Press ? in the UI for every key.\n");
 }
@@ -28,6 +29,8 @@ int ls_tui_main(int argc, char **argv)
             o.no_color = true;
         } else if (!strcmp(argv[i], "--step") && i + 1 < argc) {
             o.start_step = argv[++i];
+        } else if (!strcmp(argv[i], "--etdump") && i + 1 < argc) {
+            o.etdump = argv[++i];
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;

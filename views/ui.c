@@ -648,7 +648,7 @@ int ls_tui_run(const ls_history *h, const ls_tui_opts *o, ls_error *err)
         /* the first screen shows step 0 as soon as it is verified; --step S waits for the whole pipeline */
         bool done = false;
         while (ls_history_ready(h, &done) == 0 && !done) sleep_ms(2);
-        if (o->start_step)
+        if (o->start_step || o->etdump) /* an ETDump's step may come after the first */
             while (!done) {
                 sleep_ms(5);
                 ls_history_ready(h, &done);
@@ -671,7 +671,7 @@ int ls_tui_run(const ls_history *h, const ls_tui_opts *o, ls_error *err)
     }
     if (!u) u = ls_calloc(1, sizeof *u);
     u->h = h;
-    u->follow = live && !o->start_step;
+    u->follow = live && !o->start_step && !o->etdump;
     u->script_no_wait = o->script_no_wait;
     u->step_seen_at = ls_now();
     const char *slash = h->path ? strrchr(h->path, '/') : NULL;
@@ -693,6 +693,14 @@ int ls_tui_run(const ls_history *h, const ls_tui_opts *o, ls_error *err)
     /* why the timeline holds the load step only; the changes pane lists the findings */
     if (h->not_run) ui_message(u, true, "no pass ran: %s", h->not_run);
     int rc = 0;
+    if (o->etdump) {
+        if (ui_etdump_open(u, o->etdump, err) != 0) {
+            rc = 2;
+            goto out;
+        }
+        if (!o->start_step) u->step = ui_etdump_step(u); /* where its times are */
+        u->panes[UI_P_TIMELINE].sel = u->step;
+    }
     if (o->script && ui_script_open(u, o->script, err) != 0) {
         rc = 2;
         goto out;
@@ -716,6 +724,7 @@ int ls_tui_run(const ls_history *h, const ls_tui_opts *o, ls_error *err)
     if (g_stop) rc = 130;
 out:
     ui_run_session_free(u->run);
+    ui_etdump_free(u);
     ui_partgraph_free(u);
     ui_around_free(u);
     ui_compare_free(u);

@@ -428,6 +428,7 @@ struct ui {
     uint32_t around_step;
     /* the run overlay (overlay.c) */
     bool overlay;      /* the graph pane shows the run's columns (on after a run) */
+    struct ui_etdump *etdump; /* --etdump: what a device measured, over one step (view_etdump.c) */
     ui_sort sort;      /* the graph pane's order */
     bool sort_reverse; /* smallest first */
     uint32_t *around_ids; /* per box: the node id it shows (0: a "+N more" box) */
@@ -510,6 +511,8 @@ void ui_table_build(ui *u);
 void ui_run_build(ui *u); /* a fresh run of the program at this step (and of the loaded program beside it) */
 void ui_run_again(ui *u); /* one more run, state carrying over (a fresh one for another step) */
 void ui_run_session_free(ui_run_session *s);
+/* A bundled program's test cases, run (view_run_cases.c); false when the file is not one. */
+bool ui_run_cases_lines(ui *u, ui_lines *out);
 struct ls_node_stats;
 struct ls_node_stat;
 /* What the run of this step measured node by node (view_run.c), NULL when it was not run. */
@@ -523,6 +526,13 @@ void ui_sort_vis(ui *u, uint32_t *vis, uint32_t n); /* model.c's visible rows, i
 void ui_sort_next(ui *u, bool reverse);
 const char *ui_sort_name(ui_sort s);
 bool ui_overlay_jump(ui *u, int dir); /* ] and [: the next / previous node that differs */
+/* view_etdump.c: --etdump FILE placed on the step whose program it describes; its stats at that
+ * step (the top level, or the open lowered module's), NULL elsewhere; the node pane's lines */
+int ui_etdump_open(ui *u, const char *path, ls_error *err);
+const struct ls_node_stats *ui_etdump_stats(ui *u);
+uint32_t ui_etdump_step(const ui *u); /* the step it describes */
+void ui_etdump_free(ui *u);
+void ui_measured_lines(ui *u, const ls_program *p, const ls_node *n, ui_lines *l);
 void ui_help_build(ui *u);
 void ui_partgraph_build(ui *u); /* the partition graph of this step (view_partgraph.c) */
 void ui_partgraph_free(ui *u);

@@ -47,7 +47,7 @@ static void title(ui *u, ls_buf *b)
     const ls_node_stats *ns = ui_overlay_stats(u);
     if (ns) {
         uint32_t compared, differ = ls_node_stats_differing(ns, &compared);
-        ls_buf_printf(b, " · run ×%lld", (long long)ns->runs);
+        ls_buf_printf(b, " · %s ×%lld", ns->source == ls_intern("ETDump") ? "ETDump" : "run", (long long)ns->runs);
         if (compared) ls_buf_printf(b, ": %u differ", differ);
     }
     if (u->sort != UI_SORT_GRAPH) ls_buf_printf(b, " · by %s%s", ui_sort_name(u->sort), u->sort_reverse ? " ↑" : "");

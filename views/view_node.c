@@ -371,6 +371,7 @@ void ui_node_lines_build(ui *u)
         ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s", "value", t);
         ln->indent = 10;
     }
+    ui_measured_lines(u, p, n, l); /* what a run or an ETDump measured (view_etdump.c) */
     why(u, l, p, n, color);
     findings(u, l, n);
     const ls_input_spec *spec = ui_input_spec(p, n);

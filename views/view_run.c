@@ -277,6 +277,8 @@ static void build(ui *u)
     const ls_step *st = &u->h->steps[u->step];
     ui_lines_add(l, UI_R_TITLE, -1, "step %u %s · %s", u->step, st->pass, u->file);
     if (st->error) ui_lines_add(l, UI_R_WARN, -1, "this pass failed; running the program of the step before it");
+    if (u->step == 0 && ui_run_cases_lines(u, l)) /* a .bpte: its own cases first */
+        ui_lines_add(l, UI_R_TITLE, -1, "and a run of the program on seeded inputs:");
     if (u->run->cmp_error) {
         ui_lines_add(l, UI_R_WARN, -1, "no comparison: the loaded program cannot run as the reference:");
         ui_lines_add_wrapped(l, UI_R_WARN, u->run->cmp_error, u->cols - 4);

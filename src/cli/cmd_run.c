@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "check_cli.h"
+#include "bpte.h"
 #include "cli.h"
 #include "npy.h"
 #include "passes.h"
@@ -176,7 +177,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         ls_cli_error("run: --compare (with the loaded program) and --compare-with REF: one reference at a time");
         return -1;
     }
-    o->bundled = cli_is_bundled_program(o->path);
+    o->bundled = ls_bpte_is_file(o->path);
     if (o->etdump && (o->compare || o->compare_with || o->step || o->bundled)) {
         ls_cli_error("run: --etdump shows what ran on a device: it takes neither --compare, --step nor a bundled program");
         return -1;

@@ -172,7 +172,7 @@ static int recorded(const ls_program *p, ls_buf *json)
 
 int cli_info_devtools(const char *path, const ls_program *p, ls_buf *json)
 {
-    if (cli_is_bundled_program(path) && bundled(path, json) != 0) return -1;
+    if (ls_bpte_is_file(path) && bundled(path, json) != 0) return -1;
     if (ls_program_recorded(p) && recorded(p, json) != 0) return -1;
     return 0;
 }

@@ -8,16 +8,6 @@
 #include "run_devtools.h"
 #include "run_print.h"
 
-bool cli_is_bundled_program(const char *path)
-{
-    uint8_t head[8];
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    size_t got = fread(head, 1, sizeof head, f);
-    fclose(f);
-    return got == sizeof head && memcmp(head + 4, "BP08", 4) == 0;
-}
-
 static void json_case(ls_buf *b, const ls_bp_case_result *r)
 {
     ls_buf_puts(b, "{\"method\": ");

@@ -17,8 +17,6 @@ typedef struct cli_devtools_run {
     ls_load_opts load;
 } cli_devtools_run;
 
-/* Whether PATH is a bundled program ("BP08" at byte 4). */
-bool cli_is_bundled_program(const char *path);
 /* Runs every test case; exit 0 all passed, 1 a case failed (or could not be checked), 2 bad
  * input, 3 the program needs what lowerscope lacks. */
 int cli_run_bundled(const cli_devtools_run *o);

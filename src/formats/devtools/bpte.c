@@ -21,6 +21,16 @@ const char *ls_bp_kind_name(int kind)
     return kind >= 0 && kind <= 4 ? names[kind] : "?";
 }
 
+bool ls_bpte_is_file(const char *path)
+{
+    uint8_t head[8];
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return got == sizeof head && memcmp(head + 4, "BP08", 4) == 0;
+}
+
 /* ---- reading */
 
 static int copy_vec(ls_fb_reader *r, const ls_fb_table *t, unsigned slot, const char *field, uint32_t esize, void **v,
