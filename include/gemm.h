@@ -17,4 +17,11 @@ void ls_sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const float *A, i
 void ls_qgemm_s8(int64_t M, int64_t N, int64_t K, const int8_t *A, int64_t lda, const int8_t *B, int64_t ldb,
                  int32_t *C, int64_t ldc);
 
+/* The same with B packed once (the weights of a layer, packed when it is prepared): packing
+ * follows the path this CPU takes (AVX-512 VNNI or portable), so pack and run on one machine. */
+typedef struct ls_qgemm_packed ls_qgemm_packed;
+ls_qgemm_packed *ls_qgemm_pack(int64_t N, int64_t K, const int8_t *B, int64_t ldb);
+void ls_qgemm_packed_free(ls_qgemm_packed *p);
+void ls_qgemm_s8_packed(int64_t M, const int8_t *A, int64_t lda, const ls_qgemm_packed *B, int32_t *C, int64_t ldc);
+
 #endif

@@ -51,6 +51,8 @@ typedef struct lsx_rval {
 typedef struct lsx_prep {
     float *w;        /* fp32 weights packed for ls_sgemm_ex: [K][N] per group */
     int8_t *w8;      /* int8 weights as [N][K] (int4 widened), for ls_qgemm_s8 */
+    struct ls_qgemm_packed **wq; /* w8 packed for ls_qgemm_s8_packed, one per group of output channels */
+    int64_t n_wq;
     int32_t *wsum;   /* per output channel: Σ_k w8 (for the input zero point) */
     float *wscale;   /* per output channel, or [N][K / group] for blockwise int4 */
     int32_t wzp;     /* the weights' zero point (per tensor) */

@@ -93,7 +93,7 @@ static int conv_int8(lsx_run *R, uint32_t node, const ls_tensor *in, const geom 
     int8_t zp = (int8_t)id->zero_point;
     for (int64_t grp = 0; grp < g->G; grp++) {
         im2col(g, in->data, 1, grp, &zp, (uint8_t *)a);
-        ls_qgemm_s8(M, g->go, K, a, K, p->w8 + grp * g->go * K, K, acc, g->go);
+        ls_qgemm_s8_packed(M, a, K, p->wq[grp], acc, g->go);
         /* requantize into the group's output columns */
         int32_t lo = -128, hi = 127;
         if (n->has_min_max && od->scale) {

@@ -125,7 +125,7 @@ int lsx_fully_connected(lsx_run *R, uint32_t node)
             ls_free_aligned(acc);
             return -1;
         }
-        ls_qgemm_s8(M, N, K, in->data, K, p->w8, K, acc, N);
+        ls_qgemm_s8_packed(M, in->data, K, p->wq[0], acc, N);
         requantize(n, acc, M, N, N, id->zero_point, id->scale, p, 0, od, out->data, N);
         ls_free_aligned(acc);
         return 0;
@@ -156,7 +156,7 @@ int lsx_fully_connected(lsx_run *R, uint32_t node)
     int rc = 0;
     if (!o) rc = out ? lsx_fail(R, node, "out of memory") : -1;
     if (rc == 0 && !p->group) {
-        ls_qgemm_s8(M, N, K, xq, K, p->w8, K, acc, N);
+        ls_qgemm_s8_packed(M, xq, K, p->wq[0], acc, N);
         for (int64_t m = 0; m < M; m++)
             for (int64_t c = 0; c < N; c++)
                 o[m * N + c] = (float)(acc[m * N + c] - rz[m] * p->wsum[c]) * (rs[m] * p->wscale[c]);

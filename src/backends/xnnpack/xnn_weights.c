@@ -11,12 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm.h"
 #include "xnn_internal.h"
 
 void lsx_prep_free(lsx_prep *p)
 {
     ls_free_aligned(p->w);
     ls_free_aligned(p->w8);
+    for (int64_t i = 0; i < p->n_wq; i++) ls_qgemm_packed_free(p->wq[i]);
+    free(p->wq);
     free(p->wsum);
     free(p->wscale);
     free(p->bias);
@@ -104,7 +107,7 @@ static int bias_of(lsx_run *R, uint32_t node, uint32_t id, int64_t N, bool int32
 /* Packs a weight seen as [N][K] (row = output channel; k_major: stored [K][N]): float32 [K][N]
  * for float inputs, or int8 rows with sums and scales for quantized ones. */
 static int pack(lsx_run *R, uint32_t node, const ls_xnn_value *wd, const ls_tensor *wt, int64_t N, int64_t K,
-                bool k_major, bool quantized_input, lsx_prep *p)
+                bool k_major, bool quantized_input, int64_t n_groups, lsx_prep *p)
 {
     p->N = N;
     p->K = K;
@@ -135,6 +138,12 @@ static int pack(lsx_run *R, uint32_t node, const ls_xnn_value *wd, const ls_tens
             s += w;
         }
         p->wsum[n] = s;
+    }
+    if (wd->quant != LS_XNN_Q_PER_CHANNEL_GROUP) { /* packed once, in per-group slices of groups rows */
+        int64_t groups = n_groups > 0 ? n_groups : 1, rows = N / groups;
+        p->wq = ls_calloc((size_t)groups, sizeof *p->wq);
+        p->n_wq = groups;
+        for (int64_t g = 0; g < groups; g++) p->wq[g] = ls_qgemm_pack(rows, K, p->w8 + g * rows * K, K);
     }
     if (wd->quant == LS_XNN_Q_PER_CHANNEL_GROUP) {
         p->group = wd->group_size;
@@ -172,7 +181,7 @@ int lsx_prepare_weights(lsx_run *R, uint32_t node)
                                  n->flags);
         bool kmaj = n->flags & XNN_FLAG_TRANSPOSE_WEIGHTS; /* filter [K, N] */
         int64_t N = kmaj ? wd->dims[1] : wd->dims[0], K = kmaj ? wd->dims[0] : wd->dims[1];
-        if (pack(R, node, wd, wv->t, N, K, kmaj, q_in, p) != 0) return -1;
+        if (pack(R, node, wd, wv->t, N, K, kmaj, q_in, 1, p) != 0) return -1;
         return bias_of(R, node, n->in[2], N, q_in && !dynamic, p);
     }
     /* convolutions: XNNPACK's filter layouts. Conv2d and ConvTranspose2d [O, KH, KW, I/groups]
@@ -200,6 +209,6 @@ int lsx_prepare_weights(lsx_run *R, uint32_t node)
                         c->kernel_h, c->kernel_w);
     int64_t K = (int64_t)c->kernel_h * c->kernel_w * c->group_in;
     bool int_path = q_in && n->type == LS_XNN_Conv2d && !dynamic;
-    if (pack(R, node, wd, wv->t, O, K, false, int_path, p) != 0) return -1;
+    if (pack(R, node, wd, wv->t, O, K, false, int_path, c->groups, p) != 0) return -1;
     return bias_of(R, node, n->in[2], O, int_path, p);
 }

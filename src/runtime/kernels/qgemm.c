@@ -1,10 +1,10 @@
 /* int8 × int8 → int32 products (gemm.h) and the public entry to the strided float32 GEMM.
  *
- * ls_qgemm_s8 computes dot products of rows of A with rows of B. The micro-kernel takes a 4×4
- * tile of C: four rows of A and four of B are read once per k and give sixteen sums, written so
- * that GCC turns each k-loop into widening multiply-adds (pmaddwd, or vpdpbusd-free AVX2/AVX-512
- * code under -march=native) over 32 or 64 bytes at a time. K is walked in blocks so the four B
- * rows stay in L1 while every row block of A passes over them. */
+ * ls_qgemm_s8 computes dot products of rows of A with rows of B. On a CPU with AVX-512 VNNI
+ * (checked at run time) it packs the operands for vpdpbusd (below); elsewhere a 4×4 tile of C
+ * takes four rows of A and four of B once per k and gives sixteen sums, written so GCC turns
+ * each k-loop into widening multiply-adds, with K walked in blocks so the four B rows stay in
+ * L1 while every row block of A passes over them. LS_NO_VNNI=1 forces the portable path. */
 #include <stdlib.h>
 
 #include "gemm.h"
@@ -92,10 +92,169 @@ static void q_parts(void *vctx, int64_t lo, int64_t hi)
     q_range(vctx, lo * 4, hi * 4 < end ? hi * 4 : end);
 }
 
-void ls_qgemm_s8(int64_t M, int64_t N, int64_t K, const int8_t *A, int64_t lda, const int8_t *B, int64_t ldb,
-                 int32_t *C, int64_t ldc)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#define LS_QGEMM_VNNI 1
+
+/* The AVX-512 VNNI path, chosen at run time on CPUs that have it: vpdpbusd multiplies 64
+ * unsigned by signed bytes and adds each group of four into an int32 lane, so A is made
+ * unsigned (+128, taken back with 128·Σ_k B[n][k]) and B packed 16 columns × 4 k at a time. */
+typedef struct vjob {
+    int64_t M, N, K4; /* K rounded up to a multiple of 4 */
+    const uint8_t *a; /* [M][K4], A + 128 */
+    const int8_t *b;  /* [N/16 blocks][K4/4][16][4] */
+    const int32_t *bsum; /* 128 · Σ_k B[n][k], per padded column */
+    int32_t *C;
+    int64_t ldc;
+} vjob;
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void vnni_rows(void *vctx, int64_t lo, int64_t hi)
+{
+    const vjob *j = vctx;
+    int64_t nblocks = (j->N + 15) / 16, kq = j->K4 / 4;
+    for (int64_t nb = 0; nb < nblocks; nb++) {
+        const int8_t *bp = j->b + nb * kq * 64;
+        int64_t cols = j->N - nb * 16 < 16 ? j->N - nb * 16 : 16;
+        for (int64_t m = lo; m < hi; m += 6) {
+            int mr = (int)(hi - m < 6 ? hi - m : 6);
+            __m512i acc[6];
+            for (int r = 0; r < 6; r++) acc[r] = _mm512_setzero_si512();
+            const uint8_t *ap = j->a + m * j->K4;
+            for (int64_t q = 0; q < kq; q++) {
+                __m512i bv = _mm512_loadu_si512((const void *)(bp + q * 64));
+                for (int r = 0; r < mr; r++) {
+                    int32_t quad;
+                    memcpy(&quad, ap + r * j->K4 + q * 4, 4);
+                    acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(quad), bv);
+                }
+            }
+            __m512i corr = _mm512_loadu_si512((const void *)(j->bsum + nb * 16));
+            for (int r = 0; r < mr; r++) {
+                int32_t tmp[16];
+                _mm512_storeu_si512((void *)tmp, _mm512_sub_epi32(acc[r], corr));
+                memcpy(j->C + (m + r) * j->ldc + nb * 16, tmp, sizeof(int32_t) * (size_t)cols);
+            }
+        }
+    }
+}
+
+static int vnni_here(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") ? 1 : 0;
+    }
+    return known;
+}
+
+static int8_t *vnni_pack_b(int64_t N, int64_t K, const int8_t *B, int64_t ldb, int32_t **bsum_out)
+{
+    int64_t K4 = (K + 3) / 4 * 4, nblocks = (N + 15) / 16;
+    int8_t *b = lk_alloc_tmp((size_t)(nblocks * 16 * K4) + 64);
+    int32_t *bsum = lk_alloc_tmp(sizeof(int32_t) * (size_t)(nblocks * 16) + 64);
+    memset(b, 0, (size_t)(nblocks * 16 * K4));
+    for (int64_t n = 0; n < nblocks * 16; n++) {
+        int32_t s = 0;
+        int64_t nb = n / 16, col = n % 16;
+        for (int64_t k = 0; n < N && k < K; k++) {
+            int8_t v = B[n * ldb + k];
+            b[((nb * (K4 / 4) + k / 4) * 16 + col) * 4 + k % 4] = v;
+            s += v;
+        }
+        bsum[n] = 128 * s;
+    }
+    *bsum_out = bsum;
+    return b;
+}
+
+static void vnni_run(int64_t M, int64_t N, int64_t K, const int8_t *A, int64_t lda, const int8_t *b, const int32_t *bsum,
+                     int32_t *C, int64_t ldc)
+{
+    int64_t K4 = (K + 3) / 4 * 4;
+    uint8_t *a = lk_alloc_tmp((size_t)(M * K4) + 64);
+    for (int64_t m = 0; m < M; m++) {
+        for (int64_t k = 0; k < K; k++) a[m * K4 + k] = (uint8_t)(A[m * lda + k] + 128);
+        for (int64_t k = K; k < K4; k++) a[m * K4 + k] = 128; /* pairs with a zero b */
+    }
+    vjob j = {M, N, K4, a, b, bsum, C, ldc};
+    lk_parallel(M, 2.0 * (double)N * (double)K4, vnni_rows, &j);
+    ls_free_aligned(a);
+}
+#endif
+
+static bool use_vnni(void)
+{
+#ifdef LS_QGEMM_VNNI
+    return getenv("LS_NO_VNNI") == NULL && vnni_here();
+#else
+    return false;
+#endif
+}
+
+static void portable(int64_t M, int64_t N, int64_t K, const int8_t *A, int64_t lda, const int8_t *B, int64_t ldb,
+                     int32_t *C, int64_t ldc)
 {
     qjob j = {M, N, K, lda, ldb, ldc, A, B, C, M < 8};
     int64_t parts = j.by_cols ? (N + 3) / 4 : (M + 3) / 4;
     lk_parallel(parts, 4.0 * (double)(j.by_cols ? M : N) * (double)K, q_parts, &j);
+}
+
+void ls_qgemm_s8(int64_t M, int64_t N, int64_t K, const int8_t *A, int64_t lda, const int8_t *B, int64_t ldb,
+                 int32_t *C, int64_t ldc)
+{
+    if (M <= 0 || N <= 0) return;
+#ifdef LS_QGEMM_VNNI
+    if (use_vnni() && K > 0) {
+        int32_t *bsum;
+        int8_t *b = vnni_pack_b(N, K, B, ldb, &bsum);
+        vnni_run(M, N, K, A, lda, b, bsum, C, ldc);
+        ls_free_aligned(b);
+        ls_free_aligned(bsum);
+        return;
+    }
+#endif
+    portable(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+struct ls_qgemm_packed {
+    int64_t N, K;
+    int8_t *b;     /* VNNI layout, or the rows as given (ldb = K) */
+    int32_t *bsum; /* VNNI only */
+};
+
+ls_qgemm_packed *ls_qgemm_pack(int64_t N, int64_t K, const int8_t *B, int64_t ldb)
+{
+    ls_qgemm_packed *p = ls_calloc(1, sizeof *p);
+    p->N = N;
+    p->K = K;
+#ifdef LS_QGEMM_VNNI
+    if (use_vnni() && N > 0 && K > 0) {
+        p->b = vnni_pack_b(N, K, B, ldb, &p->bsum);
+        return p;
+    }
+#endif
+    p->b = lk_alloc_tmp((size_t)(N * K) + 64);
+    for (int64_t n = 0; n < N; n++) memcpy(p->b + n * K, B + n * ldb, (size_t)K);
+    return p;
+}
+
+void ls_qgemm_packed_free(ls_qgemm_packed *p)
+{
+    if (!p) return;
+    ls_free_aligned(p->b);
+    ls_free_aligned(p->bsum);
+    free(p);
+}
+
+void ls_qgemm_s8_packed(int64_t M, const int8_t *A, int64_t lda, const ls_qgemm_packed *B, int32_t *C, int64_t ldc)
+{
+    if (M <= 0 || B->N <= 0) return;
+#ifdef LS_QGEMM_VNNI
+    if (B->bsum) {
+        vnni_run(M, B->N, B->K, A, lda, B->b, B->bsum, C, ldc);
+        return;
+    }
+#endif
+    portable(M, B->N, B->K, A, lda, B->b, B->K, C, ldc);
 }
