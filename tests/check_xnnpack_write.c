@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build.h"
 #include "compare.h"
 #include "export.h"
 #include "passes.h"
@@ -183,6 +184,151 @@ static ls_program *conv_relu_program(void)
     return ls_builder_finish(b);
 }
 
+/* A PT2E-style quantized two-layer MLP (x [4, 16] → 32 → relu → 8), as XNNPACKQuantizer leaves
+ * it: static (q → dq before each linear, per-channel int8 weights through dequantize_per_channel,
+ * float biases, q after; the first q and the last dq stay on the CPU) or dynamic (choose_qparams
+ * → q.tensor → dq.tensor of the float activation before each linear). */
+static uint32_t qcall(ls_builder *b, ls_op_id op, ls_arg *a, uint16_t n, ls_dtype dt, int nd, const int64_t *dims)
+{
+    ls_tmeta m = ls_meta(dt, nd, dims);
+    ls_arg *h = ls_malloc(sizeof *h * n);
+    memcpy(h, a, sizeof *h * n);
+    return ls_build_call(b, NULL, op, h, n, &m);
+}
+static uint32_t qconst(ls_builder *b, const char *name, ls_tensor *t)
+{
+    ls_tmeta m; ls_tensor_meta(t, &m);
+    uint32_t id = ls_build_input(b, name, LS_IN_PARAMETER, name, true, &m, t);
+    ls_tensor_unref(t);
+    return id;
+}
+static ls_arg dt_arg(ls_dtype d) { ls_arg a = {.kind = LS_ARG_DTYPE}; a.v.i = d; return a; }
+static ls_program *qmlp(bool dynamic)
+{
+    ls_builder *b = ls_builder_new("qmlp", LS_DIALECT_EDGE);
+    int64_t xs[2] = {4, 16};
+    ls_tmeta xm = ls_meta(LS_DT_F32, 2, xs);
+    uint32_t x = ls_build_input(b, "x", LS_IN_USER_INPUT, NULL, false, &xm, NULL);
+    uint32_t h = x;
+    int64_t widths[3] = {16, 32, 8};
+    float s_act[3] = {0.02f, 0.03f, 0.05f};
+    int zp_act[3] = {3, -128, 5};
+    uint32_t seed = 1;
+    for (int l = 0; l < 2; l++) {
+        int64_t N = widths[l + 1], K = widths[l], wd[2] = {N, K}, od[2] = {4, N}, nd1[1] = {N};
+        ls_tensor *wq = ls_tensor_alloc(LS_DT_I8, 2, wd), *sc = ls_tensor_alloc(LS_DT_F32, 1, nd1), *zp = ls_tensor_alloc(LS_DT_I64, 1, nd1);
+        for (int64_t i = 0; i < N * K; i++) { seed = seed * 1103515245u + 12345u; ((int8_t *)wq->data)[i] = (int8_t)((seed >> 16) % 255 - 127); }
+        for (int64_t i = 0; i < N; i++) { ((float *)sc->data)[i] = 0.001f + 0.0001f * (float)i; ((int64_t *)zp->data)[i] = 0; }
+        char nm[32];
+        snprintf(nm, sizeof nm, "w%d_q", l); uint32_t w = qconst(b, nm, wq);
+        snprintf(nm, sizeof nm, "w%d_scale", l); uint32_t ws = qconst(b, nm, sc);
+        snprintf(nm, sizeof nm, "w%d_zp", l); uint32_t wz = qconst(b, nm, zp);
+        ls_tensor *bias = ls_tensor_alloc(LS_DT_F32, 1, nd1);
+        for (int64_t i = 0; i < N; i++) ((float *)bias->data)[i] = 0.01f * (float)(i % 5) - 0.02f;
+        snprintf(nm, sizeof nm, "b%d", l); uint32_t bi = qconst(b, nm, bias);
+        uint32_t in;
+        if (dynamic) {
+            ls_arg ca[5] = {ls_arg_node(h), ls_arg_int(-128), ls_arg_int(127), ls_arg_float(1.1920928955078125e-07), dt_arg(LS_DT_I8)};
+            int64_t one = 1;
+            ls_tmeta ms[2] = {ls_meta(LS_DT_F64, 1, &one), ls_meta(LS_DT_I64, 1, &one)};
+            ls_arg *ch = ls_malloc(sizeof *ch * 5); memcpy(ch, ca, sizeof ca);
+            uint32_t cq = ls_build_call(b, NULL, LS_OP_choose_qparams_tensor, ch, 5, NULL);
+            ls_node *cn = ls_program_node(ls_builder_program(b), cq);
+            ls_node_set_vals(cn, LS_VAL_TENSORS, ms, 2);
+            ls_arg g0[2] = {ls_arg_node(cq), ls_arg_int(0)}, g1[2] = {ls_arg_node(cq), ls_arg_int(1)};
+            uint32_t s0 = qcall(b, LS_OP_getitem, g0, 2, LS_DT_F64, 1, &one), z0 = qcall(b, LS_OP_getitem, g1, 2, LS_DT_I64, 1, &one);
+            ls_arg qa[6] = {ls_arg_node(h), ls_arg_node(s0), ls_arg_node(z0), ls_arg_int(-128), ls_arg_int(127), dt_arg(LS_DT_I8)};
+            uint32_t q = qcall(b, LS_OP_quantize_per_tensor_tensor, qa, 6, LS_DT_I8, 2, (int64_t[]){4, K});
+            ls_arg da[7] = {ls_arg_node(q), ls_arg_node(s0), ls_arg_node(z0), ls_arg_int(-128), ls_arg_int(127), dt_arg(LS_DT_I8), ls_arg_none()};
+            in = qcall(b, LS_OP_dequantize_per_tensor_tensor, da, 7, LS_DT_F32, 2, (int64_t[]){4, K});
+        } else {
+            if (l == 0) {
+                ls_arg qa[6] = {ls_arg_node(h), ls_arg_float(s_act[0]), ls_arg_int(zp_act[0]), ls_arg_int(-128), ls_arg_int(127), dt_arg(LS_DT_I8)};
+                h = qcall(b, LS_OP_quantize_per_tensor, qa, 6, LS_DT_I8, 2, (int64_t[]){4, K});
+            }
+            ls_arg da[7] = {ls_arg_node(h), ls_arg_float(s_act[l]), ls_arg_int(zp_act[l]), ls_arg_int(-128), ls_arg_int(127), dt_arg(LS_DT_I8), ls_arg_none()};
+            in = qcall(b, LS_OP_dequantize_per_tensor, da, 7, LS_DT_F32, 2, (int64_t[]){4, K});
+        }
+        ls_arg wa[8] = {ls_arg_node(w), ls_arg_node(ws), ls_arg_node(wz), ls_arg_int(0), ls_arg_int(-127), ls_arg_int(127), dt_arg(LS_DT_I8), ls_arg_none()};
+        uint32_t dw = qcall(b, LS_OP_dequantize_per_channel, wa, 8, LS_DT_F32, 2, wd);
+        ls_arg la[3] = {ls_arg_node(in), ls_arg_node(dw), ls_arg_node(bi)};
+        h = qcall(b, LS_OP_linear, la, 3, LS_DT_F32, 2, od);
+        if (l == 0) { ls_arg ra[1] = {ls_arg_node(h)}; h = qcall(b, LS_OP_relu, ra, 1, LS_DT_F32, 2, od); }
+        if (!dynamic) {
+            ls_arg qa[6] = {ls_arg_node(h), ls_arg_float(s_act[l + 1]), ls_arg_int(zp_act[l + 1]), ls_arg_int(-128), ls_arg_int(127), dt_arg(LS_DT_I8)};
+            h = qcall(b, LS_OP_quantize_per_tensor, qa, 6, LS_DT_I8, 2, od);
+            if (l == 1) {
+                ls_arg da[7] = {ls_arg_node(h), ls_arg_float(s_act[2]), ls_arg_int(zp_act[2]), ls_arg_int(-128), ls_arg_int(127), dt_arg(LS_DT_I8), ls_arg_none()};
+                h = qcall(b, LS_OP_dequantize_per_tensor, da, 7, LS_DT_F32, 2, od);
+            }
+        }
+    }
+    ls_build_output(b, &h, 1, NULL, NULL);
+    return ls_builder_finish(b);
+}
+
+/* Static: the blob computes in int8 exactly what the Edge program's quantize/dequantize kernels
+ * give (the output is the q's int8, dequantized on the CPU), so they agree to float32's
+ * tolerance; its twin too. Dynamic: the Edge program quantizes x per tensor as the blob's
+ * qdint8 Convert does (choose_qparams' rule), so they agree to 1e-5; the twin keeps x float,
+ * the int8 step of the activations away: atol 0.02 (measured 0.008). */
+START_TEST(xnn_quantized_mlp)
+{
+    for (int dyn = 0; dyn < 2; dyn++) {
+        ls_program *p = qmlp(dyn);
+        ls_history h;
+        lower_xnnpack(p, &h);
+        const ls_program *last = h.steps[h.n - 1].program;
+        ck_assert_uint_eq(last->n_subs, 1);
+        const ls_blob *blob = last->subs[0].processed;
+        ck_assert(ls_xnn_is_blob(blob->data, blob->size));
+        ls_xnn_graph *g;
+        ls_error err;
+        ck_assert_msg(ls_xnn_decode(blob->data, blob->size, "qmlp", &g, &err) == 0, "%s", err.msg);
+        uint32_t fcs = 0;
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            const ls_xnn_node *n = &g->nodes[i];
+            if (n->type != LS_XNN_FullyConnected) continue;
+            fcs++;
+            const ls_xnn_value *x = &g->values[ls_xnn_value_pos(g, n->in[0])], *w = &g->values[ls_xnn_value_pos(g, n->in[1])];
+            const ls_xnn_value *b = &g->values[ls_xnn_value_pos(g, n->in[2])], *o = &g->values[ls_xnn_value_pos(g, n->out[0])];
+            ck_assert_int_eq(x->datatype, dyn ? LS_XNN_DT_QDINT8 : LS_XNN_DT_QINT8);
+            ck_assert_int_eq(w->datatype, LS_XNN_DT_QCINT8);
+            ck_assert(w->quant == LS_XNN_Q_PER_CHANNEL && w->channel_dim == 0 && w->n_scales == w->dims[0]);
+            ck_assert_int_eq(b->datatype, dyn ? LS_XNN_DT_FP32 : LS_XNN_DT_QCINT32);
+            ck_assert_int_eq(o->datatype, dyn ? LS_XNN_DT_FP32 : LS_XNN_DT_QINT8);
+            if (!dyn) ck_assert(fabsf(b->scales[1] - x->scale * w->scales[1]) <= 1e-9f); /* QuantParams.from_bias */
+            if (fcs == 1) ck_assert(n->has_min_max && n->out_min == 0); /* the relu, fused */
+        }
+        ck_assert_uint_eq(fcs, 2);
+        ls_xnn_graph_free(g);
+        ls_runner *ra = pf_runner(p), *rb = pf_runner(last);
+        for (uint64_t seed = 0; seed < 4; seed++) {
+            ls_value *in, *oa, *ob;
+            uint32_t nin, na, nb;
+            ck_assert_int_eq(ls_make_inputs(p, seed, 0, &in, &nin, &err), 0);
+            ck_assert_msg(ls_runner_run(ra, in, nin, &oa, &na, &err) == 0, "%s", err.msg);
+            ck_assert_msg(ls_runner_run(rb, in, nin, &ob, &nb, &err) == 0, "%s", err.msg);
+            ls_value_diff vd;
+            ls_compare_values(&ob[0], &oa[0], 1e-5, 1e-5, &vd);
+            ck_assert_msg(vd.pass, "%s seed %llu: %s", dyn ? "dynamic" : "static", (unsigned long long)seed, vd.why);
+            ls_value_diff *d;
+            uint32_t nd;
+            int bad = ls_xnn_compare_twin(blob, last->named_data, NULL, 0, seed, 0, dyn ? 0.02 : 1e-6, &d, &nd, &err);
+            ck_assert_msg(bad == 0, "twin: %s", bad < 0 ? err.msg : d[0].why);
+            free(d);
+            pf_values_free(in, nin);
+            pf_values_free(oa, na);
+            pf_values_free(ob, nb);
+        }
+        ls_runner_free(ra);
+        ls_runner_free(rb);
+        ls_history_free(&h);
+        ls_program_unref(p);
+    }
+}
+END_TEST
+
 START_TEST(xnn_channels_last_fusion_and_scalars)
 {
     ls_program *p = conv_relu_program();
@@ -243,6 +389,7 @@ Suite *xnnpack_write_suite(void)
     tcase_add_test(tc, xnn_every_sample_lowers_exports_and_runs_back);
     tcase_add_test(tc, xnn_encode_round_trips_real_blobs);
     tcase_add_test(tc, xnn_channels_last_fusion_and_scalars);
+    tcase_add_test(tc, xnn_quantized_mlp);
     suite_add_tcase(s, tc);
     return s;
 }

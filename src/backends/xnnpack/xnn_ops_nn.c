@@ -145,11 +145,20 @@ int lsx_fully_connected(lsx_run *R, uint32_t node)
         xq = own_q, rs = own_s, rz = own_z;
     } else {
         const lsx_rval *v = lsx_val(R, n->in[0]);
-        if (in->dtype != LS_DT_I8 || !v->row_scale || v->n_rows != M) {
+        /* parameters per batch element (num_nonbatch_dims of the input), each over M / n_rows rows */
+        if (in->dtype != LS_DT_I8 || !v->row_scale || !v->n_rows || M % v->n_rows) {
             ls_free_aligned(acc);
             return lsx_fail(R, node, "the dynamically quantized input has no per-row parameters for its %lld rows", (long long)M);
         }
-        rs = v->row_scale, rz = v->row_zp;
+        if (v->n_rows == M) {
+            rs = v->row_scale, rz = v->row_zp;
+        } else {
+            int64_t per = M / v->n_rows;
+            own_s = ls_malloc(sizeof *own_s * (size_t)(M + 1));
+            own_z = ls_malloc(sizeof *own_z * (size_t)(M + 1));
+            for (int64_t m = 0; m < M; m++) own_s[m] = v->row_scale[m / per], own_z[m] = v->row_zp[m / per];
+            rs = own_s, rz = own_z;
+        }
     }
     ls_tensor *out = lsx_out(R, node, 0, in->ndim, dims);
     float *o = out ? (out->dtype == LS_DT_F32 ? out->data : ls_alloc_aligned((size_t)(M * N) * 4 + 4)) : NULL;

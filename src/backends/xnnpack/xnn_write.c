@@ -251,9 +251,13 @@ int lsx_preprocess(const ls_program *sub, ls_blob **processed, ls_compile_spec *
     W.fuse_min = ls_calloc(n, sizeof *W.fuse_min);
     W.fuse_max = ls_calloc(n, sizeof *W.fuse_max);
     W.fused = ls_calloc(n, sizeof *W.fused);
+    W.out_q = ls_malloc(sizeof *W.out_q * n);
+    W.fval[0] = ls_calloc(n, sizeof *W.fval[0]);
+    W.fval[1] = ls_calloc(n, sizeof *W.fval[1]);
     for (uint32_t i = 0; i < n; i++) W.alias[i] = -1;
     ls_vec_push(&W.consts, ((ls_xnn_constant){0})); /* entry 0: "not a constant" */
     plan_fusion(&W);
+    lsw_plan_quant(&W);
     int rc = 0;
     /* the user inputs, in signature order: external ids 0.. */
     const ls_node **ins = ls_malloc(sizeof *ins * n);
@@ -261,12 +265,23 @@ int lsx_preprocess(const ls_program *sub, ls_blob **processed, ls_compile_spec *
     for (uint32_t k = 0; k < W.n_in && rc == 0; k++) {
         const ls_tmeta *m = ls_node_tval(ins[k]);
         uint8_t dt = lsw_datatype(m);
+        float qs = 0;
+        int32_t qz = 0;
+        if (m && m->dtype == LS_DT_I8) { /* an int8 input: the parameters of the dequantize reading it */
+            int32_t ip = ls_program_pos(sub, ins[k]->id);
+            uint32_t nu;
+            const uint32_t *us = ls_program_users(sub, (uint32_t)ip, &nu);
+            for (uint32_t u = 0; u < nu && !dt; u++)
+                if (lsw_qparams(sub->nodes[us[u]], &qs, &qz) && sub->nodes[us[u]]->op->id == LS_OP_dequantize_per_tensor)
+                    dt = LS_XNN_DT_QINT8;
+        }
         if (!dt) {
             rc = lsw_needs(&W, ins[k], "a %s input: XNNPACK values here are float32 or float16",
                            m ? ls_dtype_name(m->dtype) : "non-tensor");
             break;
         }
         uint32_t v = lsw_value(&W, dt, m->ndim, m->sizes);
+        if (dt == LS_XNN_DT_QINT8) W.values.v[v].quant = LS_XNN_Q_PER_TENSOR, W.values.v[v].scale = qs, W.values.v[v].zero_point = qz;
         W.values.v[v].flags = LS_XNN_FLAG_EXTERNAL_INPUT;
         W.values.v[v].external_id = k;
         lsw_set(&W, ins[k], v, LSW_NCHW);
@@ -322,7 +337,11 @@ int lsx_preprocess(const ls_program *sub, ls_blob **processed, ls_compile_spec *
         free(go.v);
     }
     if (rc != 0 && err) ls_fail_prefix(err, "XnnpackBackend: preprocess %s", name);
+    for (uint32_t i = 0; i < W.values.n; i++) free(W.values.v[i].scales);
     free(W.values.v);
+    free(W.out_q);
+    free(W.fval[0]);
+    free(W.fval[1]);
     free(W.nodes.v);
     free(W.consts.v);
     free(W.val[0]);

@@ -24,6 +24,8 @@ typedef struct lsw {
     bool *fused;
     uint32_t n_in;        /* external inputs */
     ls_ptrmap const_of;   /* interned key → value id + 1: a constant is defined once (vals_to_ids) */
+    int32_t *out_q;       /* per position: the quantize node its op's quantized output takes the place of (-1) */
+    uint32_t *fval[2];    /* per position: its quantized value dequantized by an XNNConvert (id + 1) */
 } lsw;
 
 /* Fails naming the node: "NAME: node `n` (aten.x): message". */
@@ -52,5 +54,27 @@ const ls_node *lsw_nd(lsw *W, uint32_t id);
 
 /* Emits a call node (xnn_write_ops.c). */
 int lsw_emit_call(lsw *W, uint32_t pos);
+
+/* ---- quantization (xnn_write_quant.c): PT2E's quantize / dequantize as XNNPACK's quantized
+ * values (node_visitor.py's QuantParams) */
+
+/* lsw_get, then an XNNConvert to fp32 (made once) when the value is quantized. */
+uint32_t lsw_get_f(lsw *W, uint32_t id, int lay);
+/* Which ops give a quantized output in place of the quantize after them (the static pattern
+ * dq → op → q the partitioner took whole). */
+void lsw_plan_quant(lsw *W);
+/* The quantize/dequantize/choose_qparams nodes: 1 when n is none of them (nothing done), else
+ * 0 or -1. */
+int lsw_emit_quant(lsw *W, uint32_t pos);
+/* A per-tensor q/dq node's scale and zero point. */
+bool lsw_qparams(const ls_node *q, float *scale, int32_t *zp);
+/* The weight of a GEMM as a quantized constant when it is a dequantize of an int8 constant:
+ * its value id (the tensor's dims, or `dims` when given: the layout the node wants), else
+ * LSW_NONE with *is_q false (a float weight). perm: the filter layout change for convolutions
+ * (NULL: none), channel_dim: the output channels' dim in that layout. */
+uint32_t lsw_quant_weight(lsw *W, const ls_node *n, uint32_t w, int conv_kind, bool *is_q, float **scales,
+                          uint32_t *n_scales);
+/* A float bias quantized to int32 at scale in_scale · w_scale[c] (QuantParams.from_bias). */
+uint32_t lsw_quant_bias(lsw *W, const ls_node *n, uint32_t b, float in_scale, const float *w_scales, uint32_t n_w);
 
 #endif

@@ -44,6 +44,11 @@ static uint32_t out_value(lsw *W, const ls_node *n, int lay)
 {
     const ls_tmeta *m = ls_node_tval(n);
     uint8_t dt = lsw_datatype(m);
+    int32_t pos = ls_program_pos(W->p, n->id);
+    float qs = 0;
+    int32_t qz = 0;
+    bool q = pos >= 0 && W->out_q[pos] >= 0 && lsw_qparams(W->p->nodes[W->out_q[pos]], &qs, &qz);
+    if (q) dt = LS_XNN_DT_QINT8; /* the q after it: the op gives its quantized output */
     if (!dt) {
         lsw_needs(W, n, "a %s result: XNNPACK values here are float32 or float16", m ? ls_dtype_name(m->dtype) : "non-tensor");
         return LSW_NONE;
@@ -56,8 +61,16 @@ static uint32_t out_value(lsw *W, const ls_node *n, int lay)
     for (int i = 0; i < m->ndim; i++) dims[i] = m->sizes[i];
     if (lay == LSW_NHWC) dims[1] = m->sizes[2], dims[2] = m->sizes[3], dims[3] = m->sizes[1];
     uint32_t v = lsw_value(W, dt, m->ndim, dims);
+    if (q) W->values.v[v].quant = LS_XNN_Q_PER_TENSOR, W->values.v[v].scale = qs, W->values.v[v].zero_point = qz;
     lsw_set(W, n, v, lay);
     return v;
+}
+
+/* An input of n: quantized as it is when n gives a quantized output (the static pattern), else float. */
+static uint32_t in_get(lsw *W, const ls_node *n, uint32_t id, int lay)
+{
+    int32_t pos = ls_program_pos(W->p, n->id);
+    return pos >= 0 && W->out_q[pos] >= 0 ? lsw_get(W, id, lay) : lsw_get_f(W, id, lay);
 }
 
 static int32_t pos_of(lsw *W, const ls_node *n) { return ls_program_pos(W->p, n->id); }
@@ -105,7 +118,8 @@ static int elementwise(lsw *W, const ls_node *n, uint8_t type, const uint32_t *i
     int lay = any && (all || all4) ? LSW_NHWC : LSW_NCHW;
     uint32_t in[2];
     for (unsigned i = 0; i < k; i++)
-        if ((in[i] = lsw_get(W, ids[i], lay)) == LSW_NONE) return -1;
+        if ((in[i] = in_get(W, n, ids[i], lay)) == LSW_NONE) return -1;
+    if (scalar && W->out_q[ls_program_pos(W->p, n->id)] >= 0) return lsw_needs(W, n, "a Python scalar in a quantized op");
     if (scalar && (in[k] = scalar_value(W, n, *scalar)) == LSW_NONE) return -1;
     uint32_t out = out_value(W, n, lay);
     if (out == LSW_NONE) return -1;
@@ -135,7 +149,7 @@ static int unary(lsw *W, const ls_node *n, uint8_t type)
 {
     uint32_t x = n->nargs && n->args[0].kind == LS_ARG_NODE ? n->args[0].v.node : 0;
     if (!x) return lsw_fail(W, n, "no tensor input");
-    return elementwise(W, n, type, &x, 1, NULL);
+    return elementwise(W, n, type, &x, 1, NULL); /* elementwise reads floats unless n gives a quantized output */
 }
 
 /* relu (unfused) and hardtanh: XNNClamp (op_relu.py, op_hardtanh.py); clamp too (op_clamp.py). */
@@ -151,8 +165,45 @@ static int clamp(lsw *W, const ls_node *n, double lo, double hi)
 
 /* linear, addmm, mm with a constant weight: XNNFullyConnected, filter [N, K] (op_linear.py;
  * convert_to_linear.py turns addmm(b, x, wᵀ) and mm(x, wᵀ) into linear). */
+static int fully_connected_q(lsw *W, const ls_node *n, uint32_t x, uint32_t filt, uint32_t b, float *scales,
+                             uint32_t n_scales)
+{
+    uint32_t in = lsw_get(W, x, LSW_NCHW);
+    if (in == LSW_NONE) return -1;
+    uint8_t idt = W->values.v[in].datatype;
+    float in_scale = W->values.v[in].scale;
+    uint32_t bias = LS_XNN_INVALID_ID;
+    if (idt == LS_XNN_DT_QINT8) { /* static: int32 bias, qint8 out (the q after it) */
+        if (W->out_q[ls_program_pos(W->p, n->id)] < 0)
+            return lsw_needs(W, n, "a statically quantized linear without a quantize after it");
+        if (b && (bias = lsw_quant_bias(W, n, b, in_scale, scales, n_scales)) == LSW_NONE) return -1;
+    } else if (idt == LS_XNN_DT_QDINT8) { /* dynamic: float bias, float out */
+        ls_tensor *bt = b ? lsw_data(W, b) : NULL;
+        if (b && (!bt || (bias = lsw_constant(W, bt)) == UINT32_MAX)) return lsw_needs(W, n, "the bias is not a constant");
+    } else {
+        return lsw_needs(W, n, "quantized weights with a float input (weight-only quantization)");
+    }
+    uint32_t out = out_value(W, n, LSW_NCHW);
+    if (out == LSW_NONE) return -1;
+    ls_xnn_node *f = lsw_node(W, LS_XNN_FullyConnected, n);
+    f->n_in = 3;
+    f->in[0] = in, f->in[1] = filt, f->in[2] = bias;
+    f->n_out = 1, f->out[0] = out;
+    fused_clamp(W, n, f);
+    return 0;
+}
+
 static int fully_connected(lsw *W, const ls_node *n, uint32_t x, uint32_t w, uint32_t b, bool w_is_kn)
 {
+    bool isq;
+    float *scales;
+    uint32_t n_scales;
+    uint32_t qf = lsw_quant_weight(W, n, w, 0, &isq, &scales, &n_scales);
+    if (isq) {
+        int rc = qf == LSW_NONE ? -1 : fully_connected_q(W, n, x, qf, b, scales, n_scales);
+        free(scales);
+        return rc;
+    }
     ls_tensor *wt = lsw_data(W, w), *own = NULL;
     const ls_node *wn = lsw_nd(W, w);
     if (!wt && w_is_kn && wn && wn->kind == LS_NODE_CALL && wn->op && wn->op->id == LS_OP_permute_copy &&
@@ -169,7 +220,7 @@ static int fully_connected(lsw *W, const ls_node *n, uint32_t x, uint32_t w, uin
                 memcpy((uint8_t *)own->data + (i * d[1] + j) * es, (uint8_t *)wt->data + (j * d[0] + i) * es, es);
         wt = own;
     }
-    uint32_t in = lsw_get(W, x, LSW_NCHW); /* linear takes NCHW (memory_sensitive_ops_nchw) */
+    uint32_t in = lsw_get_f(W, x, LSW_NCHW); /* linear takes NCHW (memory_sensitive_ops_nchw) */
     uint32_t filt = in == LSW_NONE ? LSW_NONE : lsw_constant(W, wt);
     ls_tensor_unref(own);
     if (in == LSW_NONE || filt == UINT32_MAX) return -1;
@@ -192,7 +243,12 @@ static int fully_connected(lsw *W, const ls_node *n, uint32_t x, uint32_t w, uin
 static int conv2d(lsw *W, const ls_node *n)
 {
     uint32_t x = arg_node(n, "input"), w = arg_node(n, "weight"), b = arg_node(n, "bias");
-    ls_tensor *wt = lsw_data(W, w);
+    ls_tensor *wt = lsw_data(W, w), *wq = NULL;
+    const ls_node *wd = lsw_nd(W, w);
+    if (!wt && wd && wd->kind == LS_NODE_CALL && wd->op &&
+        (wd->op->id == LS_OP_dequantize_per_channel || wd->op->id == LS_OP_dequantize_per_tensor) &&
+        wd->args[0].kind == LS_ARG_NODE)
+        wt = wq = lsw_data(W, wd->args[0].v.node); /* a quantized filter: its shape */
     if (!wt || wt->ndim != 4) return lsw_needs(W, n, "the weight is not a constant 4-d tensor (2-d convolution only)");
     if (arg_int(n, "transposed", 0)) return lsw_needs(W, n, "transposed convolution is not written");
     int64_t stride[2], pad[2], dil[2], opad[2];
@@ -209,6 +265,23 @@ static int conv2d(lsw *W, const ls_node *n)
     /* depthwise when group_input_channels == 1 and output channels are a multiple (op_conv2d.py) */
     bool dw = gi == 1 && go % gi == 0 && groups > 1;
     /* filter: [O, I/g, KH, KW] to NHWC [O, KH, KW, I/g]; depthwise swaps N and C first: [1, KH, KW, O] */
+    uint32_t filt, in, bias = LS_XNN_INVALID_ID;
+    if (wq) { /* static qs8: qcint8 filter, int32 bias, qint8 in and out */
+        bool isq;
+        float *scales;
+        uint32_t n_scales;
+        filt = lsw_quant_weight(W, n, w, dw ? 2 : 1, &isq, &scales, &n_scales);
+        in = filt == LSW_NONE ? LSW_NONE : lsw_get(W, x, LSW_NHWC);
+        if (in != LSW_NONE && (W->values.v[in].datatype != LS_XNN_DT_QINT8 || W->out_q[ls_program_pos(W->p, n->id)] < 0)) {
+            free(scales);
+            return lsw_needs(W, n, "a quantized filter without the static pattern (dq input, q after)");
+        }
+        if (in != LSW_NONE && b && (bias = lsw_quant_bias(W, n, b, W->values.v[in].scale, scales, n_scales)) == LSW_NONE)
+            in = LSW_NONE;
+        free(scales);
+        if (in == LSW_NONE) return -1;
+        goto define;
+    }
     int64_t fd[4] = {dw ? 1 : O, KH, KW, dw ? O : gi};
     ls_tensor *f = ls_tensor_alloc(wt->dtype, 4, fd);
     size_t es = ls_dtype_size(wt->dtype);
@@ -220,18 +293,18 @@ static int conv2d(lsw *W, const ls_node *n)
                     int64_t dst = dw ? (ky * KW + kx) * O + o : ((o * KH + ky) * KW + kx) * gi + i;
                     memcpy((uint8_t *)f->data + dst * es, (uint8_t *)wt->data + src * es, es);
                 }
-    uint32_t in = lsw_get(W, x, LSW_NHWC);
-    uint32_t filt = in == LSW_NONE ? LSW_NONE : lsw_constant(W, f);
+    in = lsw_get_f(W, x, LSW_NHWC);
+    filt = in == LSW_NONE ? LSW_NONE : lsw_constant(W, f);
     ls_tensor_unref(f);
     if (in == LSW_NONE || filt == UINT32_MAX) return -1;
-    uint32_t out = out_value(W, n, LSW_NHWC);
-    if (out == LSW_NONE) return -1;
-    uint32_t bias = LS_XNN_INVALID_ID;
     if (b) {
         ls_tensor *bt = lsw_data(W, b);
         if (!bt) return lsw_needs(W, n, "the bias is not a constant");
         if ((bias = lsw_constant(W, bt)) == UINT32_MAX) return -1;
     }
+define:;
+    uint32_t out = out_value(W, n, LSW_NHWC);
+    if (out == LSW_NONE) return -1;
     ls_xnn_node *c = lsw_node(W, dw ? LS_XNN_DepthwiseConv2d : LS_XNN_Conv2d, n);
     c->n_in = 3;
     c->in[0] = in, c->in[1] = filt, c->in[2] = bias;
@@ -255,7 +328,7 @@ static int mean_dim(lsw *W, const ls_node *n)
     int64_t d0 = nd == 2 ? (dims[0] + 4) % 4 : -1, d1 = nd == 2 ? (dims[1] + 4) % 4 : -1;
     bool hw = nd == 2 && four_d(W, x) && ((d0 == 2 && d1 == 3) || (d0 == 3 && d1 == 2));
     if (!hw || !arg_int(n, "keepdim", 0)) return lsw_needs(W, n, "mean.dim is written over dims 2, 3 of a 4-d tensor, kept");
-    uint32_t in = lsw_get(W, x, LSW_NHWC), out = in == LSW_NONE ? LSW_NONE : out_value(W, n, LSW_NHWC);
+    uint32_t in = in_get(W, n, x, LSW_NHWC), out = in == LSW_NONE ? LSW_NONE : out_value(W, n, LSW_NHWC);
     if (out == LSW_NONE) return -1;
     ls_xnn_node *g = lsw_node(W, LS_XNN_GlobalAvgPooling2d, n);
     g->n_in = g->n_out = 1;
@@ -268,7 +341,7 @@ static int movement(lsw *W, const ls_node *n)
     uint32_t x = arg_node(n, "self");
     const ls_tmeta *im = ls_node_tval(lsw_nd(W, x)), *om = ls_node_tval(n);
     if (!im || !om) return lsw_fail(W, n, "no tensor metadata");
-    uint32_t in = lsw_get(W, x, LSW_NCHW), out = in == LSW_NONE ? LSW_NONE : out_value(W, n, LSW_NCHW);
+    uint32_t in = in_get(W, n, x, LSW_NCHW), out = in == LSW_NONE ? LSW_NONE : out_value(W, n, LSW_NCHW);
     if (out == LSW_NONE) return -1;
     ls_xnn_node *m;
     switch (n->op->id) {
@@ -337,7 +410,7 @@ static int cat(lsw *W, const ls_node *n)
     uint32_t *ins = ls_malloc(sizeof *ins * t->n);
     int rc = 0;
     for (uint32_t i = 0; i < t->n && rc == 0; i++)
-        if ((ins[i] = lsw_get(W, t->v.nodes[i], LSW_NCHW)) == LSW_NONE) rc = -1;
+        if ((ins[i] = in_get(W, n, t->v.nodes[i], LSW_NCHW)) == LSW_NONE) rc = -1;
     uint32_t acc = LSW_NONE, done = 0;
     while (rc == 0 && done < t->n) {
         unsigned take = acc == LSW_NONE ? (t->n - done > 5 ? 5 : t->n - done) : (t->n - done > 4 ? 4 : t->n - done);
@@ -353,7 +426,9 @@ static int cat(lsw *W, const ls_node *n)
             for (int i = 0; i < om->ndim; i++) d[i] = om->sizes[i];
             d[axis] = 0;
             for (uint32_t i = 0; i < k; i++) d[axis] += W->values.v[part[i]].dims[axis];
-            out = lsw_value(W, lsw_datatype(om), om->ndim, d);
+            out = lsw_value(W, W->values.v[ins[0]].datatype, om->ndim, d);
+            ls_xnn_value *ov = &W->values.v[out], *iv = &W->values.v[ins[0]]; /* a quantized chain keeps the inputs' */
+            ov->quant = iv->quant, ov->scale = iv->scale, ov->zero_point = iv->zero_point;
         }
         if (out == LSW_NONE) {
             rc = -1;
@@ -392,7 +467,7 @@ static int matmul(lsw *W, const ls_node *n, bool mm)
     if (mm && (lsw_data(W, b) || (lsw_nd(W, b) && lsw_nd(W, b)->op && lsw_nd(W, b)->op->id == LS_OP_permute_copy &&
                                   lsw_data(W, lsw_nd(W, b)->args[0].v.node))))
         return fully_connected(W, n, a, b, 0, true);
-    uint32_t ia = lsw_get(W, a, LSW_NCHW), ib = ia == LSW_NONE ? LSW_NONE : lsw_get(W, b, LSW_NCHW);
+    uint32_t ia = lsw_get_f(W, a, LSW_NCHW), ib = ia == LSW_NONE ? LSW_NONE : lsw_get_f(W, b, LSW_NCHW);
     uint32_t out = ib == LSW_NONE ? LSW_NONE : out_value(W, n, LSW_NCHW);
     if (out == LSW_NONE) return -1;
     ls_xnn_node *x = lsw_node(W, LS_XNN_BatchMatrixMultiply, n); /* op_bmm.py */
@@ -405,6 +480,8 @@ int lsw_emit_call(lsw *W, uint32_t pos)
 {
     const ls_node *n = W->p->nodes[pos];
     if (!n->op) return lsw_needs(W, n, "an operator lowerscope does not know");
+    int qr = lsw_emit_quant(W, pos);
+    if (qr != 1) return qr;
     double a, b;
     switch (n->op->id) {
     case LS_OP_add_Tensor: return binary(W, n, LS_XNN_Add);
