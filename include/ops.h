@@ -25,6 +25,7 @@ enum {
     LS_OPF_CREATION = 1 << 2, /* makes a tensor from nothing (full, zeros, arange) */
     LS_OPF_SPECIAL = 1 << 3,  /* not an operator call: getitem, executorch_call_delegate */
     LS_OPF_COMPOSITE = 1 << 4, /* to_edge decomposes it (linear, matmul, softmax.int ...) */
+    LS_OPF_CUSTOM = 1 << 5,    /* declared by the user's file of schemas (--ops): shown, never run */
 };
 
 /* Types of schema parameters and returns. */
@@ -105,6 +106,16 @@ const ls_op *ls_op_copy_form(const ls_op *op);
 const char *ls_op_short(const ls_op *op);
 /* Short display name of any node target, known or not ("aten.foo.default" → "foo"). */
 const char *ls_target_short(const char *target);
+
+/* Operators the user declares (--ops FILE): torch schema strings that then type a node's
+ * arguments like the table's own, "my_ops::foo(Tensor x, float s) -> Tensor", and give it an
+ * out variant, "my_ops::foo.out(Tensor x, float s, *, Tensor(a!) out) -> Tensor(a!)" (after its
+ * functional schema; an overload "out" or a keyword-only mutated Tensor makes a schema one).
+ * They have ids from LS_OP_COUNT on and no kernel. Call before the first file is loaded. */
+#define LS_MAX_CUSTOM_OPS 256
+int ls_op_register(const char *schema, ls_error *err);
+/* One schema per line; blank lines and '#' comments are skipped. Messages name the line. */
+int ls_ops_load_file(const char *path, ls_error *err);
 
 /* Parses a schema text (exposed for tests). */
 int ls_schema_parse(const char *text, ls_schema *out, ls_error *err);

@@ -3,6 +3,7 @@
  * that give them (--data, or beside the .pte as exir names them), checked against flatc's decode
  * of each real file and against the numbers of the projects the files come from. */
 #include <check.h>
+#include <math.h>
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,67 @@ START_TEST(xor_weights_come_from_its_ptd)
 }
 END_TEST
 
+/* The xor training step run with its weights from et_android_xor.ptd: loss, prediction and the
+ * four gradients against the same network worked by hand (the ops the file calls: addmm, sigmoid,
+ * addmm, log_softmax, the nll loss by gather and its backward by scatter.value):
+ * h = sigmoid(W1 x + b1), z = W2 h + b2, loss = -log softmax(z)[y]; dz = softmax(z) - onehot(y),
+ * dW2 = dz h^T, db2 = dz, dh = W2^T dz, dz1 = dh h (1 - h), dW1 = dz1 x^T, db1 = dz1. */
+START_TEST(xor_training_step_matches_the_network_by_hand)
+{
+    if (!pt_path("et_android_xor", ".pte")) return;
+    ls_pte_file *f = open_real("et_android_xor", NULL, 0);
+    ls_program *p;
+    ls_error err;
+    ck_assert(ls_pte_file_method(f, NULL, &p, &err) == 0);
+    const float *W1 = ls_program_state(p, ls_intern("net.linear.weight"))->t->data;
+    const float *b1 = ls_program_state(p, ls_intern("net.linear.bias"))->t->data;
+    const float *W2 = ls_program_state(p, ls_intern("net.linear2.weight"))->t->data;
+    const float *b2 = ls_program_state(p, ls_intern("net.linear2.bias"))->t->data;
+    double x[2] = {1, 0}, h[10], z[2], pz[2], dz[2], dz1[10];
+    int y = 1;
+    for (int i = 0; i < 10; i++) h[i] = 1 / (1 + exp(-(W1[2 * i] * x[0] + W1[2 * i + 1] * x[1] + b1[i])));
+    for (int j = 0; j < 2; j++) {
+        z[j] = b2[j];
+        for (int i = 0; i < 10; i++) z[j] += W2[10 * j + i] * h[i];
+    }
+    double mx = z[0] > z[1] ? z[0] : z[1], sum = exp(z[0] - mx) + exp(z[1] - mx);
+    for (int j = 0; j < 2; j++) pz[j] = exp(z[j] - mx) / sum, dz[j] = pz[j] - (j == y);
+    double loss = -log(pz[y]);
+    for (int i = 0; i < 10; i++) {
+        double dh = W2[i] * dz[0] + W2[10 + i] * dz[1];
+        dz1[i] = dh * h[i] * (1 - h[i]);
+    }
+    ls_runner *r = ls_runner_new(p, &err);
+    ck_assert_msg(r, "%s", err.msg);
+    int64_t xs[2] = {1, 2}, ys = 1;
+    ls_tensor *xt = ls_tensor_alloc(LS_DT_F32, 2, xs), *yt = ls_tensor_alloc(LS_DT_I64, 1, &ys);
+    ((float *)xt->data)[0] = 1, ((float *)xt->data)[1] = 0;
+    ((int64_t *)yt->data)[0] = y;
+    ls_value in[2] = {ls_value_tensor(xt), ls_value_tensor(yt)};
+    ls_value *outs;
+    uint32_t nout;
+    ck_assert_msg(ls_runner_run(r, in, 2, &outs, &nout, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(nout, 10);
+    ck_assert_msg(fabs(ls_tensor_get_f64(outs[0].t, 0) - loss) < 1e-5, "loss %g, by hand %g", ls_tensor_get_f64(outs[0].t, 0), loss);
+    ck_assert_int_eq((int)ls_tensor_get_f64(outs[1].t, 0), z[1] > z[0] ? 1 : 0);
+    for (int i = 0; i < 10; i++) {
+        for (int k = 0; k < 2; k++) ck_assert(fabs(ls_tensor_get_f64(outs[2].t, 2 * i + k) - dz1[i] * x[k]) < 1e-5);
+        ck_assert(fabs(ls_tensor_get_f64(outs[3].t, i) - dz1[i]) < 1e-5);
+        for (int j = 0; j < 2; j++) ck_assert(fabs(ls_tensor_get_f64(outs[4].t, 10 * j + i) - dz[j] * h[i]) < 1e-5);
+    }
+    for (int j = 0; j < 2; j++) ck_assert(fabs(ls_tensor_get_f64(outs[5].t, j) - dz[j]) < 1e-5);
+    pf_values_free(outs, nout);
+    ls_value_release(&in[0]);
+    ls_value_release(&in[1]);
+    ls_runner_free(r);
+    ls_program_unref(p);
+    ls_pte_file_unref(f);
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "run %s --data %s", pt_path("et_android_xor", ".pte"), "/dev/null"), 2); /* not a .ptd */
+    free(out);
+}
+END_TEST
+
 /* A .pte is its own step 0: the pipeline does not run on it unless asked. */
 START_TEST(pte_is_its_own_step_zero)
 {
@@ -327,6 +389,7 @@ Suite *pte_file_suite(void)
     tcase_add_test(tc, named_data_and_its_readers);
     tcase_add_test(tc, external_data_given_found_or_missing);
     tcase_add_test(tc, xor_weights_come_from_its_ptd);
+    tcase_add_test(tc, xor_training_step_matches_the_network_by_hand);
     tcase_add_test(tc, pte_is_its_own_step_zero);
     suite_add_tcase(s, tc);
     return s;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ops.h"
 #include "passes.h"
 #include "pte_file.h"
 #include "reader.h"
@@ -31,10 +32,37 @@ double ui_core_loaded_at(void)
     return loaded_at;
 }
 
+/* --method, --data and --ops, for the file the UI opens first (not for one compared with it) */
+static ls_load_opts load_opts;
+static bool load_opts_used;
+
+static int load_options(int *argc, char **argv, ls_error *err)
+{
+    int w = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        bool has = i + 1 < *argc;
+        if (!strcmp(a, "--method") && has) {
+            load_opts.method = argv[++i];
+        } else if (!strcmp(a, "--data") && has) {
+            if (load_opts.n_data == LS_MAX_DATA_FILES) return ls_fail(err, "at most %d --data files", LS_MAX_DATA_FILES);
+            load_opts.data[load_opts.n_data++] = argv[++i];
+        } else if (!strcmp(a, "--ops") && has) {
+            if (ls_ops_load_file(argv[++i], err) != 0) return ls_fail_prefix(err, "--ops");
+        } else {
+            argv[w++] = argv[i];
+        }
+    }
+    *argc = w;
+    argv[w] = NULL;
+    return 0;
+}
+
 int ui_core_options(int *argc, char **argv, ls_error *err)
 {
     if (!pipeline_opts_set) ls_pipeline_opts_init(&pipeline_opts);
     pipeline_opts_set = true;
+    if (load_options(argc, argv, err) != 0) return -1;
     return ls_pipeline_opts_parse(&pipeline_opts, argc, argv, err) < 0 ? -1 : 0;
 }
 
@@ -127,7 +155,9 @@ int ui_core_open_live(const char *path, ls_history **h, ls_error *err)
     *h = NULL;
     if (!pipeline_opts_set) ui_core_options(&(int){1}, (char *[]){"lowerscope", NULL}, err);
     ls_program *p = NULL;
-    if (ls_load(path, NULL, &p, err) != 0) return -1;
+    const ls_load_opts *lo = load_opts_used ? NULL : &load_opts;
+    load_opts_used = true;
+    if (ls_load(path, lo, &p, err) != 0) return -1;
     loaded_at = ls_now();
     return live_start(p, &pipeline_opts, h, err);
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "ops.h"
 #include "tui.h"
 
 int ls_cmd_info(int, char **), ls_cmd_verify(int, char **);
@@ -65,6 +66,14 @@ int ls_cli_load_opt(const char *cmd, ls_load_opts *o, bool metadata_only, int ar
     if ((strcmp(a, "--model") == 0 || strcmp(a, "--method") == 0) && has_value) {
         if (a[4] == 'd') o->model = argv[++*i];
         else o->method = argv[++*i];
+        return 1;
+    }
+    if (strcmp(a, "--ops") == 0 && has_value) { /* declared before the file is read: they type its calls */
+        ls_error err;
+        if (ls_ops_load_file(argv[++*i], &err) != 0) {
+            ls_cli_error("%s: --ops: %s", cmd, err.msg);
+            return -1;
+        }
         return 1;
     }
     if (strcmp(a, "--data") == 0 && has_value) {

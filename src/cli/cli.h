@@ -48,10 +48,13 @@ enum { CLI_WEIGHT_SIZES = 4 };
     "  --method NAME         which method of a .pte (default: forward, else the first that runs);\n"              \
     "                        lowerscope info lists them\n"                                                       \
     "  --data FILE.ptd       external data of a .pte (repeatable; default: FILE's stem .ptd or\n"               \
-    "                        _default_external_constant.ptd beside it, as exir writes them)\n"
+    "                        _default_external_constant.ptd beside it, as exir writes them)\n"            \
+    "  --ops FILE            torch schemas of custom operators, one a line (my_ops::foo(Tensor x)\n"         \
+    "                        -> Tensor, and its .out variant): typed, lowered, shown, never run\n"
 
 /* One option of how FILE is read, at argv[*i]: --model NAME, --method NAME, --data FILE.ptd
- * (repeatable) and, with metadata_only, --metadata-only. Returns 1 when it was one (*i moved
+ * (repeatable), --ops FILE (declares its operators at once) and, with metadata_only,
+ * --metadata-only. Returns 1 when it was one (*i moved
  * past its value), 0 when not, -1 after printing what is wrong. */
 int ls_cli_load_opt(const char *cmd, ls_load_opts *o, bool metadata_only, int argc, char **argv, int *i);
 

@@ -263,8 +263,60 @@ static void views(conv *c)
     free(uses);
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "my_ops::foo" of a target lowerscope does not know ("torch.ops.my_ops.foo.default",
+ * "executorch.exir.dialects.edge.ops.my_ops.foo.default", "my_ops::foo.out"). */
+static const char *schema_name(const char *target)
+{
+    const char *t = target ? target : "?";
+    static const char *prefixes[] = {"executorch.exir.dialects.edge.ops.", "torch.ops."};
+    for (size_t i = 0; i < 2; i++)
+        if (strncmp(t, prefixes[i], strlen(prefixes[i])) == 0) t += strlen(prefixes[i]);
+    const char *sep = strstr(t, "::");
+    if (sep) {
+        const char *dot = strchr(sep + 2, '.');
+        return dot ? ls_intern_n(t, (size_t)(dot - t)) : ls_intern(t);
+    }
+    const char *d1 = strchr(t, '.');
+    if (!d1) return ls_intern(t);
+    const char *d2 = strchr(d1 + 1, '.');
+    return ls_internf("%.*s::%.*s", (int)(d1 - t), t, (int)((d2 ? d2 : d1 + strlen(d1)) - d1 - 1), d1 + 1);
+}
+
+/* ExecuTorch's ToOutVarPass stops on a call whose out variant it cannot find, naming every such
+ * operator: RuntimeError("Missing out variants: {'my_ops::foo'}") (exir/passes/__init__.py). An
+ * operator lowerscope does not know, or one declared (--ops) without an out variant, is such a
+ * call; --ops FILE with its .out schema gives it. Names sorted (Python prints a set unordered). */
+static int missing_out_variants(const ls_program *p, ls_pass_ctx *ctx)
+{
+    LS_VEC(const char *) names = {0};
+    ls_ptrmap seen = {0};
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        const ls_node *n = p->nodes[i];
+        if (n->kind != LS_NODE_CALL || (n->op && !((n->op->flags & LS_OPF_CUSTOM) && !n->op->out_overload))) continue;
+        const char *nm = n->op ? ls_internf("%s::%s", n->op->ns, n->op->name) : schema_name(n->target);
+        if (ls_ptrmap_get(&seen, nm, NULL)) continue;
+        ls_ptrmap_put(&seen, nm, 1);
+        ls_vec_push(&names, nm);
+    }
+    ls_ptrmap_free(&seen);
+    if (!names.n) return 0;
+    qsort(names.v, names.n, sizeof *names.v, by_name);
+    ls_buf b = {0};
+    for (uint32_t i = 0; i < names.n; i++) ls_buf_printf(&b, "%s'%s'", i ? ", " : "", names.v[i]);
+    ls_fail_needs(ctx->err, "Missing out variants: {%s}", b.s);
+    ls_buf_free(&b);
+    free(names.v);
+    return -1;
+}
+
 int ls_pass_to_out_variant(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
 {
+    if (missing_out_variants(in, ctx) != 0) return -1;
     conv c = {.ctx = ctx};
     c.q = ls_program_copy(in);
     c.names = ls_namer_new(c.q);

@@ -21,10 +21,14 @@ static const op_row rows[LS_OP_COUNT] = {
 
 static ls_op table[LS_OP_COUNT];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+/* operators a user's file declares (ls_op_register): ids LS_OP_COUNT + i */
+static ls_op custom[LS_MAX_CUSTOM_OPS];
+static int n_custom;
 
-/* qualname → op, open addressing over interned pointers */
+/* qualname → op and "ns.name.out_overload" → op, open addressing over interned pointers */
 #define OP_HASH_CAP 1024
 static const ls_op *by_qualname[OP_HASH_CAP];
+static const ls_op *by_out[OP_HASH_CAP];
 
 static size_t ptr_slot(const void *p)
 {
@@ -223,6 +227,32 @@ int ls_schema_parse(const char *text, ls_schema *out, ls_error *err)
 
 /* ---- the table */
 
+static const char *out_key(const char *ns, const char *name, const char *overload)
+{
+    return ls_internf("%s.%s.%s", ns, name, overload);
+}
+
+/* The first op to claim an out variant keeps it (the table's order, then the user's file's). */
+static void index_out(const ls_op *op)
+{
+    if (!op->out_overload) return;
+    const char *k = out_key(op->ns, op->name, op->out_overload);
+    size_t s = ptr_slot(k);
+    for (; by_out[s]; s = (s + 1) & (OP_HASH_CAP - 1))
+        if (out_key(by_out[s]->ns, by_out[s]->name, by_out[s]->out_overload) == k) return;
+    by_out[s] = op;
+}
+
+static const ls_op *find_out(const char *ns, const char *name, const char *overload)
+{
+    const char *k = out_key(ns, name, overload);
+    for (size_t s = ptr_slot(k); by_out[s]; s = (s + 1) & (OP_HASH_CAP - 1))
+        if (by_out[s]->ns == ls_intern(ns) && by_out[s]->name == ls_intern(name) && by_out[s]->out_overload &&
+            strcmp(by_out[s]->out_overload, overload) == 0)
+            return by_out[s];
+    return NULL;
+}
+
 static void init_table(void)
 {
     for (int i = 0; i < LS_OP_COUNT; i++) {
@@ -254,6 +284,7 @@ static void init_table(void)
         while (by_qualname[s]) s = (s + 1) & (OP_HASH_CAP - 1);
         by_qualname[s] = op;
     }
+    for (int i = 0; i < LS_OP_COUNT; i++) index_out(&table[i]);
 }
 
 static void ensure_table(void)
@@ -264,7 +295,8 @@ static void ensure_table(void)
 const ls_op *ls_op_get(ls_op_id id)
 {
     ensure_table();
-    return (unsigned)id < LS_OP_COUNT ? &table[id] : NULL;
+    if ((unsigned)id < LS_OP_COUNT) return &table[id];
+    return (unsigned)id - LS_OP_COUNT < (unsigned)n_custom ? &custom[(unsigned)id - LS_OP_COUNT] : NULL;
 }
 
 static const ls_op *find_qualname(const char *q)
@@ -341,14 +373,9 @@ const ls_op *ls_op_from_target(const char *target, ls_dialect *dialect)
     if (op || !ovl) return op;
     /* an out variant ("aten::add.out", "executorch.exir.dialects.edge.ops.aten.add.out"): the
      * functional entry, in the ExecuTorch dialect */
-    for (int i = 0; i < LS_OP_COUNT; i++) {
-        const ls_op *o = &table[i];
-        if (o->out_overload && strcmp(o->out_overload, ovl) == 0 && strcmp(o->ns, ns) == 0 && strcmp(o->name, name) == 0) {
-            if (dialect) *dialect = LS_DIALECT_EXECUTORCH;
-            return o;
-        }
-    }
-    return NULL;
+    const ls_op *o = find_out(ns, name, ovl);
+    if (o && dialect) *dialect = LS_DIALECT_EXECUTORCH;
+    return o;
 }
 
 const char *ls_op_target(const ls_op *op, ls_dialect dialect)
@@ -371,17 +398,89 @@ const ls_op *ls_op_from_out_variant(const char *ns_name, const char *overload)
     const char *sep = strstr(ns_name, "::");
     if (!sep || !overload) return NULL;
     size_t nsl = (size_t)(sep - ns_name);
-    for (int i = 0; i < LS_OP_COUNT; i++) {
-        const ls_op *op = &table[i];
-        if (!op->out_overload || strcmp(op->out_overload, overload) != 0) continue;
-        if (strlen(op->ns) == nsl && strncmp(op->ns, ns_name, nsl) == 0 && strcmp(op->name, sep + 2) == 0) return op;
-    }
-    /* some .pte files name the functional overload directly ("aten::add.Tensor") */
     char ns[64];
     if (nsl >= sizeof ns) return NULL;
     memcpy(ns, ns_name, nsl);
     ns[nsl] = 0;
-    return ls_op_find(ns, sep + 2, overload);
+    const ls_op *op = find_out(ns, sep + 2, overload);
+    /* some .pte files name the functional overload directly ("aten::add.Tensor") */
+    return op ? op : ls_op_find(ns, sep + 2, overload);
+}
+
+/* ---- operators a user declares (--ops FILE) */
+
+static bool is_out_schema(const ls_schema *s, const char *overload)
+{
+    for (uint32_t i = 0; i < s->nparams; i++)
+        if (s->params[i].kwarg_only && s->params[i].mutated && s->params[i].type == LS_PT_TENSOR) return true;
+    return strcmp(overload, "out") == 0;
+}
+
+int ls_op_register(const char *text, ls_error *err)
+{
+    ensure_table();
+    while (isspace((unsigned char)*text)) text++;
+    const char *sep = strstr(text, "::"), *paren = strchr(text, '(');
+    if (!sep || !paren || sep > paren)
+        return ls_fail(err, "'%s': a schema is namespace::name[.overload](arguments) -> returns", text);
+    ls_schema sc;
+    if (ls_schema_parse(text, &sc, err) != 0) return -1;
+    const char *ns = ls_intern_n(text, (size_t)(sep - text)), *nm = sep + 2;
+    const char *dot = memchr(nm, '.', (size_t)(paren - nm));
+    const char *name = ls_intern_n(nm, (size_t)((dot ? dot : paren) - nm));
+    const char *overload = dot ? ls_intern_n(dot + 1, (size_t)(paren - dot - 1)) : ls_intern("default");
+    if (!*ns || !*name || !*overload) return ls_fail(err, "'%s': a namespace, a name and an overload are needed", text);
+    if (is_out_schema(&sc, overload)) { /* the out variant of a functional op of the same name */
+        const ls_op *fn = NULL;
+        for (int i = 0; i < n_custom && !fn; i++)
+            if (custom[i].ns == ns && custom[i].name == name && !custom[i].out_overload) fn = &custom[i];
+        if (!fn) return ls_fail(err, "'%s': the out variant of %s::%s comes before (or without) its functional schema", text, ns, name);
+        ((ls_op *)fn)->out_overload = overload;
+        index_out(fn);
+        return 0;
+    }
+    const char *q = ls_internf("%s.%s.%s", ns, name, overload);
+    if (find_qualname(q)) return ls_fail(err, "'%s': %s::%s.%s is already an operator", text, ns, name, overload);
+    if (n_custom == LS_MAX_CUSTOM_OPS) return ls_fail(err, "'%s': at most %d operators can be declared", text, LS_MAX_CUSTOM_OPS);
+    ls_op *op = &custom[n_custom];
+    memset(op, 0, sizeof *op);
+    op->id = (ls_op_id)(LS_OP_COUNT + n_custom);
+    op->ns = ns;
+    op->name = name;
+    op->overload = overload;
+    op->qualname = q;
+    op->schema_text = ls_intern(text);
+    op->flags = LS_OPF_CUSTOM;
+    op->schema = sc;
+    size_t s = ptr_slot(q);
+    while (by_qualname[s]) s = (s + 1) & (OP_HASH_CAP - 1);
+    by_qualname[s] = op;
+    n_custom++;
+    return 0;
+}
+
+int ls_ops_load_file(const char *path, ls_error *err)
+{
+    uint8_t *data;
+    size_t size;
+    if (ls_read_file(path, (size_t)16 << 20, &data, &size, err) != 0) return -1;
+    char *text = ls_strndup((const char *)data, size);
+    free(data);
+    int rc = 0, line = 0;
+    for (char *p = text, *e; rc == 0 && p && *p; p = e ? e + 1 : NULL) {
+        e = strchr(p, '\n');
+        if (e) *e = 0;
+        line++;
+        char *hash = strchr(p, '#');
+        if (hash) *hash = 0;
+        while (isspace((unsigned char)*p)) p++;
+        size_t n = strlen(p);
+        while (n && isspace((unsigned char)p[n - 1])) p[--n] = 0;
+        if (!n) continue;
+        if (ls_op_register(p, err) != 0) rc = ls_fail_prefix(err, "%s: line %d", path, line);
+    }
+    free(text);
+    return rc;
 }
 
 const ls_op *ls_op_copy_form(const ls_op *op)

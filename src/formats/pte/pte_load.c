@@ -273,6 +273,11 @@ static int int_item(loader *L, int64_t idx, ls_symint *out)
 {
     const ls_pte_value *v = val(L, idx);
     if (!v) return lfail(L, "list item %lld is not a value", (long long)idx);
+    if (v->kind == LS_PTE_VAL_INT && L->node_of[idx]) { /* computed at run time */
+        out->is_node = true;
+        out->node = L->node_of[idx];
+        return 0;
+    }
     if (v->kind == LS_PTE_VAL_INT) {
         out->is_node = false;
         out->i = v->int_val;
@@ -293,6 +298,12 @@ static int arg_of(loader *L, const ls_param *prm, int32_t vi, ls_arg *a)
     const ls_pte_value *v = val(L, vi);
     if (!v) return lfail(L, "argument value %d does not exist", vi);
     uint8_t want = prm ? prm->type : LS_PT_ANY;
+    /* a scalar an instruction computed (a prim op's result, a sym_size) or a stored scalar input:
+     * the node that stands for it, not the value the file holds before the run */
+    if ((v->kind == LS_PTE_VAL_INT || v->kind == LS_PTE_VAL_DOUBLE || v->kind == LS_PTE_VAL_BOOL) && L->node_of[vi]) {
+        *a = ls_arg_node(L->node_of[vi]);
+        return 0;
+    }
     switch (v->kind) {
     case LS_PTE_VAL_NONE:
     case LS_PTE_VAL_NULL: a->kind = LS_ARG_NONE; return 0;
@@ -417,6 +428,7 @@ static int define_outputs(loader *L, ls_node *n, const int32_t *outs, uint32_t n
         }
     if (!tuple && nouts == 1) {
         if (is_tensor(L, outs[0])) ls_node_set_val(n, &ms[0]);
+        else if (val(L, outs[0])) n->val_kind = val(L, outs[0])->kind == LS_PTE_VAL_INT ? LS_VAL_SYMINT : LS_VAL_OTHER;
         L->node_of[outs[0]] = n->id;
         ls_vec_push(&L->body, n);
     } else {

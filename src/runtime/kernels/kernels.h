@@ -167,6 +167,11 @@ LK_DECL(k_layer_norm); LK_DECL(k_native_layer_norm); LK_DECL(k_sdpa);
 /* kernels/quant.c */
 LK_DECL(k_quantize_per_tensor); LK_DECL(k_dequantize_per_tensor); LK_DECL(k_quantize_per_channel);
 LK_DECL(k_dequantize_per_channel); LK_DECL(k_choose_qparams);
+/* kernels/scatter.c, kernels/pool.c, kernels/prim.c */
+LK_DECL(k_scatter_src); LK_DECL(k_scatter_value); LK_DECL(k_scatter_add); LK_DECL(k_max_pool2d_with_indices);
+LK_DECL(k_prim_add); LK_DECL(k_prim_sub); LK_DECL(k_prim_mul); LK_DECL(k_prim_floordiv); LK_DECL(k_prim_truediv);
+LK_DECL(k_prim_eq); LK_DECL(k_prim_gt); LK_DECL(k_prim_lt); LK_DECL(k_prim_ge); LK_DECL(k_prim_le);
+LK_DECL(k_prim_floordiv_int); LK_DECL(k_sym_numel); LK_DECL(k_local_scalar_dense);
 /* kernels/conv.c */
 LK_DECL(k_convolution); LK_DECL(k_conv2d);
 /* kernels/create.c */

@@ -1,13 +1,18 @@
 /* Quantization: quantized_decomposed's quantize / dequantize (per tensor, per channel, with the
- * parameters as numbers or as tensors) and choose_qparams.tensor, as torch defines them in
- * torch/ao/quantization/fx/_decomposed.py:
- *   quantize:   clamp(round(x / scale) + zero_point, quant_min, quant_max) in the integer dtype
- *               (round half to even, as torch.round; x read as float32)
- *   dequantize: (q - zero_point) * scale in float32 (or out_dtype)
- *   choose_qparams: min' = min(min(x), 0), max' = max(max(x), 0),
- *               scale = max((max' - min') / (quant_max - quant_min), eps),
- *               zero_point = clamp(quant_min - round(min' / scale), quant_min, quant_max);
- *               scale as float64[1], zero_point as int64[1]. */
+ * parameters as numbers or as tensors) and choose_qparams.tensor, as ExecuTorch's quantized
+ * kernels compute them (the op semantics are torch/ao/quantization/fx/_decomposed.py's; the
+ * arithmetic is the kernels', which a .pte runs with):
+ *   quantize (kernels/quantized/cpu/op_quantize.cpp, quantize_val): inv_scale = 1.0f /
+ *               (float)scale, q = zero_point + nearbyint((float)(inv_scale * x)) (round half to
+ *               even), clamped to [quant_min, quant_max], in the integer dtype;
+ *   dequantize (op_dequantize.cpp): (q - zero_point) * scale in float32 (or out_dtype);
+ *   choose_qparams (op_choose_qparams.cpp, choose_qparams): min' = min(min(x), 0), max' =
+ *               max(max(x), 0), scale = (max' - min') / (quant_max - quant_min) in double, 0.1
+ *               when (float)scale is 0 or its float reciprocal is infinite, raised to 6.1e-5
+ *               (SMALL_SCALE_THRESHOLD, min' and max' scaled alike) when below; the zero point
+ *               from whichever of (quant_min, min') and (quant_max, max') adds the smaller terms,
+ *               clamped, then nearbyint; eps is unused, as there; scale as float64[1],
+ *               zero_point as int64[1]. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -95,7 +100,7 @@ static int quantize(ls_kctx *c, const ls_tensor *x, qparams *q, int64_t qmin, in
     int64_t *qd = lk_alloc_tmp(sizeof(int64_t) * (size_t)(x->numel ? x->numel : 1));
     for (int64_t i = 0; i < x->numel; i++) {
         int64_t ch = (i / q->inner) % q->channels;
-        float inv = (float)(1.0 / q->scale[ch]);
+        float inv = 1.0f / (float)q->scale[ch];
         double v = nearbyint((double)(xd[i] * inv)) + (q->zp ? q->zp[ch] : 0);
         if (v != v) v = (double)qmin;
         qd[i] = v < (double)qmin ? qmin : v > (double)qmax ? qmax : (int64_t)v;
@@ -166,24 +171,36 @@ LK_DECL(k_dequantize_per_channel)
 
 LK_DECL(k_choose_qparams)
 {
+    (void)nargs;
     const ls_tensor *x = args[0].t;
     int64_t qmin = lk_int(&args[1]), qmax = lk_int(&args[2]);
-    double eps = lk_f64(&args[3]);
     if (check_range(c, qmin, qmax, lk_dtype_or(&args[4], LS_DT_I8)) != 0) return -1;
-    if (qmin == qmax) return ls_kfail(c, "quant_min equals quant_max: no range to choose from");
-    if (!ls_dtype_is_float(x->dtype)) return ls_kfail(c, "chooses parameters for a floating point tensor, not %s", ls_dtype_name(x->dtype));
-    void *tx;
-    const double *xd = lk_as(x, LS_DT_F64, &tx);
-    double lo = 0, hi = 0;
+    if (qmin >= qmax) return ls_kfail(c, "qmin should be less than qmax, but received min: %" PRId64 ", max %" PRId64, qmin, qmax);
+    if (x->dtype != LS_DT_F32) return ls_kfail(c, "Expected input to be Float tensor, not %s", ls_dtype_name(x->dtype));
+    const float *xd = x->data;
+    float lo = 0, hi = 0; /* min(min(x), 0) and max(max(x), 0) */
     for (int64_t i = 0; i < x->numel; i++) {
         if (xd[i] < lo) lo = xd[i];
         if (xd[i] > hi) hi = xd[i];
     }
-    ls_free_aligned(tx);
-    double scale = (hi - lo) / (double)(qmax - qmin);
-    if (!(scale >= eps)) scale = eps;
-    double zpf = scale > 0 ? (double)qmin - nearbyint(lo / scale) : (double)qmin;
-    int64_t zp = zpf < (double)qmin ? qmin : zpf > (double)qmax ? qmax : (int64_t)zpf;
+    double scale = ((double)hi - lo) / (double)(qmax - qmin);
+    if ((float)scale == 0.0f || isinf(1.0f / (float)scale)) scale = 0.1;
+    const float small = 6.1e-5f; /* SMALL_SCALE_THRESHOLD */
+    if (scale < small) {
+        float org = (float)scale;
+        scale = small;
+        if (lo == 0.0f) hi = small * (float)(qmax - qmin);
+        else if (hi == 0.0f) lo = -small * (float)(qmax - qmin);
+        else {
+            float amp = small / org;
+            lo *= amp;
+            hi *= amp;
+        }
+    }
+    double from_min = (double)qmin - lo / scale, from_max = (double)qmax - hi / scale;
+    double err_min = fabs((double)qmin) - fabs(lo / scale), err_max = fabs((double)qmax) - fabs(hi / scale);
+    double initial = err_min < err_max ? from_min : from_max;
+    int64_t zp = initial < (double)qmin ? qmin : initial > (double)qmax ? qmax : (int64_t)nearbyint(initial);
     int64_t one = 1;
     ls_tensor *s = lk_new(c, LS_DT_F64, 1, &one), *z = s ? lk_new(c, LS_DT_I64, 1, &one) : NULL;
     if (!z) {
