@@ -354,6 +354,59 @@ START_TEST(xor_training_step_matches_the_network_by_hand)
 }
 END_TEST
 
+/* Every real file at step 0 in the CLI: passes runs no pass, partitions and diff work there, and
+ * each delegate shows up with the blob size and the compile specs flatc decodes. */
+START_TEST(every_real_file_at_step_0_in_the_cli)
+{
+    if (!tu_shared("data/pte")) return;
+    for (size_t i = 0; i < PT_NREAL; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s", pt_path(pt_real_files[i], ".pte"));
+        char *out;
+        int rc = tu_runf(&out, "passes %s", path);
+        ck_assert_msg(rc == 0 && tu_contains(out, ": 1 step") && tu_contains(out, "step 0 load") &&
+                          tu_contains(out, "not lowered again unless asked"),
+                      "%s: exit %d: %s", pt_real_files[i], rc, out);
+        free(out);
+        ck_assert_int_eq(tu_runf(&out, "diff %s --step 0", path), 0);
+        free(out);
+        rc = tu_runf(&out, "partitions %s --step 0 --json", path);
+        ck_assert_msg(rc == 0, "%s: %s", pt_real_files[i], out);
+        cJSON *pj = cJSON_Parse(out);
+        ck_assert_msg(pj, "%s: partitions --json is not JSON", pt_real_files[i]);
+        cJSON_Delete(pj);
+        free(out);
+        ck_assert_int_eq(tu_runf(&out, "info %s --json", path), 0);
+        cJSON *info = cJSON_Parse(out);
+        free(out);
+        ck_assert_ptr_nonnull(info);
+        cJSON *dec = decoded(pt_real_files[i]);
+        const cJSON *plan = cJSON_GetArrayItem(cJSON_GetObjectItem(dec, "execution_plan"), 0);
+        const cJSON *dels = cJSON_GetObjectItem(plan, "delegates"), *segs = cJSON_GetObjectItem(dec, "segments");
+        const cJSON *got = cJSON_GetObjectItem(info, "delegates");
+        ck_assert_uint_eq(json_len(got), json_len(dels));
+        ck_assert_uint_eq(json_len(cJSON_GetObjectItem(info, "methods")), json_len(cJSON_GetObjectItem(dec, "execution_plan")));
+        for (uint32_t d = 0; d < json_len(dels); d++) {
+            const cJSON *want = cJSON_GetArrayItem(dels, (int)d), *have = cJSON_GetArrayItem(got, (int)d);
+            ck_assert_str_eq(cJSON_GetObjectItem(have, "backend_id")->valuestring, cJSON_GetObjectItem(want, "id")->valuestring);
+            int seg = cJSON_GetObjectItem(cJSON_GetObjectItem(want, "processed"), "index")->valueint;
+            ck_assert_double_eq(cJSON_GetObjectItem(have, "blob_bytes")->valuedouble,
+                                cJSON_GetObjectItem(cJSON_GetArrayItem(segs, seg), "size")->valuedouble);
+            const cJSON *ws = cJSON_GetObjectItem(want, "compile_specs"), *hs = cJSON_GetObjectItem(have, "compile_specs");
+            ck_assert_uint_eq(json_len(hs), json_len(ws));
+            for (uint32_t k = 0; k < json_len(ws); k++) {
+                ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(hs, (int)k), "key")->valuestring,
+                                 cJSON_GetObjectItem(cJSON_GetArrayItem(ws, (int)k), "key")->valuestring);
+                ck_assert_uint_eq((uint32_t)cJSON_GetObjectItem(cJSON_GetArrayItem(hs, (int)k), "bytes")->valueint,
+                                  json_len(cJSON_GetObjectItem(cJSON_GetArrayItem(ws, (int)k), "value")));
+            }
+        }
+        cJSON_Delete(dec);
+        cJSON_Delete(info);
+    }
+}
+END_TEST
+
 /* A .pte is its own step 0: the pipeline does not run on it unless asked. */
 START_TEST(pte_is_its_own_step_zero)
 {
@@ -383,13 +436,14 @@ Suite *pte_file_suite(void)
 {
     Suite *s = suite_create("pte_file");
     TCase *tc = tcase_create("pte_file");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, methods_match_the_decodes);
     tcase_add_test(tc, qnn_llama_opens_both_methods);
     tcase_add_test(tc, named_data_and_its_readers);
     tcase_add_test(tc, external_data_given_found_or_missing);
     tcase_add_test(tc, xor_weights_come_from_its_ptd);
     tcase_add_test(tc, xor_training_step_matches_the_network_by_hand);
+    tcase_add_test(tc, every_real_file_at_step_0_in_the_cli);
     tcase_add_test(tc, pte_is_its_own_step_zero);
     suite_add_tcase(s, tc);
     return s;

@@ -62,8 +62,9 @@ static void data_sentences(ls_report *r, const ls_pte_file *f, const char *metho
         const ls_pte_external *e0 = NULL;
         for (uint32_t i = 0; i < f->n_externals && !e0; i++)
             if (f->externals[i].method == method) e0 = &f->externals[i];
+        const char *ptd = f->ptd_paths[e0->ptd], *base = strrchr(ptd, '/');
         ls_report_add(r, NULL, NULL, "%u tensor%s (%s) stored outside the program, read from %s%s", ext, ext == 1 ? "" : "s",
-                      ls_fmt_bytes(bytes, hb, sizeof hb), f->ptd_paths[e0->ptd], f->n_ptds > 1 ? " and the other data files" : "");
+                      ls_fmt_bytes(bytes, hb, sizeof hb), base ? base + 1 : ptd, f->n_ptds > 1 ? " and the other data files" : "");
     } else {
         ls_report_add(r, NULL, NULL,
                       "%u tensor%s (%s) stored outside the program; %u without data (first: '%s'): no .ptd given or found "
