@@ -10,7 +10,7 @@
 
 /* Edge base names, made once per op (interned strings never move, so a racing second writer
  * stores the same pointer). */
-static const char *edge_base[LS_OP_COUNT];
+static const char *edge_base[LS_OP_COUNT + LS_MAX_CUSTOM_OPS];
 
 const char *ls_op_node_base(const ls_op *op, ls_dialect dialect)
 {
@@ -28,7 +28,7 @@ const char *ls_op_node_base(const ls_op *op, ls_dialect dialect)
 
 const char *ls_op_target_cached(const ls_op *op, ls_dialect dialect)
 {
-    static const char *aten[LS_OP_COUNT], *edge[LS_OP_COUNT];
+    static const char *aten[LS_OP_COUNT + LS_MAX_CUSTOM_OPS], *edge[LS_OP_COUNT + LS_MAX_CUSTOM_OPS];
     if (dialect != LS_DIALECT_EDGE && dialect != LS_DIALECT_ATEN) return ls_op_target(op, dialect);
     const char **t = dialect == LS_DIALECT_EDGE ? &edge[op->id] : &aten[op->id];
     if (!*t) *t = ls_op_target(op, dialect);

@@ -243,7 +243,8 @@ int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
      * post-pass; the group partitioner brings them with their producer) */
     for (uint32_t i = 0; i < r.n; i++) {
         const ls_node *n = r.q->nodes[i];
-        r.op[i] = n->kind == LS_NODE_CALL && n->op ? (uint16_t)n->op->id : (uint16_t)LS_OP_COUNT;
+        r.op[i] = n->kind == LS_NODE_CALL && n->op && (unsigned)n->op->id < LS_OP_COUNT ? (uint16_t)n->op->id
+                                                                                       : (uint16_t)LS_OP_COUNT;
         r.cls[i] = (uint8_t)((n->kind == LS_NODE_CALL ? CLS_CALL : 0) | (ls_deleg_is_compute(n) ? CLS_COMPUTE : 0) |
                              (pu_is_op(n, LS_OP_getitem) ? CLS_GETITEM : 0) |
                              (n->kind == LS_NODE_PLACEHOLDER ? CLS_PLACEHOLDER : 0));

@@ -568,6 +568,10 @@ ls_cpu_reason pr_check_node(const pr_view *v, const ls_node *n, uint32_t skip_id
                                                  : ls_internf("%s is not in lowerscope's operator table", n->target ? n->target : "?");
         return LS_WHY_UNKNOWN_OP;
     }
+    if ((unsigned)n->op->id >= LS_OP_COUNT) { /* declared by --ops: no profile lists it */
+        *detail = ls_internf("%s is a custom operator (--ops): no backend profile takes it", n->op->qualname);
+        return LS_WHY_OP_UNSUPPORTED;
+    }
     const ls_profile_op *po = &v->prof->ops[n->op->id];
     uint32_t allowed = po->dtypes;
     if (!allowed) return LS_WHY_OP_UNSUPPORTED;
