@@ -157,6 +157,10 @@ void ui_replace_history(ui *u, ls_history *h)
     ui_around_free(u);
     ui_compare_free(u);
     if (u->owned_h) ui_core_free(u->owned_h);
+    /* the rows derived for the history going away (its own, or the live pipeline's, which keeps
+     * running and is freed with the history the UI was started on) */
+    ui_step_rows_free_all(u);
+    u->live = NULL;
     u->owned_h = h;
     u->h = h;
     ui_tags_free(u);

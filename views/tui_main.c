@@ -7,16 +7,11 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: lowerscope FILE [--no-color] [--step S] [--pipeline A,B,...] [--backend FILE|bundled] [--etdump D.etdp]
-"
-               "                       [--relower] [--method NAME] [--data FILE.ptd]... [--ops FILE]
-"
-               "opens the terminal UI on FILE (.pt2, its JSON, .pte, .bpte, an ETRecord) and its pass history;
-"
-               "a .pte opens as the file holds it (step 0) unless --relower, --pipeline or --backend lower it
-"
-               "again; --etdump shows what a device measured (an ETDump of FILE's program) on its nodes.
-"
+    fprintf(f, "usage: lowerscope FILE [--no-color] [--step S] [--pipeline A,B,...] [--backend FILE|bundled] [--etdump D.etdp]\n"
+               "                       [--relower] [--method NAME] [--data FILE.ptd]... [--ops FILE]\n"
+               "opens the terminal UI on FILE (.pt2, its JSON, .pte, .bpte, an ETRecord) and its pass history;\n"
+               "a .pte opens as the file holds it (step 0) unless --relower, --pipeline or --backend lower it\n"
+               "again; --etdump shows what a device measured (an ETDump of FILE's program) on its nodes.\n"
                "environment: NO_COLOR (tags as letters), LOWERSCOPE_SCRIPT=FILE with LOWERSCOPE_SIZE=COLSxROWS\n"
                "(scripted, off-screen: docs/tui.md). Press ? in the UI for every key.\n");
 }
