@@ -19,7 +19,8 @@
 /* Ops no profile can take: builtins and in-place ops (a functional program has none). */
 static bool never_delegated(const ls_op *op)
 {
-    return (op->flags & (LS_OPF_SPECIAL | LS_OPF_INPLACE)) != 0;
+    /* ExecuTorch's prim ops compute scalars on the CPU runtime itself: no backend takes them */
+    return (op->flags & (LS_OPF_SPECIAL | LS_OPF_INPLACE)) != 0 || op->ns == ls_intern("executorch_prim");
 }
 
 static void op_defaults(ls_profile *p)

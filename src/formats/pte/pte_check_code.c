@@ -127,7 +127,11 @@ static void resolve(lspc *C, uint32_t oi, op_shape *s)
         return;
     }
     const char *lib = ls_et_kernel_library(s->full);
-    if (!lib) {
+    const ls_op *declared = lib ? NULL : ls_op_from_out_variant(o->name, o->overload && *o->overload ? o->overload : "default");
+    if (declared && (declared->flags & LS_OPF_CUSTOM)) { /* --ops: the user's own kernel library registers it */
+        lspc_issue(C, LS_PTE_NEEDS_KERNEL, rule, s->full, "the user's (declared by --ops)", w, "needs kernel %s from library %s",
+                   s->full, "the user's (declared by --ops)");
+    } else if (!lib) {
         char hint[200] = "";
         size_t nl = strlen(o->name);
         if (o->overload && !strcmp(o->overload, "default") && ls_et_kernel_library(o->name))
