@@ -25,6 +25,10 @@
 #include "etdump.h"
 #include "program.h"
 
+/* An ETRecord held in memory (the fuzz harness's entry point; reader.h's ls_load opens one from
+ * a file): its last program, with the others recorded before it. */
+int ls_etrecord_read(const uint8_t *data, size_t size, const char *name, ls_program **out, ls_error *err);
+
 /* The program of the recorded step whose nodes carry the maps' debug handles (the Edge
  * program), or NULL when `loaded` has no recorded maps. */
 const ls_program *ls_recorded_handles_program(const ls_program *loaded);

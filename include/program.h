@@ -305,6 +305,8 @@ typedef struct ls_instr_map {
     uint32_t *chain_first; /* n_chains + 1 entries: the last is the number of instructions */
     uint32_t *node;
 } ls_instr_map;
+/* An empty map: chain c holds chain_sizes[c] instructions, every node 0 to begin with. */
+ls_instr_map *ls_instr_map_new(const uint32_t *chain_sizes, uint32_t n_chains);
 void ls_instr_map_free(ls_instr_map *m);
 
 typedef struct ls_program {

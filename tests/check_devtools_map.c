@@ -243,6 +243,84 @@ START_TEST(an_etrecord_opens_as_its_steps_and_places_the_same_events)
 }
 END_TEST
 
+/* A copy of the ETRecord `from` with member `name` replaced by `text` (added when absent), as
+ * out_name beside it (from may be that file: it is changed in place). */
+static const char *etrecord_with(const char *from, const char *name, const char *text, const char *out_name)
+{
+    static char path[4200];
+    char from_copy[4200];
+    snprintf(from_copy, sizeof from_copy, "%s", from); /* from may be path itself */
+    from = from_copy;
+    snprintf(path, sizeof path, "%.*s/%s", (int)(strrchr(from, '/') - from), from, out_name);
+    if (strcmp(path, from) != 0) {
+        size_t n;
+        uint8_t *bytes = pt_load(from, &n);
+        ls_error err;
+        ck_assert(ls_write_file_atomic(path, bytes, n, &err) == 0);
+        free(bytes);
+    }
+    zip_t *z = zip_open(path, 0, NULL);
+    ck_assert_ptr_nonnull(z);
+    zip_source_t *src = zip_source_buffer(z, text, strlen(text), 0);
+    ck_assert_int_ge(zip_file_add(z, name, src, ZIP_FL_OVERWRITE), 0);
+    ck_assert_int_eq(zip_close(z), 0);
+    return path;
+}
+
+/* What a hostile ETRecord can hold: a cut file, a program that is not JSON, maps that are not
+ * JSON or hold the wrong kinds; each is refused with a message or read as far as it makes
+ * sense, never a crash (the sanitizer run checks the reads). The in-memory entry point too. */
+START_TEST(hostile_etrecords_are_refused_cleanly)
+{
+    dt_fixture f;
+    dt_fixture_make(&f);
+    dt_fixture_etrecord(&f);
+    size_t n;
+    uint8_t *bytes = pt_load(f.etr_path, &n);
+    ls_program *p;
+    ls_error err;
+    ck_assert_msg(ls_etrecord_read(bytes, n, "mem.etrecord", &p, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_nonnull(ls_program_recorded(p));
+    ls_program_unref(p);
+    for (size_t k = 0; k < n; k += n / 23 + 1) {
+        if (ls_etrecord_read(bytes, k, "cut.etrecord", &p, &err) == 0) ls_program_unref(p);
+        else ck_assert_msg(strncmp(err.msg, "cut.etrecord: ", 14) == 0, "%s", err.msg);
+    }
+    free(bytes);
+    const char *bad = etrecord_with(f.etr_path, "edge_dialect_exported_program", "{\"graph_module\": [", "bad_json.etrecord");
+    ck_assert_int_ne(ls_load(bad, NULL, &p, &err), 0);
+    ck_assert_msg(tu_contains(err.msg, "edge_dialect_exported_program"), "%s", err.msg);
+    /* maps that are not JSON: the program opens, the ETDump says why it cannot be placed */
+    bad = etrecord_with(f.etr_path, "debug_handle_map", "[1, 2", "bad_map.etrecord");
+    ck_assert_msg(ls_load(bad, NULL, &p, &err) == 0, "%s", err.msg);
+    const ls_program *mapped;
+    ck_assert_ptr_null(ls_etd_index_for(p, &mapped, &err));
+    ck_assert_msg(tu_contains(err.msg, "debug_handle_map: not JSON"), "%s", err.msg);
+    ls_program_unref(p);
+    /* the wrong kinds: strings for handles, keys that are no instruction, a name that is a number */
+    bad = etrecord_with(f.etr_path, "debug_handle_map", "{\"forward\": {\"0\": \"x\", \"abc\": [1], \"99999999999\": 3, \"1\": [true, 2]}}",
+                        "kinds.etrecord");
+    bad = etrecord_with(bad, "delegate_map", "{\"forward\": {\"3\": {\"name\": 5, \"delegate_map\": [1]}, \"x\": 1}}", "kinds.etrecord");
+    ck_assert_msg(ls_load(bad, NULL, &p, &err) == 0, "%s", err.msg);
+    ls_etd_index *x = ls_etd_index_for(p, &mapped, &err);
+    ck_assert_msg(x != NULL, "%s", err.msg);
+    ls_etd_profile pr;
+    ls_etd_profile_build(&f.dump, mapped, x, 1e9, &pr);
+    ck_assert_uint_eq(pr.n_matched + pr.n_in_delegate + pr.n_unmatched + pr.n_framework, pr.n_events);
+    ck_assert_uint_gt(pr.n_unmatched, 2); /* instruction 0 names no node now */
+    ls_etd_profile_free(&pr);
+    ls_etd_index_free(x);
+    ls_etr_delegates ds;
+    ck_assert_msg(ls_etr_delegates_of(p, &ds, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(ds.n, 1);
+    ck_assert_ptr_null(ds.v[0].backend);
+    ck_assert_uint_eq(ds.v[0].n_links, 0);
+    ls_etr_delegates_free(&ds);
+    ls_program_unref(p);
+    dt_fixture_free(&f);
+}
+END_TEST
+
 Suite *devtools_map_suite(void)
 {
     Suite *s = suite_create("devtools_map");
@@ -250,6 +328,7 @@ Suite *devtools_map_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, events_land_on_the_pte_nodes_their_instructions_made);
     tcase_add_test(tc, an_etrecord_opens_as_its_steps_and_places_the_same_events);
+    tcase_add_test(tc, hostile_etrecords_are_refused_cleanly);
     suite_add_tcase(s, tc);
     return s;
 }

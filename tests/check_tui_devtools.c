@@ -32,6 +32,13 @@ static void run_keys(const char *dir, const char *name, const char *args, int co
     tu_compare_screens(dir, name);
 }
 
+/* The folder holding path, into buf. */
+static const char *folder_of(const char *path, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%.*s", (int)(strrchr(path, '/') - path), path);
+    return buf;
+}
+
 static char *screen(const char *dir, const char *file)
 {
     char path[4200];
@@ -45,8 +52,8 @@ START_TEST(screen_etdump_over_the_pte)
 {
     dt_fixture f;
     dt_fixture_make(&f);
-    char dir[512];
-    snprintf(dir, sizeof dir, "%.*s", (int)(strrchr(f.pte_path, '/') - f.pte_path), f.pte_path);
+    char buf[512];
+    const char *dir = folder_of(f.pte_path, buf, sizeof buf);
     run_keys(dir, "etdump_pte", "two.pte --etdump two.etdp", 100, 30);
     char *s = screen(dir, "etdump_pte-open.screen");
     ck_assert_msg(tu_contains(s, "ETDump ×2") && tu_contains(s, "2 unmatched"), "%s", s);
@@ -71,8 +78,8 @@ START_TEST(screen_etdump_over_the_etrecord)
     dt_fixture f;
     dt_fixture_make(&f);
     dt_fixture_etrecord(&f);
-    char dir[512];
-    snprintf(dir, sizeof dir, "%.*s", (int)(strrchr(f.pte_path, '/') - f.pte_path), f.pte_path);
+    char buf[512];
+    const char *dir = folder_of(f.pte_path, buf, sizeof buf);
     run_keys(dir, "etdump_etrecord", "two.etrecord --etdump two.etdp", 100, 30);
     char *s = screen(dir, "etdump_etrecord-node.screen");
     ck_assert_msg(tu_contains(s, "step 1/1 to_backend") && tu_contains(s, "ETDump two.etdp"), "%s", s);
@@ -86,8 +93,8 @@ START_TEST(screen_run_of_a_bundled_program)
     ls_bpte b;
     dt_bpte_make(&b);
     const char *path = dt_bpte_write(&b, NULL, NULL);
-    char dir[512];
-    snprintf(dir, sizeof dir, "%.*s", (int)(strrchr(path, '/') - path), path);
+    char buf[512];
+    const char *dir = folder_of(path, buf, sizeof buf);
     run_keys(dir, "bpte_run", "shared_constant.bpte", 100, 24);
     char *s = screen(dir, "bpte_run.screen");
     ck_assert_msg(tu_contains(s, "forward case 2: FAIL") && tu_contains(s, "2 of 3 cases passed"), "%s", s);

@@ -82,6 +82,34 @@ static inline cJSON *pt_parse_flatc(const char *text)
     return j;
 }
 
+/* bytes written as tmpdir/NAME and decoded by flatc with tests/schema/SCHEMA (extra: more
+ * flags, e.g. "--size-prefixed"), as parsed JSON; NULL when flatc is not installed. Fails the
+ * test when flatc refuses the file. */
+static inline cJSON *pt_flatc_json(const uint8_t *bytes, size_t n, const char *name, const char *schema, const char *extra)
+{
+    if (system("command -v flatc >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "flatc not found: %s is not decoded with it\n", name);
+        return NULL;
+    }
+    const char *dir = tu_tmpdir();
+    char file[512], rel[128], cmd[2048];
+    snprintf(file, sizeof file, "%s/%s", dir, name);
+    snprintf(rel, sizeof rel, "tests/schema/%s", schema);
+    ls_error err;
+    if (ls_write_file_atomic(file, bytes, n, &err) != 0) return NULL;
+    snprintf(cmd, sizeof cmd, "flatc --json --strict-json %s -o %s %s -- %s 2>&1", extra ? extra : "", dir, tu_root(rel), file);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "flatc refused %s\n", file);
+        abort();
+    }
+    snprintf(file, sizeof file, "%s/%.*s.json", dir, (int)strcspn(name, "."), name);
+    size_t tn;
+    char *text = (char *)pt_load(file, &tn);
+    cJSON *j = text ? pt_parse_flatc(text) : NULL;
+    free(text);
+    return j;
+}
+
 /* Structural equality; on a difference writes where it is into `where`. Numbers compare with a
  * tolerance for flatc's 12-decimal doubles. Object key order does not matter. */
 static inline bool pt_json_equal_at(const cJSON *a, const cJSON *b, char *where, size_t cap, const char *path)

@@ -750,13 +750,8 @@ static int emit_program(const ls_program *p, const ls_mem_plan *plan, const ls_p
         }
     }
     if (rc == 0 && instrs) {
-        ls_instr_map *im = ls_calloc(1, sizeof *im);
-        im->n_chains = 1;
-        im->chain_first = ls_calloc(2, sizeof *im->chain_first);
-        im->chain_first[1] = E.instr_node.n;
-        im->node = E.instr_node.v;
-        E.instr_node.v = NULL;
-        *instrs = im;
+        *instrs = ls_instr_map_new(&E.instr_node.n, 1);
+        if (E.instr_node.n) memcpy((*instrs)->node, E.instr_node.v, sizeof *E.instr_node.v * E.instr_node.n);
     }
     free(E.instr_node.v);
     free_emitter(&E);

@@ -324,6 +324,16 @@ void ls_origin_unref(ls_origin *o)
     if (o && --o->refs == 0 && o->destroy) o->destroy(o);
 }
 
+ls_instr_map *ls_instr_map_new(const uint32_t *chain_sizes, uint32_t n_chains)
+{
+    ls_instr_map *m = ls_calloc(1, sizeof *m);
+    m->n_chains = n_chains;
+    m->chain_first = ls_calloc(n_chains + 1, sizeof *m->chain_first);
+    for (uint32_t c = 0; c < n_chains; c++) m->chain_first[c + 1] = m->chain_first[c] + chain_sizes[c];
+    m->node = ls_calloc(m->chain_first[n_chains] ? m->chain_first[n_chains] : 1, sizeof *m->node);
+    return m;
+}
+
 void ls_instr_map_free(ls_instr_map *m)
 {
     if (!m) return;

@@ -169,6 +169,28 @@ int ls_load_etrecord(zip_t *za, const char *path, const ls_load_opts *opts, ls_p
     return 0;
 }
 
+int ls_etrecord_read(const uint8_t *data, size_t size, const char *name, ls_program **out, ls_error *err)
+{
+    *out = NULL;
+    name = name ? name : "etrecord";
+    zip_error_t ze;
+    zip_error_init(&ze);
+    zip_source_t *src = zip_source_buffer_create(data, size, 0, &ze);
+    zip_t *za = src ? zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze) : NULL;
+    if (!za) {
+        int rc = ls_fail(err, "%s: not a readable zip archive (%s)", name, zip_error_strerror(&ze));
+        if (src) zip_source_free(src);
+        zip_error_fini(&ze);
+        return rc;
+    }
+    int rc;
+    if (zip_name_locate(za, "ETRECORD_V0", 0) < 0) rc = ls_fail(err, "%s: no ETRECORD_V0 member: not an ETRecord", name);
+    else rc = ls_load_etrecord(za, name, NULL, out, err);
+    zip_discard(za); /* frees the source too */
+    zip_error_fini(&ze);
+    return rc;
+}
+
 const ls_program *ls_recorded_handles_program(const ls_program *loaded)
 {
     const ls_recorded *r = ls_program_recorded(loaded);

@@ -590,16 +590,19 @@ ls_fb_ref ls_fbb_table_end(ls_fbb *b)
     return obj;
 }
 
-uint8_t *ls_fbb_finish(ls_fbb *b, ls_fb_ref root, const char *ident, size_t *size)
+/* The root offset (after a u32 size prefix when size_prefixed) and the identifier, aligned so
+ * that the whole buffer, prefix included, keeps every field's alignment. */
+static uint8_t *fbb_finish(ls_fbb *b, ls_fb_ref root, const char *ident, bool size_prefixed, size_t *size)
 {
     assert(!b->in_table);
-    fbb_prep(b, b->minalign < 4 ? 4 : b->minalign, ident ? 8 : 4);
+    fbb_prep(b, b->minalign < 4 ? 4 : b->minalign, (ident ? 8 : 4) + (size_prefixed ? 4 : 0));
     if (ident) {
         fbb_reserve(b, 4);
         b->head -= 4;
         memcpy(b->buf + b->head, ident, 4);
     }
     fbb_push_le(b, fbb_uoffset_to(b, root), 4);
+    if (size_prefixed) fbb_push_le(b, ls_fbb_size(b), 4);
     uint8_t *out = NULL;
     *size = 0;
     if (!b->too_big) {
@@ -611,25 +614,12 @@ uint8_t *ls_fbb_finish(ls_fbb *b, ls_fb_ref root, const char *ident, size_t *siz
     return out;
 }
 
+uint8_t *ls_fbb_finish(ls_fbb *b, ls_fb_ref root, const char *ident, size_t *size)
+{
+    return fbb_finish(b, root, ident, false, size);
+}
+
 uint8_t *ls_fbb_finish_size_prefixed(ls_fbb *b, ls_fb_ref root, const char *ident, size_t *size)
 {
-    assert(!b->in_table);
-    /* aligned so that the whole buffer, size prefix included, keeps every field's alignment */
-    fbb_prep(b, b->minalign < 4 ? 4 : b->minalign, ident ? 12 : 8);
-    if (ident) {
-        fbb_reserve(b, 4);
-        b->head -= 4;
-        memcpy(b->buf + b->head, ident, 4);
-    }
-    fbb_push_le(b, fbb_uoffset_to(b, root), 4);
-    fbb_push_le(b, ls_fbb_size(b), 4);
-    uint8_t *out = NULL;
-    *size = 0;
-    if (!b->too_big) {
-        *size = ls_fbb_size(b);
-        out = ls_malloc(*size);
-        memcpy(out, b->buf + b->head, *size);
-    }
-    ls_fbb_free(b);
-    return out;
+    return fbb_finish(b, root, ident, true, size);
 }

@@ -661,12 +661,10 @@ static int convert(loader *L)
 {
     if (classify(L) != 0) return -1;
     uint32_t at = 0;
-    ls_instr_map *im = ls_calloc(1, sizeof *im);
-    L->p->instrs = im;
-    im->n_chains = L->plan->chains.n;
-    im->chain_first = ls_calloc(im->n_chains + 1, sizeof *im->chain_first);
-    for (uint32_t c = 0; c < L->plan->chains.n; c++) im->chain_first[c + 1] = im->chain_first[c] + L->plan->chains.v[c].instructions.n;
-    im->node = ls_calloc(im->chain_first[im->n_chains] ? im->chain_first[im->n_chains] : 1, sizeof *im->node);
+    uint32_t *sizes = ls_calloc(L->plan->chains.n + 1, sizeof *sizes); /* what each instruction becomes (ETDump) */
+    for (uint32_t c = 0; c < L->plan->chains.n; c++) sizes[c] = L->plan->chains.v[c].instructions.n;
+    ls_instr_map *im = L->p->instrs = ls_instr_map_new(sizes, L->plan->chains.n);
+    free(sizes);
     for (uint32_t c = 0; c < L->plan->chains.n; c++) {
         const ls_pte_chain *ch = &L->plan->chains.v[c];
         for (uint32_t i = 0; i < ch->instructions.n; i++, at++) {
