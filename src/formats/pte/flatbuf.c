@@ -124,20 +124,25 @@ int ls_fb_table_at(ls_fb_reader *r, uint32_t pos, ls_fb_table *t)
     return 0;
 }
 
+/* The 4-byte file identifier at byte `at` (checked to be inside the buffer by the caller). */
+static int check_ident(ls_fb_reader *r, uint32_t at, const char *ident)
+{
+    if (memcmp(r->buf + at, ident, 4) == 0) return 0;
+    char got[5];
+    for (int i = 0; i < 4; i++) {
+        uint8_t c = r->buf[at + i];
+        got[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    got[4] = 0;
+    return ls_fb_fail(r, NULL, at, "file identifier is \"%s\", expected \"%.4s\"", got, ident);
+}
+
 int ls_fb_root(ls_fb_reader *r, const char *ident, ls_fb_table *root)
 {
     uint32_t need = ident ? 8 : 4;
     if (r->size < need)
         return ls_fb_fail(r, NULL, NO_POS, "%u bytes is too short for a flatbuffer", r->size);
-    if (ident && memcmp(r->buf + 4, ident, 4) != 0) {
-        char got[5];
-        for (int i = 0; i < 4; i++) {
-            uint8_t c = r->buf[4 + i];
-            got[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-        }
-        got[4] = 0;
-        return ls_fb_fail(r, NULL, 4, "file identifier is \"%s\", expected \"%.4s\"", got, ident);
-    }
+    if (ident && check_ident(r, 4, ident) != 0) return -1;
     uint32_t off = ls_fb_le32(r->buf);
     if (off < need || off >= r->size)
         return ls_fb_fail(r, NULL, 0, "root offset %u is outside the %u-byte buffer", off, r->size);
@@ -153,15 +158,7 @@ int ls_fb_root_size_prefixed(ls_fb_reader *r, const char *ident, ls_fb_table *ro
     if (declared < need - 4 || declared > r->size - 4)
         return ls_fb_fail(r, NULL, 0, "size prefix %u does not fit the %u bytes after it", declared, r->size - 4);
     r->size = declared + 4; /* what follows the declared size is not part of the buffer */
-    if (ident && memcmp(r->buf + 8, ident, 4) != 0) {
-        char got[5];
-        for (int i = 0; i < 4; i++) {
-            uint8_t c = r->buf[8 + i];
-            got[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-        }
-        got[4] = 0;
-        return ls_fb_fail(r, NULL, 8, "file identifier is \"%s\", expected \"%.4s\"", got, ident);
-    }
+    if (ident && check_ident(r, 8, ident) != 0) return -1;
     uint32_t off = ls_fb_le32(r->buf + 4);
     if (off < need - 4 || off >= r->size - 4)
         return ls_fb_fail(r, NULL, 4, "root offset %u is outside the %u-byte buffer", off, r->size - 4);
