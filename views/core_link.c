@@ -78,6 +78,8 @@ struct ui_live {
     ls_error err;
     ui_derive d;         /* the pipeline thread's tag table and module tags */
     ui_step_rows **rows; /* per planned step, stored before the step is published */
+    ui_step_rows *rows0; /* step 0's, made by the UI's thread while the pipeline's verifies it */
+    bool rows0_ready;
     uint32_t n_rows;
     uint32_t making;     /* the step being made */
 };
@@ -92,6 +94,21 @@ static void step_begin(void *ctx, const ls_history *h, uint32_t k, double second
     __atomic_store_n(&L->making, k, __ATOMIC_RELAXED);
 }
 
+/* What the UI shows of step k at the top level, with the caches its keys will read (the users
+ * of every node, for the node pane) built now rather than on the first key. */
+static ui_step_rows *derive_step(ui_live *L, const ls_history *h, uint32_t k)
+{
+    const ls_program *p = h->steps[k].program;
+    ui_tagtab log = {0};
+    ui_derive_tags(&L->d, p, &log);
+    ui_part cpu = {.name = "CPU", .backend = "portable", .color = -1};
+    ui_step_rows *sr = ui_rows_build(&L->d, h, k, p, k ? h->steps[k - 1].program : NULL, NULL, &cpu);
+    sr->tag_log = log;
+    uint32_t n_users;
+    if (p->n_nodes) ls_program_users(p, 0, &n_users);
+    return sr;
+}
+
 /* On the pipeline's thread, before step k is published: what the UI shows of it. */
 static void step_done(void *ctx, const ls_history *h, uint32_t k)
 {
@@ -101,14 +118,17 @@ static void step_done(void *ctx, const ls_history *h, uint32_t k)
         L->rows = ls_calloc(L->n_rows, sizeof *L->rows);
     }
     if (k >= L->n_rows) return;
-    const ls_program *p = h->steps[k].program;
-    ui_tagtab log = {0};
-    ui_derive_tags(&L->d, p, &log);
-    ui_part cpu = {.name = "CPU", .backend = "portable", .color = -1};
-    ui_step_rows *sr = ui_rows_build(&L->d, h, k, p, k ? h->steps[k - 1].program : NULL, NULL, &cpu);
-    sr->tag_log = log;
-    uint32_t n_users;
-    if (p->n_nodes) ls_program_users(p, 0, &n_users); /* the node pane lists users: built here, once */
+    ui_step_rows *sr;
+    if (k == 0) { /* made by the UI's thread while this one verified the program */
+        while (!__atomic_load_n(&L->rows0_ready, __ATOMIC_ACQUIRE)) {
+            struct timespec ts = {0, 500000L};
+            nanosleep(&ts, NULL);
+        }
+        sr = L->rows0;
+    } else {
+        sr = derive_step(L, h, k);
+    }
+    ui_rows_add_findings(sr, &h->steps[k].verify);
     __atomic_store_n(&L->rows[k], sr, __ATOMIC_RELEASE);
 }
 
@@ -203,6 +223,12 @@ static int live_start(ls_program *p, const ls_pipeline_opts *opts, ls_history **
     }
     g_live = L;
     *h = &L->h;
+    /* step 0 is the loaded program: this thread derives its rows while the pipeline's verifies
+     * it (the first screen waits for both); the derive context is this thread's until then */
+    ls_step s0 = {.program = p};
+    ls_history one = {.steps = &s0, .n = 1};
+    L->rows0 = derive_step(L, &one, 0);
+    __atomic_store_n(&L->rows0_ready, true, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -214,6 +240,7 @@ static void live_free(ui_live *L)
     ls_history_ready(&L->h, &done);
     if (!done && isatty(2)) fprintf(stderr, "lowerscope: stopping the pipeline after the step it is making (%u)\n", ui_live_making(L));
     pthread_join(L->thread, NULL);
+    if (L->rows0 && !(L->rows && L->rows[0] == L->rows0)) ui_rows_free(L->rows0); /* never published */
     for (uint32_t i = 0; i < L->n_rows; i++) ui_rows_free(L->rows[i]);
     free(L->rows);
     ui_derive_free(&L->d);

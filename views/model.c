@@ -207,7 +207,7 @@ static const char *scope_name(const ui *u)
 
 /* The rows of a step at the top level: derived by the pipeline's thread before the step was
  * published, or (a history made whole beforehand) here, once. */
-static const ui_step_rows *top_rows(ui *u, uint32_t step)
+const ui_step_rows *ui_top_rows(ui *u, uint32_t step)
 {
     if (step < u->n_step_rows) {
         ui_step_rows *sr = __atomic_load_n(&u->step_rows[step], __ATOMIC_ACQUIRE);
@@ -223,6 +223,7 @@ static const ui_step_rows *top_rows(ui *u, uint32_t step)
     const ls_program *p = u->h->steps[step].program;
     ui_part cpu = {.name = "CPU", .backend = "portable", .color = -1};
     u->step_rows[step] = ui_rows_build(&u->dc, u->h, step, p, step ? u->h->steps[step - 1].program : NULL, NULL, &cpu);
+    ui_rows_add_findings(u->step_rows[step], &u->h->steps[step].verify);
     return u->step_rows[step];
 }
 
@@ -244,7 +245,7 @@ static void build_scope_rows(ui *u)
     m->prog = ui_scope_program(u, u->step);
     m->prev = u->step > 0 ? ui_scope_program(u, u->step - 1) : NULL;
     if (!u->depth) {
-        m->sr = top_rows(u, u->step);
+        m->sr = ui_top_rows(u, u->step);
     } else {
         /* inside a lowered module: its own rows, made on entering it */
         const ls_program *parent = ui_scope_program_parent(u);

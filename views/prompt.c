@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ui.h"
 
@@ -51,38 +52,121 @@ void ui_prompt_open(ui *u, char kind)
     if (kind == '/') u->prompt_origin = search_pane(u)->sel;
 }
 
+/* A pattern without a character special to regular expressions is looked for as text (a
+ * substring search: ten times faster than regexec on the million names of a big step). */
 static bool compile(ui *u, const char *pattern)
 {
     if (u->re_ok) regfree(&u->re);
     u->re_ok = false;
+    ls_ptrmap_free(&u->search_ops);
     if (!*pattern) return false;
     int flags = REG_EXTENDED | REG_NOSUB;
     bool upper = false;
     for (const char *c = pattern; *c; c++) upper |= isupper((unsigned char)*c) != 0;
     if (!upper) flags |= REG_ICASE;
     u->re_ok = regcomp(&u->re, pattern, flags) == 0;
+    u->search_literal = strpbrk(pattern, ".[]()*+?{}|^$\\") == NULL;
+    u->search_icase = !upper;
     return u->re_ok;
 }
 
-/* Scans from `from` in one direction, wrapping; selects the first match. */
-static bool find_from(ui *u, ui_pane *p, uint32_t from, bool backward)
+/* p has no upper-case letter (that is when the search ignores case) */
+static bool contains_icase(const char *t, const char *p)
 {
+    size_t m = strlen(p);
+    for (; *t; t++)
+        if (tolower((unsigned char)*t) == p[0] && strncasecmp(t, p, m) == 0) return true;
+    return false;
+}
+
+bool ui_search_matches(const ui *u, const char *text)
+{
+    if (!u->re_ok || !text) return false;
+    if (u->search_literal) return u->search_icase ? contains_icase(text, u->search) : strstr(text, u->search) != NULL;
+    return regexec(&u->re, text, 0, NULL, 0) == 0;
+}
+
+/* The same for a text many rows share (an op's name): asked once per pattern. */
+bool ui_search_matches_shared(ui *u, const char *text)
+{
+    uintptr_t v;
+    if (ls_ptrmap_get(&u->search_ops, text, &v)) return v != 0;
+    bool m = ui_search_matches(u, text);
+    ls_ptrmap_put(&u->search_ops, text, m);
+    return m;
+}
+
+/* ---- the search itself: a scan from a row in one direction, wrapping, made in slices of a few
+ * milliseconds so that keys stay instant on a million rows (the event loop goes on with it
+ * between keys; scripts finish it before their next event) */
+
+#define SLICE_SECONDS 0.004
+
+static void search_done(ui *u, bool found, uint32_t row)
+{
+    ui_search_job *j = &u->sjob;
+    j->pending = false;
+    if (found) {
+        ui_pane_select(u, j->pane, row);
+        if (j->next) ui_message(u, false, "/%s", u->search);
+        else if (!j->incremental && u->msg_error) u->msg[0] = 0;
+        return;
+    }
+    ui_message(u, true, "/%s: no match", u->search);
+    if (j->incremental) ui_pane_select(u, j->pane, j->origin);
+}
+
+bool ui_search_step(ui *u, double seconds)
+{
+    ui_search_job *j = &u->sjob;
+    if (!j->pending) return false;
+    ui_pane *p = j->pane;
     uint32_t n = p->ops->count(u);
-    if (!n || !u->re_ok || !p->ops->match) return false;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t row = backward ? (from + n - (i % n)) % n : (from + i) % n;
-        if (p->ops->match(u, row, &u->re)) {
-            ui_pane_select(u, p, row);
-            return true;
+    if (n != j->n || !u->re_ok || !p->ops->match) { /* the rows changed under it: start over */
+        j->n = n;
+        j->i = 0;
+        if (!n || !u->re_ok || !p->ops->match) {
+            search_done(u, false, 0);
+            return false;
         }
     }
+    double end = ls_now() + seconds;
+    while (j->i < n) {
+        for (uint32_t k = 0; k < 512 && j->i < n; k++, j->i++) {
+            uint32_t row = j->backward ? (j->from + n - (j->i % n)) % n : (j->from + j->i) % n;
+            if (p->ops->match(u, row, &u->re)) {
+                search_done(u, true, row);
+                return false;
+            }
+        }
+        if (ls_now() > end) return true;
+    }
+    search_done(u, false, 0);
     return false;
+}
+
+static void search_start(ui *u, ui_pane *p, uint32_t from, bool backward, bool incremental, bool next, uint32_t origin)
+{
+    u->sjob = (ui_search_job){.pending = true, .pane = p, .from = from, .n = p->ops->count(u), .backward = backward,
+                              .incremental = incremental, .next = next, .origin = origin, .started = ls_now()};
+    ui_search_step(u, SLICE_SECONDS);
+}
+
+bool ui_search_pending(const ui *u)
+{
+    return u->sjob.pending;
+}
+
+void ui_search_cancel(ui *u)
+{
+    u->sjob.pending = false;
 }
 
 void ui_search_set(ui *u, const char *pattern, uint32_t origin, bool incremental)
 {
     snprintf(u->search, sizeof u->search, "%s", pattern);
     ui_pane *p = search_pane(u);
+    u->sjob.pending = false;
     if (!compile(u, pattern)) {
         u->search_active = false;
         if (*pattern) ui_message(u, true, "/%s: not a valid regular expression", pattern);
@@ -90,10 +174,7 @@ void ui_search_set(ui *u, const char *pattern, uint32_t origin, bool incremental
         return;
     }
     u->search_active = true;
-    if (!find_from(u, p, origin, false)) {
-        ui_message(u, true, "/%s: no match", pattern);
-        if (incremental) ui_pane_select(u, p, origin);
-    }
+    search_start(u, p, origin, false, incremental, false, origin);
 }
 
 void ui_search_next(ui *u, bool backward)
@@ -103,8 +184,7 @@ void ui_search_next(ui *u, bool backward)
     uint32_t n = p->ops->count(u);
     if (!n) return;
     uint32_t from = backward ? (p->sel + n - 1) % n : (p->sel + 1) % n;
-    if (!find_from(u, p, from, backward)) ui_message(u, true, "/%s: no match", u->search);
-    else ui_message(u, false, "/%s", u->search);
+    search_start(u, p, from, backward, false, true, p->sel);
 }
 
 void ui_filter_set(ui *u, const char *value)

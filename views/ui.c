@@ -475,12 +475,20 @@ static void event_loop(ui *u)
     bool timing = false, first = true;
     while (!u->quit && !g_stop) {
         ui_sync(u);
-        if (!u->headless) timeout(ui_running(u) ? 100 : 400);
+        /* a search under way goes on between keys, a slice at a time */
+        if (ui_search_pending(u) && !u->script) ui_search_step(u, 0.008);
+        if (!u->headless) timeout(ui_search_pending(u) ? 0 : ui_running(u) ? 100 : 400);
         ui_draw(u);
         if (first && ui_core_loaded_at() > 0) ui_script_note(u, "first-screen", ls_now() - ui_core_loaded_at());
         if (first && u->script && !u->script_no_wait) ui_wait_pipeline(u); /* scripts see the whole history */
         first = false;
         if (timing) ui_script_timed(u, ls_now() - t0);
+        if (u->script && ui_search_pending(u)) { /* a script's next event sees the search done */
+            while (ui_search_step(u, 1.0)) {
+            }
+            ui_draw(u);
+            ui_script_note(u, "search-done", ls_now() - t0);
+        }
         int key = read_key(u, cmd, sizeof cmd);
         t0 = ls_now();
         timing = u->script != NULL;
@@ -489,7 +497,7 @@ static void event_loop(ui *u)
             break;
         }
         if (key == UI_KEY_TIMEOUT) { /* a lone prefix (g) acts alone */
-            if (u->n_pending) ui_run_action(u, ui_keys_flush(u));
+            if (u->n_pending && !ui_search_pending(u)) ui_run_action(u, ui_keys_flush(u));
             continue;
         }
         if (key == UI_KEY_CMD) {
@@ -737,6 +745,7 @@ out:
     free(u->node_lines.v);
     free(u->screen_lines.v);
     if (u->re_ok) regfree(&u->re);
+    ls_ptrmap_free(&u->search_ops);
     ui_step_rows_free_all(u);
     ui_tags_free(u);
     free(u);

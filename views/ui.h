@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "align.h"
+#include "delegation.h"
 #include "history.h"
 #include "passes.h"
 #include "ptrmap.h"
@@ -191,7 +192,26 @@ typedef struct ui_step_rows {
     uint32_t n_parts, cap_parts;
     ui_tagtab tag_log; /* what this step added to the tag table (tags and arrays only) */
     int name_w, op_w;  /* the widest name and op text of the rows */
+    /* at the top level: the step's delegation table (the d screen) and the positions of the
+     * nodes on the CPU, in graph order */
+    bool has_table;
+    ls_deleg_table table;
+    uint32_t *cpu_pos, n_cpu;
+    /* at the top level: every data input of the step's programs (the top level's, then each
+     * lowered module's), chained by target and by the bytes they hold (the node pane's "held by") */
+    struct ui_held *held;
+    uint32_t n_held;
+    ls_ptrmap held_by_target, held_by_data; /* target / data pointer → first entry + 1 */
+    /* the step's verifier findings by the node they name: first finding + 1, chained by next */
+    ls_ptrmap finding_of_node;
+    uint32_t *finding_next;
 } ui_step_rows;
+
+typedef struct ui_held {
+    int32_t sub;    /* -1: the top level; else the lowered module's index at the step */
+    uint32_t input; /* the input spec's index in that program */
+    uint32_t next_target, next_data; /* the next entry + 1 with the same target / bytes, 0: none */
+} ui_held;
 
 int ui_tagtab_index(const ui_tagtab *t, const char *tag);
 void ui_tagtab_add(ui_tagtab *t, const char *tag, const char *backend);
@@ -205,6 +225,8 @@ const char *ui_derive_sub_tag(ui_derive *d, const ls_program *p, const char *sub
 ui_step_rows *ui_rows_build(ui_derive *d, const ls_history *h, uint32_t step, const ls_program *prog,
                             const ls_program *prev, const char *scope, const ui_part *cpu);
 void ui_rows_free(ui_step_rows *sr);
+/* The node pane's findings of a top-level step, by the node they name (once the step is verified). */
+void ui_rows_add_findings(ui_step_rows *sr, const ls_verify_result *v);
 ui_row ui_rows_at(const ui_step_rows *sr, uint32_t r);
 int64_t ui_rows_find(const ui_step_rows *sr, uint32_t id); /* the row of a node id, -1 */
 
@@ -246,6 +268,7 @@ const ls_program *ui_row_program(const ui *u, const ui_row *r); /* prog, or prev
 void ui_tags_init(ui *u);
 void ui_tags_free(ui *u);
 void ui_step_rows_free_all(ui *u); /* the step cache, when this thread made it */
+const ui_step_rows *ui_top_rows(ui *u, uint32_t step); /* a step's rows at the top level */
 int ui_tag_index(const ui *u, const char *tag); /* -1 for NULL or unknown */
 int ui_node_color(const ui *u, const ls_program *p, const ls_node *n);
 const char *ui_node_op(const ls_program *p, const ls_node *n); /* short op, "[param]", ... */
@@ -342,6 +365,14 @@ void ui_lines_add_wrapped(ui_lines *l, ui_role role, const char *text, int width
 #define UI_MAX_DEPTH 8
 
 typedef struct ui_script ui_script;
+
+/* A search scanning the rows of a pane, a slice at a time (prompt.c). */
+typedef struct ui_search_job {
+    bool pending, backward, incremental, next;
+    struct ui_pane *pane;
+    uint32_t from, i, n, origin;
+    double started;
+} ui_search_job;
 typedef struct ui_live ui_live;
 typedef struct ui_run_session ui_run_session;
 
@@ -383,6 +414,9 @@ struct ui {
     char search[256];
     regex_t re;
     bool re_ok, search_active;
+    bool search_literal, search_icase; /* no special character: a substring search */
+    ls_ptrmap search_ops;              /* texts many rows share (ops) → whether they match */
+    ui_search_job sjob;                /* the scan under way */
     /* prompt (:, /, f; y: the answer to "overwrite?") */
     char prompt_kind; /* 0 when closed */
     char prompt[512];
@@ -413,6 +447,7 @@ struct ui {
     const char *node_key_scope;
     bool node_valid;
     ui_lines screen_lines; /* table, run, help */
+    uint32_t table_cpu_from, table_n_cpu; /* the table screen's CPU list: rows after screen_lines */
     ui_script *script;
     char run_args[512]; /* .npy files for the run screen */
     ui_run_session *run; /* the run screen's runners, carried from one run to the next */
@@ -487,6 +522,11 @@ void ui_prompt_key(ui *u, int key);
 int ui_command(ui *u, const char *line); /* runs one :command; 1 = quit */
 void ui_search_set(ui *u, const char *pattern, uint32_t origin, bool incremental);
 void ui_search_next(ui *u, bool backward);
+bool ui_search_matches(const ui *u, const char *text); /* the pattern (text or regex) matches */
+bool ui_search_matches_shared(ui *u, const char *text); /* the same, cached by the text's address */
+bool ui_search_step(ui *u, double seconds); /* goes on with the scan; true while unfinished */
+bool ui_search_pending(const ui *u);
+void ui_search_cancel(ui *u);
 void ui_filter_set(ui *u, const char *value);
 /* The commands, as data, for help. */
 typedef struct ui_cmd_info {

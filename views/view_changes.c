@@ -48,8 +48,11 @@ static void title(ui *u, ls_buf *b)
     if (!n_items(u)) ls_buf_puts(b, " · nothing changed");
 }
 
-/* Display lines: each item wrapped at word boundaries to the pane's width. Rebuilt when the
- * step or the width changes; a step has few sentences. */
+/* Display lines: each item wrapped at word boundaries to the pane's width. A step of a large
+ * program has hundreds of thousands of sentences, so items are wrapped as far as the rows asked
+ * for (the view, a search, G): the count is the lines wrapped so far plus one for each item not
+ * wrapped yet, and grows to the exact count as the rest is reached. Started again when the step
+ * or the width changes. */
 typedef struct wline {
     uint32_t item, off, len; /* byte range of the item's text */
 } wline;
@@ -60,62 +63,73 @@ static struct {
     uint32_t step;
     int w;
     wline *v;
-    uint32_t n;
+    uint32_t n, cap;
+    uint32_t items_done; /* items [0, items_done) are wrapped into v */
 } wrap;
+
+static void wrap_item(ui *u, uint32_t i, int w)
+{
+    item it = item_at(u, i);
+    const char *t = it.text ? it.text : "";
+    int avail = w - ui_text_width(it.bullet) - 1;
+    if (avail < 10) avail = 10;
+    uint32_t off = 0, len = (uint32_t)strlen(t);
+    do {
+        uint32_t end = off, last_space = 0, cols = 0;
+        while (end < len && (int)cols < avail) {
+            if (t[end] == ' ') last_space = end;
+            if (((unsigned char)t[end] & 0xC0) != 0x80) cols++;
+            end++;
+        }
+        while (end < len && ((unsigned char)t[end] & 0xC0) == 0x80) end++;
+        if (end < len && last_space > off) end = last_space + 1;
+        if (wrap.n == wrap.cap) {
+            wrap.cap = wrap.cap ? wrap.cap * 2 : 16;
+            wrap.v = ls_realloc(wrap.v, sizeof *wrap.v * wrap.cap);
+        }
+        wrap.v[wrap.n++] = (wline){i, off, end - off};
+        off = end;
+    } while (off < len);
+}
+
+/* Wraps items until line `row` exists (or every item is wrapped). */
+static void wrap_upto(ui *u, uint32_t row)
+{
+    int w = ui_pane_of(u, UI_P_CHANGES)->r.w - 4;
+    if (!(wrap.u == u && wrap.h == u->h && wrap.step == u->step && wrap.w == w)) {
+        wrap.u = u;
+        wrap.h = u->h;
+        wrap.step = u->step;
+        wrap.w = w;
+        wrap.n = wrap.items_done = 0;
+    }
+    for (uint32_t n = n_items(u); wrap.n <= row && wrap.items_done < n; wrap.items_done++) wrap_item(u, wrap.items_done, w);
+}
 
 static void wrap_build(ui *u)
 {
-    int w = ui_pane_of(u, UI_P_CHANGES)->r.w - 4;
-    if (wrap.u == u && wrap.h == u->h && wrap.step == u->step && wrap.w == w && wrap.v) return;
-    wrap.u = u;
-    wrap.h = u->h;
-    wrap.step = u->step;
-    wrap.w = w;
-    wrap.n = 0;
-    free(wrap.v);
-    wrap.v = NULL;
-    uint32_t cap = 0;
-    for (uint32_t i = 0, n = n_items(u); i < n; i++) {
-        item it = item_at(u, i);
-        const char *t = it.text;
-        int avail = w - ui_text_width(it.bullet) - 1;
-        if (avail < 10) avail = 10;
-        uint32_t off = 0, len = (uint32_t)strlen(t);
-        do {
-            uint32_t end = off, last_space = 0, cols = 0;
-            while (end < len && (int)cols < avail) {
-                if (t[end] == ' ') last_space = end;
-                if (((unsigned char)t[end] & 0xC0) != 0x80) cols++;
-                end++;
-            }
-            while (end < len && ((unsigned char)t[end] & 0xC0) == 0x80) end++;
-            if (end < len && last_space > off) end = last_space + 1;
-            if (wrap.n == cap) {
-                cap = cap ? cap * 2 : 16;
-                wrap.v = ls_realloc(wrap.v, sizeof *wrap.v * cap);
-            }
-            wrap.v[wrap.n++] = (wline){i, off, end - off};
-            off = end;
-        } while (off < len);
-    }
+    const ui_pane *p = ui_pane_of(u, UI_P_CHANGES);
+    uint32_t last = (p->sel > p->top ? p->sel : p->top) + (uint32_t)(p->r.h > 0 ? p->r.h : 1);
+    wrap_upto(u, last);
 }
 
 static uint32_t count(ui *u)
 {
     wrap_build(u);
-    return wrap.n;
+    return wrap.n + (n_items(u) - wrap.items_done);
 }
 
 static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
 {
-    wrap_build(u);
+    uint32_t sel_row = ui_pane_of(u, UI_P_CHANGES)->sel;
+    wrap_upto(u, row > sel_row ? row : sel_row);
     if (row >= wrap.n) return;
     const wline *wl = &wrap.v[row];
     item it = item_at(u, wl->item);
     if (!it.text) return;
     bool focus = u->focus == UI_P_CHANGES;
     /* the whole item is the selection */
-    bool sel = focus && wrap.v[ui_pane_of(u, UI_P_CHANGES)->sel].item == wl->item;
+    bool sel = focus && sel_row < wrap.n && wrap.v[sel_row].item == wl->item;
     (void)cursor;
     short pair, bp;
     attr_t a = ui_role_attr(u, it.role, &pair);
@@ -144,7 +158,7 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
 
 static void activate(ui *u, uint32_t row)
 {
-    wrap_build(u);
+    wrap_upto(u, row);
     if (row >= wrap.n) return;
     item it = item_at(u, wrap.v[row].item);
     if (it.node) ui_jump(u, it.prog, it.node);
@@ -153,7 +167,7 @@ static void activate(ui *u, uint32_t row)
 
 static bool match(ui *u, uint32_t row, const regex_t *re)
 {
-    wrap_build(u);
+    wrap_upto(u, row);
     if (row >= wrap.n) return false;
     item it = item_at(u, wrap.v[row].item);
     return it.text && regexec(re, it.text, 0, NULL, 0) == 0;

@@ -43,7 +43,7 @@ static void title(ui *u, ls_buf *b)
     if (u->filter == UI_FILTER_TAG || u->filter == UI_FILTER_OP || u->filter == UI_FILTER_IDS)
         ls_buf_printf(b, " · filter %s (%u)", u->filter_value, m->n_vis);
     else if (u->filter == UI_FILTER_CPU) ls_buf_printf(b, " · filter cpu (%u)", m->n_vis);
-    if (u->search_active) ls_buf_printf(b, " · /%s", u->search);
+    if (u->search_active) ls_buf_printf(b, " · /%s%s", u->search, ui_search_pending(u) ? " (searching…)" : "");
     const ls_node_stats *ns = ui_overlay_stats(u);
     if (ns) {
         uint32_t compared, differ = ls_node_stats_differing(ns, &compared);
@@ -148,7 +148,7 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     cols c = widths(u, w, ns != NULL);
     int cx = x + 3;
     attr_t na = a;
-    if (u->search_active && u->re_ok && regexec(&u->re, n->name, 0, NULL, 0) == 0) na |= A_UNDERLINE;
+    if (u->search_active && ui_search_matches(u, n->name)) na |= A_UNDERLINE;
     uint32_t left = ui_pane_of(u, UI_P_GRAPH)->left;
     if (left) { /* scrolled: the whole row, every column in full, from column `left` */
         ls_buf b = {0};
@@ -227,7 +227,8 @@ static bool match(ui *u, uint32_t row, const regex_t *re)
     ui_row rv;
     if (!row_at(u, row, &rv)) return false;
     const ui_row *r = &rv;
-    return regexec(re, r->node->name, 0, NULL, 0) == 0 || regexec(re, row_op(u, r), 0, NULL, 0) == 0;
+    (void)re;
+    return ui_search_matches(u, r->node->name) || ui_search_matches_shared(u, row_op(u, r));
 }
 
 const ui_view_ops ui_graph_ops = {

@@ -149,32 +149,46 @@ static bool same_data(const ls_tensor *a, const ls_tensor *b)
     return a == b || (a->data == b->data && a->nbytes == b->nbytes);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Through the step's index (rows.c): the entries with the same target, then those holding the
+ * same bytes, in the order of the programs. */
 static void held_by(ui *u, ui_lines *l, const ls_program *own, const ls_input_spec *spec)
 {
     if (!spec->target) return;
     const ls_named_tensor *mine = ls_program_spec_data(own, spec);
-    const ls_program *top = u->h->steps[u->step].program;
-    bool header = false;
-    for (int32_t s = -1; s < (int32_t)top->n_subs; s++) {
-        const ls_program *p = s < 0 ? top : top->subs[s].program;
-        const char *pname = s < 0 ? NULL : top->subs[s].name;
-        if (!p) continue;
-        for (uint32_t i = 0; i < p->n_inputs; i++) {
-            const ls_input_spec *o = &p->inputs[i];
-            if (!o->name || !o->target || o->kind == LS_IN_USER_INPUT) continue;
-            if (o->target != spec->target) {
-                const ls_named_tensor *nt = ls_program_spec_data(p, o);
-                if (!mine || !nt || !same_data(mine->t, nt->t)) continue;
-            }
-            int32_t pos = ls_program_find(p, o->name);
-            if (!header) {
-                ui_lines_add(l, UI_R_TITLE, -1, "held by (same target or the same bytes)");
-                header = true;
-            }
-            int color = pos >= 0 ? ui_node_color(u, p, p->nodes[pos]) : -1;
-            jump_line(l, pname, o->name, color, 0, "  %-18s %-18s %s", pname ? pname : "top level", o->name, o->target);
-        }
+    const ui_step_rows *sr = ui_top_rows(u, u->step);
+    if (!sr || !sr->held) return;
+    const ls_program *top = sr->prog;
+    LS_VEC(uint32_t) found = {0};
+    uintptr_t k = 0;
+    ls_ptrmap_get(&sr->held_by_target, spec->target, &k);
+    for (; k; k = sr->held[k - 1].next_target) ls_vec_push(&found, (uint32_t)k - 1);
+    k = 0;
+    if (mine && mine->t) ls_ptrmap_get(&sr->held_by_data, mine->t->data, &k);
+    for (; k; k = sr->held[k - 1].next_data) {
+        const ui_held *e = &sr->held[k - 1];
+        const ls_program *p = e->sub < 0 ? top : top->subs[e->sub].program;
+        const ls_named_tensor *nt = ls_program_spec_data(p, &p->inputs[e->input]);
+        if (nt && same_data(mine->t, nt->t)) ls_vec_push(&found, (uint32_t)k - 1);
     }
+    if (found.n) qsort(found.v, found.n, sizeof *found.v, cmp_u32);
+    for (uint32_t i = 0; i < found.n; i++) {
+        if (i && found.v[i] == found.v[i - 1]) continue;
+        const ui_held *e = &sr->held[found.v[i]];
+        const ls_program *p = e->sub < 0 ? top : top->subs[e->sub].program;
+        const char *pname = e->sub < 0 ? NULL : top->subs[e->sub].name;
+        const ls_input_spec *o = &p->inputs[e->input];
+        if (i == 0) ui_lines_add(l, UI_R_TITLE, -1, "held by (same target or the same bytes)");
+        int32_t pos = ls_program_find(p, o->name);
+        int color = pos >= 0 ? ui_node_color(u, p, p->nodes[pos]) : -1;
+        jump_line(l, pname, o->name, color, 0, "  %-18s %-18s %s", pname ? pname : "top level", o->name, o->target);
+    }
+    free(found.v);
 }
 
 static void constant_info(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, const ls_input_spec *spec)
@@ -321,15 +335,21 @@ static void args_of(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, c
     }
 }
 
+/* The findings naming the node, through the step's index (rows.c). */
 static void findings(ui *u, ui_lines *l, const ls_node *n)
 {
     const ls_verify_result *v = &u->h->steps[u->step].verify;
-    for (uint32_t i = 0; i < v->n; i++)
-        if (v->v[i].node == n->name && v->v[i].program == scope_name(u)) {
+    const ui_step_rows *sr = ui_top_rows(u, u->step);
+    uintptr_t k = 0;
+    if (sr && sr->finding_next) ls_ptrmap_get(&sr->finding_of_node, n->name, &k);
+    for (; k; k = sr->finding_next[k - 1]) {
+        uint32_t i = (uint32_t)k - 1;
+        if (v->v[i].program == scope_name(u)) {
             bool err = v->v[i].severity == LS_SEV_ERROR;
             ui_line *ln = ui_lines_add(l, err ? UI_R_ERROR : UI_R_WARN, -1, "%-10s%s", err ? "error" : "warning", v->v[i].msg);
             ln->indent = 10;
         }
+    }
 }
 
 void ui_node_lines_build(ui *u)

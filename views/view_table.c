@@ -1,7 +1,9 @@
 /* The delegation table screen (`d`): per op type, how many nodes run on the CPU and how many
  * in each tag or lowered delegate at the current step, with the delegated share — what
  * ExecuTorch's print_delegation_info gives, split per backend and with percentages. The table
- * is the core's (delegation.h), as `lowerscope partitions` prints it. */
+ * is the core's (delegation.h), as `lowerscope partitions` prints it, made once per step with
+ * the step's rows (rows.c); the list of nodes on the CPU after it (a million at step 0 of a big
+ * program) is formatted row by row as it is drawn or searched. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +18,16 @@ void ui_table_build(ui *u)
     ui_lines *l = &u->screen_lines;
     ui_lines_clear(l);
     const ls_step *st = &u->h->steps[u->step];
-    const ls_program *p = st->program;
-    ls_deleg_table full, merged;
-    ls_deleg_table_build(p, &full);
+    const ui_step_rows *sr = ui_top_rows(u, u->step);
+    u->table_cpu_from = 0;
+    u->table_n_cpu = 0;
+    if (!sr || !sr->has_table) return;
+    const ls_deleg_table *full = &sr->table;
+    ls_deleg_table merged;
     const ls_deleg_table *t;
-    bool by_backend = ls_deleg_shown(&full, &merged, &t);
+    bool by_backend = ls_deleg_shown(full, &merged, &t);
     ls_buf sum = {0};
-    ls_deleg_summary(&full, &sum);
+    ls_deleg_summary(full, &sum);
     ui_lines_add(l, UI_R_TITLE, -1, "%s, step %u %s%s%s%s: %s", u->file, u->step, st->pass, st->detail ? " (" : "",
                  st->detail ? st->detail : "", st->detail ? ")" : "", sum.s);
     ls_buf_free(&sum);
@@ -52,24 +57,58 @@ void ui_table_build(ui *u)
             ui_lines_add(l, UI_R_NORMAL, tag, "%c %s: %s · %u nodes (%.1f%%)", ui_tag_letter(tag), col->tag,
                          col->backend ? col->backend : "?", col->nodes, pct(col->nodes, t->total));
     }
-    /* what stays on the CPU and why; Enter selects the node */
-    bool header = false;
-    for (uint32_t i = 0; i < p->n_nodes; i++) {
-        const ls_node *n = p->nodes[i];
-        if (!ls_deleg_on_cpu(n)) continue;
-        if (!header) {
-            ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
-            ui_lines_add(l, UI_R_TITLE, -1, "On the CPU:");
-            header = true;
-        }
-        ui_line *ln = ui_lines_add(l, UI_R_NORMAL, -1, "  %-24s %-16s %s%s%s", n->name, ls_deleg_op_label(n),
-                                   ls_deleg_cpu_reason(u->h, u->step, n), n->reason_detail ? " — " : "",
-                                   n->reason_detail ? n->reason_detail : "");
-        ln->jump_node = n->name;
-        ln->has_jump = true;
-    }
     if (by_backend) ls_deleg_table_free(&merged);
-    ls_deleg_table_free(&full);
+    /* what stays on the CPU and why (Enter selects the node): one row each after these lines */
+    if (sr->n_cpu) {
+        ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
+        ui_lines_add(l, UI_R_TITLE, -1, "On the CPU:");
+    }
+    u->table_cpu_from = l->n;
+    u->table_n_cpu = sr->n_cpu;
+}
+
+/* Row k of the CPU list, formatted now. */
+static const ls_node *cpu_node(ui *u, uint32_t k)
+{
+    const ui_step_rows *sr = ui_top_rows(u, u->step);
+    return sr && k < sr->n_cpu ? sr->prog->nodes[sr->cpu_pos[k]] : NULL;
+}
+
+static void cpu_text(ui *u, const ls_node *n, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "  %-24s %-16s %s%s%s", n->name, ls_deleg_op_label(n), ls_deleg_cpu_reason(u->h, u->step, n),
+             n->reason_detail ? " — " : "", n->reason_detail ? n->reason_detail : "");
+}
+
+static uint32_t count(ui *u)
+{
+    return u->screen_lines.n + u->table_n_cpu;
+}
+
+static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
+{
+    if (row < u->screen_lines.n) {
+        ui_screen_draw_row(u, row, y, x, w, cursor);
+        return;
+    }
+    const ls_node *n = cpu_node(u, row - u->table_cpu_from);
+    if (!n) return;
+    char text[1024];
+    cpu_text(u, n, text, sizeof text);
+    ui_line ln = {.text = text, .role = UI_R_NORMAL, .color = -1};
+    ui_lines l = {.v = &ln, .n = 1};
+    ui_lines_draw_row(u, &l, 0, y, x, w, cursor);
+}
+
+static bool match(ui *u, uint32_t row, const regex_t *re)
+{
+    if (row < u->screen_lines.n) return ui_screen_match(u, row, re);
+    const ls_node *n = cpu_node(u, row - u->table_cpu_from);
+    if (!n) return false;
+    char text[1024];
+    cpu_text(u, n, text, sizeof text);
+    (void)re;
+    return ui_search_matches(u, text);
 }
 
 static void title(ui *u, ls_buf *b)
@@ -79,16 +118,17 @@ static void title(ui *u, ls_buf *b)
 
 static void activate(ui *u, uint32_t row)
 {
-    if (row >= u->screen_lines.n || !u->screen_lines.v[row].has_jump) return;
+    const ls_node *n = row >= u->table_cpu_from ? cpu_node(u, row - u->table_cpu_from) : NULL;
+    if (!n) return;
     u->screen = UI_S_MAIN;
-    ui_jump(u, NULL, u->screen_lines.v[row].jump_node);
+    ui_jump(u, NULL, n->name);
 }
 
 const ui_view_ops ui_table_ops = {
     .name = "table",
     .title = title,
-    .count = ui_screen_count,
-    .draw_row = ui_screen_draw_row,
+    .count = count,
+    .draw_row = draw_row,
     .activate = activate,
-    .match = ui_screen_match,
+    .match = match,
 };

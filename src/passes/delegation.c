@@ -58,23 +58,38 @@ const char *ls_deleg_cpu_why(const ls_history *h, uint32_t step, const ls_node *
 typedef struct builder {
     ls_deleg_table *t;
     ls_ptrmap col_ix, row_ix; /* tag → column, op label → row */
-    uint32_t rows_cap;
+    ls_ptrmap label_of;       /* op (or target of an unknown op) → its label: one per op, not per node */
+    uint32_t rows_cap, cols_cap; /* the rows' by_col arrays have cols_cap entries */
 } builder;
 
+/* Columns grow by doubling (a partitioned program of a million nodes has 20000 tags). */
 static uint32_t column_of(builder *b, const char *tag, const char *backend)
 {
     uintptr_t c;
     if (ls_ptrmap_get(&b->col_ix, tag, &c)) return (uint32_t)c;
     ls_deleg_table *t = b->t;
     c = t->n_cols++;
-    t->cols = ls_realloc(t->cols, sizeof *t->cols * t->n_cols);
+    if (t->n_cols > b->cols_cap) {
+        b->cols_cap = b->cols_cap ? b->cols_cap * 2 : 16;
+        t->cols = ls_realloc(t->cols, sizeof *t->cols * b->cols_cap);
+        for (uint32_t r = 0; r < t->n_rows; r++) {
+            t->rows[r].by_col = ls_realloc(t->rows[r].by_col, sizeof(uint32_t) * b->cols_cap);
+            memset(t->rows[r].by_col + c, 0, sizeof(uint32_t) * (b->cols_cap - c));
+        }
+    }
     t->cols[c] = (ls_deleg_col){tag, backend, 0};
     ls_ptrmap_put(&b->col_ix, tag, c);
-    for (uint32_t r = 0; r < t->n_rows; r++) {
-        t->rows[r].by_col = ls_realloc(t->rows[r].by_col, sizeof(uint32_t) * t->n_cols);
-        t->rows[r].by_col[c] = 0;
-    }
     return (uint32_t)c;
+}
+
+static const char *label_of(builder *b, const ls_node *n)
+{
+    const void *key = n->op ? (const void *)n->op : (const void *)n->target;
+    uintptr_t l;
+    if (key && ls_ptrmap_get(&b->label_of, key, &l)) return (const char *)l;
+    const char *label = ls_deleg_op_label(n);
+    if (key) ls_ptrmap_put(&b->label_of, key, (uintptr_t)label);
+    return label;
 }
 
 static ls_deleg_row *row_of(builder *b, const char *op)
@@ -87,7 +102,7 @@ static ls_deleg_row *row_of(builder *b, const char *op)
             t->rows = ls_realloc(t->rows, sizeof *t->rows * b->rows_cap);
         }
         r = t->n_rows++;
-        t->rows[r] = (ls_deleg_row){op, 0, 0, ls_calloc(t->n_cols ? t->n_cols : 1, sizeof(uint32_t))};
+        t->rows[r] = (ls_deleg_row){op, 0, 0, ls_calloc(b->cols_cap ? b->cols_cap : 1, sizeof(uint32_t))};
         ls_ptrmap_put(&b->row_ix, op, r);
     }
     return &t->rows[r];
@@ -139,7 +154,7 @@ static void count_program(builder *b, const ls_program *p, const ls_submodule *s
         const char *backend = NULL;
         if (sub) backend = sub->backend_id;
         else if (tag && !ls_ptrmap_get(&b->col_ix, tag, NULL)) backend = ls_program_tag_backend(top, tag);
-        count(b, ls_deleg_op_label(n), tag, backend, 1);
+        count(b, label_of(b, n), tag, backend, 1);
     }
 }
 
@@ -155,6 +170,7 @@ static void finish(builder *b)
     if (b->t->n_rows) qsort(b->t->rows, b->t->n_rows, sizeof *b->t->rows, by_total);
     ls_ptrmap_free(&b->col_ix);
     ls_ptrmap_free(&b->row_ix);
+    ls_ptrmap_free(&b->label_of);
 }
 
 void ls_deleg_table_build(const ls_program *p, ls_deleg_table *t)
