@@ -134,6 +134,7 @@ typedef struct ls_export_summary {
     uint64_t bytes;     /* the file's size */
     bool ran_to_executorch; /* .pte of a step before emit: to_out_variant, memory_plan and emit ran for it */
     bool ran_to_edge;       /* and to_edge before them (an ATen program: to_executorch takes Edge ones) */
+    const char *as_read;    /* a .pte's program as read, the file written back as it was: its methods ("kv_forward, prefill_forward and 27 constant methods"), else NULL */
     ls_emit_summary emit;   /* .pte: values, instructions, arena, ... */
     ls_export_segment *segments; /* .pte: every segment, in file order */
     uint32_t n_segments;

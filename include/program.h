@@ -341,6 +341,10 @@ typedef struct ls_program {
      * NULL for a file of one program). ls_program_copy carries both. */
     ls_origin *origin;
     const char *method;
+    /* The program exactly as its origin file holds it (the method a .pte reader made), so a
+     * writer may put the file back as it was; ls_program_copy clears it: a pass's result, or
+     * any edit, is another program. */
+    bool as_read;
     /* kept from the file so a written .pt2 carries them back */
     const char *torch_version;
     int schema_major, schema_minor;

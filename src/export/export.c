@@ -12,6 +12,7 @@
 #include "export.h"
 #include "export_internal.h"
 #include "pte_check.h"
+#include "pte_file.h"
 
 void ls_export_summary_free(ls_export_summary *s)
 {
@@ -70,7 +71,7 @@ static int emitted(const ls_program *p, const ls_export_opts *o, ls_program **ke
     return *pte ? 0 : ls_fail(err, "emit made no program");
 }
 
-static void describe_pte(const ls_pte *pte, ls_export_summary *s)
+static void describe_pte(const ls_pte *pte, uint32_t plan, ls_export_summary *s)
 {
     s->n_segments = pte->n_segment_data;
     s->segments = ls_calloc(s->n_segments ? s->n_segments : 1, sizeof *s->segments);
@@ -83,7 +84,7 @@ static void describe_pte(const ls_pte *pte, ls_export_summary *s)
     for (uint32_t i = 0; i < pte->mutable_data_segments.n; i++)
         if (pte->mutable_data_segments.v[i].segment_index < s->n_segments)
             s->segments[pte->mutable_data_segments.v[i].segment_index].what = ls_intern("mutable data");
-    const ls_pte_plan *pl = pte->execution_plan.n ? &pte->execution_plan.v[0] : NULL;
+    const ls_pte_plan *pl = plan < pte->execution_plan.n ? &pte->execution_plan.v[plan] : NULL;
     s->n_delegates = pl ? pl->delegates.n : 0;
     s->delegates = ls_calloc(s->n_delegates ? s->n_delegates : 1, sizeof *s->delegates);
     for (uint32_t d = 0; d < s->n_delegates; d++) {
@@ -97,13 +98,50 @@ static void describe_pte(const ls_pte *pte, ls_export_summary *s)
     }
 }
 
-/* Before any work: what ls_write_file would refuse at the end (it checks again, with no race). */
+/* What ls_emit_summary says, for execution plan `plan` of a file written back as read. */
+static void summarize_plan(const ls_pte *pte, uint32_t plan, ls_emit_summary *e)
+{
+    memset(e, 0, sizeof *e);
+    if (plan >= pte->execution_plan.n) return;
+    const ls_pte_plan *pl = &pte->execution_plan.v[plan];
+    e->values = pl->values.n;
+    e->operators = pl->operators.n;
+    e->delegates = pl->delegates.n;
+    for (uint32_t c = 0; c < pl->chains.n; c++)
+        for (uint32_t i = 0; i < pl->chains.v[c].instructions.n; i++) {
+            e->instructions++;
+            e->kernel_calls += pl->chains.v[c].instructions.v[i].kind == LS_PTE_KERNEL_CALL;
+            e->delegate_calls += pl->chains.v[c].instructions.v[i].kind == LS_PTE_DELEGATE_CALL;
+        }
+    for (uint32_t i = 1; i < pl->non_const_buffer_sizes.n; i++)
+        if (pl->non_const_buffer_sizes.v[i] > 0) e->arena += (uint64_t)pl->non_const_buffer_sizes.v[i];
+    for (uint32_t i = 0; i < pl->values.n; i++) {
+        const ls_pte_value *v = &pl->values.v[i];
+        if (v->kind != LS_PTE_VAL_TENSOR) continue;
+        uint64_t nb = 0;
+        if (v->tensor.has_allocation_info && ls_pte_tensor_nbytes(&v->tensor, &nb, NULL) == 0) {
+            e->planned_tensors++;
+            e->tensor_bytes += nb;
+        }
+    }
+    const ls_pte_subsegments *cs = &pte->constant_segment;
+    if (pte->has_constant_segment && cs->offsets.n > 1) {
+        e->constants = cs->offsets.n - 1;
+        if (cs->segment_index < pte->n_segment_data) e->constant_bytes = pte->segment_data[cs->segment_index].n;
+    } else if (pte->constant_buffer.n > 1) {
+        e->constants = pte->constant_buffer.n - 1;
+        for (uint32_t i = 1; i < pte->constant_buffer.n; i++) e->constant_bytes += pte->constant_buffer.v[i].storage.n;
+    }
+    for (uint32_t i = 0; i < pte->n_segment_data; i++) e->segments += pte->segment_data[i].n > 0;
+}
+
 /* The runtime's load checks on the program about to be written: a failure is lowerscope's bug,
- * reported and nothing written; the needs go into the summary. */
-static int loads_in_executorch(const ls_pte *pte, ls_export_summary *s, ls_error *err)
+ * reported and nothing written (a file written back as read is the user's: written as it was);
+ * the needs go into the summary. */
+static int loads_in_executorch(const ls_pte *pte, bool refuse, ls_export_summary *s, ls_error *err)
 {
     ls_pte_check_report r;
-    if (ls_pte_runtime_check(pte, &r) != 0) {
+    if (ls_pte_runtime_check(pte, &r) != 0 && refuse) {
         const ls_pte_issue *f = NULL;
         for (uint32_t i = 0; i < r.n && !f; i++)
             if (r.v[i].kind == LS_PTE_FAILS) f = &r.v[i];
@@ -126,6 +164,7 @@ static int loads_in_executorch(const ls_pte *pte, ls_export_summary *s, ls_error
     return 0;
 }
 
+/* Before any work: what ls_write_file would refuse at the end (it checks again, with no race). */
 static int refuse_existing(const char *path, bool force, ls_error *err)
 {
     struct stat st;
@@ -169,15 +208,31 @@ int ls_export_program_with(const ls_program *p, const char *path, const ls_expor
             s->bytes = size;
         }
     } else {
-        ls_program *keep;
+        ls_program *keep = NULL;
         const ls_pte *pte;
-        rc = emitted(p, opts, &keep, &pte, &s->emit, &s->ran_to_executorch, &s->ran_to_edge, err);
+        uint32_t plan = 0;
+        /* a .pte's program as read: the file goes back as it was (every method, named data,
+         * external references, blobs, compile specs, its segments' layout) */
+        ls_pte_file *f = p->as_read ? ls_program_pte_file(p) : NULL;
+        if (f) {
+            pte = &f->pte;
+            const ls_pte_method *m = p->method ? ls_pte_file_find_method(f, p->method) : NULL;
+            plan = m ? m->plan : 0;
+            summarize_plan(pte, plan, &s->emit);
+            ls_buf mb = {0};
+            ls_pte_file_methods_text(f, &mb);
+            s->as_read = ls_intern(mb.s ? mb.s : "");
+            ls_buf_free(&mb);
+            rc = 0;
+        } else {
+            rc = emitted(p, opts, &keep, &pte, &s->emit, &s->ran_to_executorch, &s->ran_to_edge, err);
+        }
         if (rc != 0) {
             ls_fail_prefix(err, "%s", path);
         } else {
             uint8_t *bytes = NULL;
             size_t size = 0;
-            rc = loads_in_executorch(pte, s, err);
+            rc = loads_in_executorch(pte, !f, s, err);
             if (rc == 0) rc = ls_pte_write(pte, &bytes, &size, err);
             if (rc == 0) {
                 rc = ls_write_file(path, bytes, size, flags, err);
@@ -186,7 +241,8 @@ int ls_export_program_with(const ls_program *p, const char *path, const ls_expor
             } else {
                 ls_fail_prefix(err, "%s", path);
             }
-            if (rc == 0) describe_pte(pte, s);
+            if (rc == 0) describe_pte(pte, plan, s);
+            if (rc == 0 && f) s->emit.file_bytes = size;
         }
         ls_program_unref(keep);
     }
@@ -229,6 +285,7 @@ void ls_export_summary_text(const ls_export_summary *s, ls_buf *b)
     if (s->step >= 0) ls_buf_printf(b, " of step %d %s", s->step, s->pass ? s->pass : "");
     ls_buf_putc(b, '\n');
     if (s->pt2) return;
+    if (s->as_read) ls_buf_printf(b, "  kept      the file as read: %s, named data, blobs and layout\n", s->as_read);
     if (s->ran_to_executorch)
         ls_buf_printf(b, "  steps     %sto_out_variant, memory_plan and emit ran for the export\n",
                       s->ran_to_edge ? "to_edge, " : "");

@@ -305,6 +305,7 @@ ls_program *ls_program_copy(const ls_program *src)
     p->instrs = NULL;
     p->exec = NULL;
     p->exec_free = NULL;
+    p->as_read = false;
     p->tags = NULL;
     if (src->n_tags) {
         p->tags = ls_malloc(sizeof *p->tags * src->n_tags);
@@ -406,6 +407,7 @@ void ls_program_touch(ls_program *p)
 
 ls_node *ls_program_edit(ls_program *p, uint32_t pos)
 {
+    p->as_read = false;
     ls_node *n = p->nodes[pos];
     if (n->refs > 1) {
         ls_node *c = ls_node_clone(n);
@@ -453,6 +455,7 @@ void ls_program_remove(ls_program *p, uint32_t pos)
 
 void ls_program_set_nodes(ls_program *p, ls_node **nodes, uint32_t n)
 {
+    p->as_read = false;
     ls_node **old = p->nodes;
     uint32_t n_old = p->n_nodes;
     p->nodes = ls_malloc(sizeof *p->nodes * (n ? n : 1));

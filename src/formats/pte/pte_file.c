@@ -431,7 +431,9 @@ int ls_pte_file_method(ls_pte_file *f, const char *method, ls_program **out, ls_
         ls_buf_free(&b);
         return rc;
     }
-    return lsp_program_from_pte(f, m->plan, out, err);
+    int rc = lsp_program_from_pte(f, m->plan, out, err);
+    if (rc == 0) (*out)->as_read = true; /* until a pass or an edit makes another program */
+    return rc;
 }
 
 const ls_pte_named *ls_pte_file_named(const ls_pte_file *f, const char *key)

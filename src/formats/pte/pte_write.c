@@ -338,6 +338,38 @@ static uint64_t lcm(uint64_t a, uint64_t b)
     return a / x * b;
 }
 
+/* The model's own segment offsets when they are a layout of its segments (in order, apart,
+ * each of its size and at its blob's alignment): a file read and written again keeps them, so
+ * its segments[] decode the same. Otherwise the writer lays them out afresh. */
+static bool layout_kept(const ls_pte *pte)
+{
+    uint64_t end = 0;
+    for (uint32_t i = 0; i < pte->segments.n; i++) {
+        const ls_pte_data_segment *s = &pte->segments.v[i];
+        uint32_t a = pte->segment_data[i].alignment;
+        if (s->size != pte->segment_data[i].n || s->offset < end || (a && s->offset % a)) return false;
+        end = s->offset + s->size;
+    }
+    return pte->segments.n > 0;
+}
+
+/* The alignment of the segment base of a file read: that of its segments (the largest power of two, up
+ * to 64 KiB, dividing every offset that is not 0: what the file's writer aligned them to, its
+ * segment_alignment), at least ExecuTorch's 128. */
+static uint64_t base_alignment(const ls_pte *pte)
+{
+    if (!pte->has_extended_header) return SEGMENT_ALIGNMENT; /* emitted here, not read */
+    uint64_t a = (uint64_t)1 << 16;
+    bool any = false;
+    for (uint32_t i = 0; i < pte->segments.n; i++) {
+        uint64_t o = pte->segments.v[i].offset;
+        if (!o) continue;
+        any = true;
+        while (a > SEGMENT_ALIGNMENT && o % a) a /= 2;
+    }
+    return any ? a : SEGMENT_ALIGNMENT;
+}
+
 static int write_pte(const ls_pte *pte, bool check, uint8_t **bytes, size_t *size, ls_error *err)
 {
     if (bytes) *bytes = NULL;
@@ -359,9 +391,10 @@ static int write_pte(const ls_pte *pte, bool check, uint8_t **bytes, size_t *siz
     ls_pte_data_segments segs = {NULL, nseg, pte->segments.present};
     segs.v = nseg ? ls_calloc(nseg, sizeof *segs.v) : NULL;
     uint64_t seg_bytes = 0;
+    bool kept = have_blobs && layout_kept(pte);
     for (uint32_t i = 0; i < nseg; i++) {
         uint32_t a = have_blobs ? pte->segment_data[i].alignment : 0;
-        segs.v[i].offset = align_up(seg_bytes, lcm(SEGMENT_ALIGNMENT, a ? a : 1));
+        segs.v[i].offset = kept ? pte->segments.v[i].offset : align_up(seg_bytes, lcm(SEGMENT_ALIGNMENT, a ? a : 1));
         segs.v[i].size = have_blobs ? pte->segment_data[i].n : 0;
         seg_bytes = segs.v[i].offset + segs.v[i].size;
     }
@@ -383,7 +416,7 @@ static int write_pte(const ls_pte *pte, bool check, uint8_t **bytes, size_t *siz
     /* Header padded to the flatbuffer's largest alignment so everything after it stays aligned. */
     uint64_t header = align_up(EH_LENGTH, minalign > 16 ? minalign : 16);
     uint64_t program_size = header + fb_size;
-    uint64_t base = align_up(program_size, SEGMENT_ALIGNMENT);
+    uint64_t base = align_up(program_size, kept ? base_alignment(pte) : SEGMENT_ALIGNMENT);
     uint64_t total = base + seg_bytes;
     if (total > SIZE_MAX / 2) {
         free(segs.v);

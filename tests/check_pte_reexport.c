@@ -1,0 +1,157 @@
+/* Re-exporting a loaded .pte is lossless: every file of ../shared/data/pte, opened as a user
+ * opens it (step 0 of its history) and exported again, decodes with flatc and ExecuTorch's
+ * program.fbs to the same JSON as the original's decode (shared/data/pte/decoded, made by flatc
+ * 2.0.8), field by field: every method with its name, named_data and its keys, EXTERNAL tensors
+ * with their keys, compile specs, segments (offsets and sizes: the layout is kept); every
+ * segment's bytes are the same (named data by hash, delegate blobs byte for byte). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "export.h"
+#include "history.h"
+#include "passes.h"
+#include "pte_check.h"
+#include "pte_test.h"
+#include "reader.h"
+#include "testutil.h"
+
+/* flatc's decode of path (NULL when flatc is missing). */
+static cJSON *flatc_decode(const char *path, const char *dir)
+{
+    if (system("command -v flatc >/dev/null 2>&1") != 0) return NULL;
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "flatc --json --strict-json --defaults-json -o %s %s -- %s 2>&1", dir,
+             tu_root("tests/schema/program.fbs"), path);
+    ck_assert_msg(system(cmd) == 0, "flatc does not decode %s", path);
+    const char *base = strrchr(path, '/');
+    char json[4096];
+    snprintf(json, sizeof json, "%s/%.*s.json", dir, (int)(strlen(base + 1) - 4), base + 1);
+    size_t n;
+    char *text = (char *)pt_load(json, &n);
+    ck_assert_ptr_nonnull(text);
+    cJSON *j = pt_parse_flatc(text);
+    free(text);
+    ck_assert_ptr_nonnull(j);
+    return j;
+}
+
+static uint64_t segment_hash(const ls_pte *p, uint32_t i)
+{
+    return XXH3_64bits(p->segment_data[i].v, (size_t)p->segment_data[i].n);
+}
+
+START_TEST(real_files_come_back_as_they_were)
+{
+    if (!tu_shared("data/pte")) return;
+    const char *dir = tu_tmpdir();
+    for (size_t k = 0; k < PT_NREAL; k++) {
+        const char *name = pt_real_files[k];
+        const char *src = pt_path(name, ".pte");
+        ls_program *p;
+        ls_error err;
+        ck_assert_msg(ls_load(src, NULL, &p, &err) == 0, "%s: %s", name, err.msg);
+        ls_pipeline_opts o;
+        ls_pipeline_opts_init(&o);
+        ls_history h;
+        ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s: %s", name, err.msg);
+        ck_assert_uint_eq(h.n, 1); /* a .pte is its own step 0 */
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.pte", dir, name);
+        ls_export_summary sum;
+        ck_assert_msg(ls_export(&h, 0, path, true, &sum, &err) == 0, "%s: %s", name, err.msg);
+        ck_assert_msg(sum.as_read != NULL, "%s was emitted again instead of written as read", name);
+        ls_export_summary_free(&sum);
+
+        /* field by field, against the decode of the original */
+        char want_path[600];
+        snprintf(want_path, sizeof want_path, "data/pte/decoded/%s.json", name);
+        size_t n;
+        char *text = (char *)pt_load(tu_shared(want_path), &n);
+        ck_assert_ptr_nonnull(text);
+        cJSON *want = pt_parse_flatc(text);
+        free(text);
+        cJSON *got = flatc_decode(path, dir);
+        if (got) {
+            char where[512];
+            ck_assert_msg(pt_json_equal(want, got, where, sizeof where), "%s: the re-export differs at %s", name, where);
+            cJSON_Delete(got);
+        }
+        cJSON_Delete(want);
+
+        /* the bytes: every segment, named data by its key's bytes, delegates' blobs */
+        ls_pte a, b;
+        ck_assert(ls_pte_read_file(src, &a, &err) == 0);
+        ck_assert(ls_pte_read_file(path, &b, &err) == 0);
+        ck_assert_uint_eq(a.n_segment_data, b.n_segment_data);
+        for (uint32_t i = 0; i < a.n_segment_data; i++)
+            ck_assert_msg(segment_hash(&a, i) == segment_hash(&b, i), "%s: segment %u differs", name, i);
+        ck_assert_uint_eq(a.named_data.n, b.named_data.n);
+        for (uint32_t i = 0; i < a.named_data.n; i++) {
+            const uint8_t *x, *y;
+            size_t nx, ny;
+            ck_assert_int_eq(ls_pte_named_bytes(&a, a.named_data.v[i].key, &x, &nx, &err), 1);
+            ck_assert_int_eq(ls_pte_named_bytes(&b, a.named_data.v[i].key, &y, &ny, &err), 1);
+            ck_assert_msg(nx == ny && XXH3_64bits(x, nx) == XXH3_64bits(y, ny), "%s: named data %s differs", name,
+                          a.named_data.v[i].key);
+        }
+        for (uint32_t m = 0; m < a.execution_plan.n; m++)
+            for (uint32_t d = 0; d < a.execution_plan.v[m].delegates.n; d++) {
+                const uint8_t *x, *y;
+                size_t nx, ny;
+                ck_assert(ls_pte_delegate_blob(&a, &a.execution_plan.v[m].delegates.v[d], &x, &nx, &err) == 0);
+                ck_assert(ls_pte_delegate_blob(&b, &b.execution_plan.v[m].delegates.v[d], &y, &ny, &err) == 0);
+                ck_assert_msg(nx == ny && (!nx || !memcmp(x, y, nx)), "%s: delegate %u of method %u differs", name, d, m);
+            }
+        /* and ExecuTorch's runtime loads it as it loaded the original */
+        ls_pte_check_report r;
+        ck_assert_uint_eq(ls_pte_runtime_check(&b, &r), 0);
+        ls_pte_check_report_free(&r);
+        ls_pte_free(&a);
+        ls_pte_free(&b);
+        ls_history_free(&h);
+        ls_pipeline_opts_free(&o);
+        ls_program_unref(p);
+    }
+}
+END_TEST
+
+/* The same from the command line, on the file with the most to lose: the QNN llama's 29
+ * methods and its 1.3 MB blob shared by two of them. */
+START_TEST(export_command_keeps_every_method)
+{
+    if (!tu_shared("data/pte")) return;
+    char path[600], *out = NULL;
+    snprintf(path, sizeof path, "%s/qnn.pte", tu_tmpdir());
+    int rc = tu_runf(&out, "export %s -o %s", pt_path("et_stories260k_hybrid_llama_qnn", ".pte"), path);
+    ck_assert_msg(rc == 0 && tu_contains(out, "kept      the file as read: kv_forward, prefill_forward and 27 constant methods"),
+                  "%s", out);
+    free(out);
+    ls_pte q;
+    ls_error err;
+    ck_assert(ls_pte_read_file(path, &q, &err) == 0);
+    ck_assert_uint_eq(q.execution_plan.n, 29);
+    /* the segments as they were: the same bytes after the program (the flatbuffer itself may
+     * differ in size: another builder packs it) */
+    ls_pte orig;
+    ck_assert(ls_pte_read_file(pt_path("et_stories260k_hybrid_llama_qnn", ".pte"), &orig, &err) == 0);
+    ck_assert_uint_eq(q.segment_data_size, orig.segment_data_size);
+    ck_assert_uint_eq(q.segments.n, orig.segments.n);
+    ck_assert_uint_eq(q.segments.v[q.segments.n - 1].offset, orig.segments.v[orig.segments.n - 1].offset);
+    ls_pte_free(&orig);
+    ls_pte_free(&q);
+}
+END_TEST
+
+Suite *pte_reexport_suite(void)
+{
+    Suite *s = suite_create("pte_reexport");
+    TCase *tc = tcase_create("pte_reexport");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, real_files_come_back_as_they_were);
+    tcase_add_test(tc, export_command_keeps_every_method);
+    suite_add_tcase(s, tc);
+    return s;
+}
