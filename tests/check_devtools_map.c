@@ -321,6 +321,45 @@ START_TEST(hostile_etrecords_are_refused_cleanly)
 }
 END_TEST
 
+/* An older writer's et_dialect_graph_module/forward (_etrecord.py no longer writes one) is the
+ * last step, after the Edge program whose nodes the maps name; a graph_map program of another
+ * name comes between export and Edge. Their contents here are the Edge program's JSON: what is
+ * checked is where each member goes. */
+START_TEST(recorded_members_take_the_order_of_a_lowering)
+{
+    dt_fixture f;
+    dt_fixture_make(&f);
+    dt_fixture_etrecord(&f);
+    int code;
+    zip_t *z = zip_open(f.etr_path, ZIP_RDONLY, &code);
+    zip_int64_t idx = zip_name_locate(z, "edge_dialect_exported_program", 0);
+    zip_stat_t st;
+    ck_assert(idx >= 0 && zip_stat_index(z, (zip_uint64_t)idx, 0, &st) == 0);
+    char *edge = ls_malloc(st.size + 1);
+    zip_file_t *zf = zip_fopen_index(z, (zip_uint64_t)idx, 0);
+    ck_assert_int_eq(zip_fread(zf, edge, st.size), (zip_int64_t)st.size);
+    edge[st.size] = 0;
+    zip_fclose(zf);
+    zip_close(z);
+    const char *path = etrecord_with(f.etr_path, "et_dialect_graph_module/forward", edge, "older.etrecord");
+    path = etrecord_with(path, "aten_dialect_output/forward", edge, "older.etrecord");
+    ls_program *p;
+    ls_error err;
+    ck_assert_msg(ls_load(path, NULL, &p, &err) == 0, "%s", err.msg);
+    const ls_recorded *r = ls_program_recorded(p);
+    ck_assert_uint_eq(r->n, 3);
+    ck_assert_str_eq(r->passes[0], "export");
+    ck_assert_str_eq(r->passes[1], "aten_dialect_output/forward");
+    ck_assert_str_eq(r->passes[2], "to_backend");
+    ck_assert_str_eq(r->pass, "to_executorch");
+    ck_assert_int_eq(r->handles_step, 2);
+    ck_assert_ptr_eq(ls_recorded_handles_program(p), r->programs[2]);
+    ls_program_unref(p);
+    free(edge);
+    dt_fixture_free(&f);
+}
+END_TEST
+
 Suite *devtools_map_suite(void)
 {
     Suite *s = suite_create("devtools_map");
@@ -329,6 +368,7 @@ Suite *devtools_map_suite(void)
     tcase_add_test(tc, events_land_on_the_pte_nodes_their_instructions_made);
     tcase_add_test(tc, an_etrecord_opens_as_its_steps_and_places_the_same_events);
     tcase_add_test(tc, hostile_etrecords_are_refused_cleanly);
+    tcase_add_test(tc, recorded_members_take_the_order_of_a_lowering);
     suite_add_tcase(s, tc);
     return s;
 }
