@@ -150,6 +150,46 @@ START_TEST(xnn_cli_runs_the_real_files)
 }
 END_TEST
 
+/* info --json: each XNNPACK delegate's xnodes by type, as the blob holds them (the reader's
+ * decode, which the flatc test holds to flatc's), its values and quantized values. */
+START_TEST(xnn_info_json_xnodes_by_type)
+{
+    if (!tu_shared("data/pte")) return;
+    for (size_t f = 0; f < N_XNN_FILES; f++) {
+        char *out = NULL;
+        ck_assert_int_eq(tu_runf(&out, "info %s --json", pt_path(xnn_files[f], ".pte")), 0);
+        cJSON *j = cJSON_Parse(out);
+        ck_assert_msg(j != NULL, "%s: not JSON", xnn_files[f]);
+        const cJSON *x = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "delegates"), 0), "xnnpack");
+        ck_assert_msg(x != NULL, "%s: no xnnpack object", xnn_files[f]);
+        ls_program *p = pf_load(pt_path(xnn_files[f], ".pte"));
+        const ls_blob *b = xnn_sub(p)->processed;
+        ls_xnn_graph *g;
+        ls_error err;
+        ck_assert_int_eq(ls_xnn_decode(b->data, b->size, "t", &g, &err), 0);
+        const cJSON *by = cJSON_GetObjectItem(x, "xnodes_by_type");
+        uint32_t total = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, by)
+        {
+            uint32_t want = 0;
+            for (uint32_t i = 0; i < g->n_nodes; i++) want += !strcmp(ls_xnn_node_type_name(g->nodes[i].type), e->string);
+            ck_assert_uint_eq((uint32_t)e->valuedouble, want);
+            total += (uint32_t)e->valuedouble;
+        }
+        ck_assert_uint_eq(total, g->n_nodes);
+        uint32_t q = 0;
+        for (uint32_t i = 0; i < g->n_values; i++) q += g->values[i].quant != LS_XNN_Q_NONE;
+        ck_assert_uint_eq((uint32_t)xt_jnum(x, "values"), g->n_values);
+        ck_assert_uint_eq((uint32_t)xt_jnum(x, "quantized_values"), q);
+        ls_xnn_graph_free(g);
+        ls_program_unref(p);
+        cJSON_Delete(j);
+        free(out);
+    }
+}
+END_TEST
+
 /* A copy of a real blob with one byte changed at `at`. */
 static ls_blob *patched(const ls_blob *b, size_t at, uint8_t v)
 {
@@ -239,6 +279,7 @@ Suite *xnnpack_suite(void)
     tcase_add_test(tc, xnn_hand_worked_cases);
     tcase_add_test(tc, xnn_cli_runs_the_real_files);
     tcase_add_test(tc, xnn_bad_blobs);
+    tcase_add_test(tc, xnn_info_json_xnodes_by_type);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -37,6 +37,26 @@ static void lower_xnnpack(ls_program *p, ls_history *h)
     ls_pipeline_opts_free(&o);
 }
 
+/* a and b give the same first output on seeded inputs (seed), within (rtol, atol). */
+static void runs_agree(const ls_program *a, const ls_program *b, uint64_t seed, double rtol, double atol, const char *what)
+{
+    ls_runner *ra = pf_runner(a), *rb = pf_runner(b);
+    ls_value *in, *oa, *ob;
+    uint32_t nin, na, nb;
+    ls_error err;
+    ck_assert_int_eq(ls_make_inputs(a, seed, 0, &in, &nin, &err), 0);
+    ck_assert_msg(ls_runner_run(ra, in, nin, &oa, &na, &err) == 0, "%s", err.msg);
+    ck_assert_msg(ls_runner_run(rb, in, nin, &ob, &nb, &err) == 0, "%s", err.msg);
+    ls_value_diff vd;
+    ls_compare_values(&ob[0], &oa[0], rtol, atol, &vd);
+    ck_assert_msg(vd.pass, "%s seed %llu: %s", what, (unsigned long long)seed, vd.why);
+    pf_values_free(in, nin);
+    pf_values_free(oa, na);
+    pf_values_free(ob, nb);
+    ls_runner_free(ra);
+    ls_runner_free(rb);
+}
+
 static bool has_op(const ls_program *p, ls_op_id a, ls_op_id b)
 {
     for (uint32_t i = 0; p && i < p->n_nodes; i++)
@@ -302,27 +322,14 @@ START_TEST(xnn_quantized_mlp)
         }
         ck_assert_uint_eq(fcs, 2);
         ls_xnn_graph_free(g);
-        ls_runner *ra = pf_runner(p), *rb = pf_runner(last);
         for (uint64_t seed = 0; seed < 4; seed++) {
-            ls_value *in, *oa, *ob;
-            uint32_t nin, na, nb;
-            ck_assert_int_eq(ls_make_inputs(p, seed, 0, &in, &nin, &err), 0);
-            ck_assert_msg(ls_runner_run(ra, in, nin, &oa, &na, &err) == 0, "%s", err.msg);
-            ck_assert_msg(ls_runner_run(rb, in, nin, &ob, &nb, &err) == 0, "%s", err.msg);
-            ls_value_diff vd;
-            ls_compare_values(&ob[0], &oa[0], 1e-5, 1e-5, &vd);
-            ck_assert_msg(vd.pass, "%s seed %llu: %s", dyn ? "dynamic" : "static", (unsigned long long)seed, vd.why);
+            runs_agree(p, last, seed, 1e-5, 1e-5, dyn ? "dynamic" : "static");
             ls_value_diff *d;
             uint32_t nd;
             int bad = ls_xnn_compare_twin(blob, last->named_data, NULL, 0, seed, 0, dyn ? 0.02 : 1e-6, &d, &nd, &err);
             ck_assert_msg(bad == 0, "twin: %s", bad < 0 ? err.msg : d[0].why);
             free(d);
-            pf_values_free(in, nin);
-            pf_values_free(oa, na);
-            pf_values_free(ob, nb);
         }
-        ls_runner_free(ra);
-        ls_runner_free(rb);
         ls_history_free(&h);
         ls_program_unref(p);
     }
@@ -362,20 +369,7 @@ START_TEST(xnn_channels_last_fusion_and_scalars)
     free(d);
     ls_xnn_graph_free(g);
     /* and the lowered program computes what the Edge one does */
-    ls_runner *ra = pf_runner(p), *rb = pf_runner(last);
-    ls_value *in, *oa, *ob;
-    uint32_t nin, na, nb;
-    ck_assert_int_eq(ls_make_inputs(p, 5, 0, &in, &nin, &err), 0);
-    ck_assert_msg(ls_runner_run(ra, in, nin, &oa, &na, &err) == 0, "%s", err.msg);
-    ck_assert_msg(ls_runner_run(rb, in, nin, &ob, &nb, &err) == 0, "%s", err.msg);
-    ls_value_diff vd;
-    ls_compare_values(&ob[0], &oa[0], 1e-5, 1e-6, &vd);
-    ck_assert_msg(vd.pass, "%s", vd.why);
-    pf_values_free(in, nin);
-    pf_values_free(oa, na);
-    pf_values_free(ob, nb);
-    ls_runner_free(ra);
-    ls_runner_free(rb);
+    runs_agree(p, last, 5, 1e-5, 1e-6, "conv_relu");
     ls_history_free(&h);
     ls_program_unref(p);
 }

@@ -1,6 +1,9 @@
 /* What the benchmarks share (benchutil.h). */
 #include "benchutil.h"
 
+#include "runtime.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,4 +52,16 @@ int bench_in_child(int (*measure)(const void *arg, void *result), const void *ar
     int status = 0;
     waitpid(pid, &status, 0);
     return got == result_size && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+void bench_print_header(const char *name)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double load = -1;
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1) load = -1;
+        fclose(f);
+    }
+    printf("%s benchmark: %d thread%s for large work, load average %.2f\n", name, ls_runtime_threads(),
+           ls_runtime_threads() == 1 ? "" : "s", load);
 }

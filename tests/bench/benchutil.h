@@ -7,6 +7,10 @@
 /* CPU seconds of this process (steadier than the wall clock, ls_now, on a busy machine). */
 double bench_cpu_now(void);
 
+/* Prints "NAME benchmark: 2 threads for large work, load average 1.23": timings on a shared
+ * machine mean little without its load. */
+void bench_print_header(const char *name);
+
 /* The median of v[0..n) (sorts v); of an even count, the mean of the middle two. */
 double bench_median(double *v, int n);
 

@@ -128,15 +128,7 @@ static void bench_tiny_llama(void)
 
 int main(void)
 {
-    /* timings on a shared machine mean little without its load */
-    FILE *f = fopen("/proc/loadavg", "r");
-    double load = -1;
-    if (f) {
-        if (fscanf(f, "%lf", &load) != 1) load = -1;
-        fclose(f);
-    }
-    printf("kernels benchmark: %d thread%s for large work, load average %.2f\n", ls_runtime_threads(),
-           ls_runtime_threads() == 1 ? "" : "s", load);
+    bench_print_header("kernels");
     bench_add();
     bench_matmul();
     bench_tiny_llama();

@@ -352,14 +352,7 @@ static void bench_int8(const char *what, bool conv, const uint32_t *xd, uint32_t
 
 int main(void)
 {
-    FILE *f = fopen("/proc/loadavg", "r");
-    double load = -1;
-    if (f) {
-        if (fscanf(f, "%lf", &load) != 1) load = -1;
-        fclose(f);
-    }
-    printf("xnnpack benchmark: %d thread%s for large work, load average %.2f\n", ls_runtime_threads(),
-           ls_runtime_threads() == 1 ? "" : "s", load);
+    bench_print_header("xnnpack");
     ls_program *m = mlp(), *c = convnet();
     bench_lowered("MLP fp32 64x512>1024>512>256", m, 2.0 * 64 * (512 * 1024 + 1024 * 512 + 512 * 256));
     bench_lowered("conv net fp32 32>64>64 56²", c, 2.0 * 56 * 56 * 64 * 9 * (32 + 64));

@@ -202,6 +202,42 @@ void lsx_store_f32(lsx_run *R, uint32_t node, unsigned k, ls_tensor *out, const 
     }
 }
 
+float *lsx_out_f32(lsx_run *R, uint32_t node, ls_tensor *out)
+{
+    if (!out) return NULL;
+    if (out->dtype == LS_DT_F32) return out->data;
+    float *o = ls_alloc_aligned((size_t)out->numel * sizeof(float) + 4);
+    if (!o) lsx_fail(R, node, "out of memory for %lld float32 values", (long long)out->numel);
+    return o;
+}
+
+void lsx_out_done(lsx_run *R, uint32_t node, ls_tensor *out, float *o)
+{
+    if ((void *)o == out->data) return;
+    lsx_store_f32(R, node, 0, out, o);
+    ls_free_aligned(o);
+}
+
+void lsx_out_drop(ls_tensor *out, float *o)
+{
+    if (o && (!out || (void *)o != out->data)) ls_free_aligned(o);
+}
+
+int lsx_float_io(lsx_run *R, uint32_t node, int ndim, const int64_t *dims, const float **x, void **tmp, ls_tensor **out,
+                 float **o)
+{
+    *o = NULL;
+    *out = NULL;
+    if (!(*x = lsx_in_f32(R, node, 0, tmp))) return -1;
+    *out = lsx_out(R, node, 0, ndim, dims);
+    if (!(*o = lsx_out_f32(R, node, *out))) {
+        ls_free_aligned(*tmp);
+        *tmp = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 void lsx_clamp(const ls_xnn_node *n, float *x, int64_t count)
 {
     if (!n->has_min_max) return;

@@ -85,6 +85,16 @@ const float *lsx_in_f32(lsx_run *R, uint32_t node, unsigned k, void **tmp);
 /* Stores float32 results into output k: rounded to fp16/bf16, or quantized with the value's
  * parameters. */
 void lsx_store_f32(lsx_run *R, uint32_t node, unsigned k, ls_tensor *out, const float *src);
+/* Where a node computes its output 0 in float32: the tensor's own data when it is float32,
+ * else scratch that lsx_out_done stores (rounded or quantized) and frees. NULL (message set)
+ * when out is NULL or memory is refused. lsx_out_drop frees the scratch on a failure. */
+float *lsx_out_f32(lsx_run *R, uint32_t node, ls_tensor *out);
+void lsx_out_done(lsx_run *R, uint32_t node, ls_tensor *out, float *o);
+void lsx_out_drop(ls_tensor *out, float *o);
+/* The usual start of a float node: input 0 as float32 (*tmp to free), output 0 made with these
+ * dims and its float32 buffer. 0, or -1 with what it made released. */
+int lsx_float_io(lsx_run *R, uint32_t node, int ndim, const int64_t *dims, const float **x, void **tmp, ls_tensor **out,
+                 float **o);
 /* XNNPACK's output clamp of a node (min/max from output_min_max) applied in place. */
 void lsx_clamp(const ls_xnn_node *n, float *x, int64_t count);
 float lsx_round_q(float x); /* round half to even, as XNNPACK's and ExecuTorch's quantizers do */

@@ -155,14 +155,10 @@ int lsx_conv2d(lsx_run *R, uint32_t node)
     if (p->w8) return conv_int8(R, node, in, &g);
     int64_t dims[4] = {g.N, g.OH, g.OW, g.O}, M = g.N * g.OH * g.OW, K = g.KH * g.KW * g.gi;
     void *tmp;
-    const float *x = lsx_in_f32(R, node, 0, &tmp);
-    if (!x) return -1;
-    ls_tensor *out = lsx_out(R, node, 0, 4, dims);
-    float *o = out ? (out->dtype == LS_DT_F32 ? out->data : ls_alloc_aligned((size_t)out->numel * 4 + 4)) : NULL;
-    if (!o) {
-        ls_free_aligned(tmp);
-        return out ? lsx_fail(R, node, "out of memory") : -1;
-    }
+    const float *x;
+    ls_tensor *out;
+    float *o;
+    if (lsx_float_io(R, node, 4, dims, &x, &tmp, &out, &o) != 0) return -1;
     if (n->type == LS_XNN_DepthwiseConv2d) {
         depthwise(&g, x, p->w, p->bias, o);
     } else {
@@ -171,7 +167,7 @@ int lsx_conv2d(lsx_run *R, uint32_t node)
         float *a = direct ? NULL : ls_alloc_aligned((size_t)(M * K) * 4 + 4);
         if (!direct && !a) {
             ls_free_aligned(tmp);
-            if ((void *)o != out->data) ls_free_aligned(o);
+            lsx_out_drop(out, o);
             return lsx_fail(R, node, "out of memory for the %lld x %lld patches", (long long)M, (long long)K);
         }
         float zero = 0;
@@ -185,10 +181,7 @@ int lsx_conv2d(lsx_run *R, uint32_t node)
                 for (int64_t c = 0; c < g.O; c++) o[m * g.O + c] += p->bias[c];
     }
     lsx_clamp(n, o, out->numel);
-    if ((void *)o != out->data) {
-        lsx_store_f32(R, node, 0, out, o);
-        ls_free_aligned(o);
-    }
+    lsx_out_done(R, node, out, o);
     ls_free_aligned(tmp);
     return 0;
 }
@@ -202,14 +195,10 @@ int lsx_deconv2d(lsx_run *R, uint32_t node)
     if (!in || conv_geom(R, node, in, true, &g) != 0) return -1;
     int64_t dims[4] = {g.N, g.OH, g.OW, g.O}, K = g.KH * g.KW * g.gi;
     void *tmp;
-    const float *x = lsx_in_f32(R, node, 0, &tmp);
-    if (!x) return -1;
-    ls_tensor *out = lsx_out(R, node, 0, 4, dims);
-    float *o = out ? ls_alloc_aligned((size_t)out->numel * 4 + 4) : NULL;
-    if (!o) {
-        ls_free_aligned(tmp);
-        return out ? lsx_fail(R, node, "out of memory") : -1;
-    }
+    const float *x;
+    ls_tensor *out;
+    float *o;
+    if (lsx_float_io(R, node, 4, dims, &x, &tmp, &out, &o) != 0) return -1;
     for (int64_t i = 0; i < out->numel; i++) o[i] = p->bias ? p->bias[i % g.O] : 0;
     /* every input pixel scatters its kernel-sized patch: p->w is [K][O], K = (ky, kx, i) */
     for (int64_t b = 0; b < g.N; b++)
@@ -234,8 +223,7 @@ int lsx_deconv2d(lsx_run *R, uint32_t node)
             }
     (void)K;
     lsx_clamp(n, o, out->numel);
-    lsx_store_f32(R, node, 0, out, o);
-    ls_free_aligned(o);
+    lsx_out_done(R, node, out, o);
     ls_free_aligned(tmp);
     return 0;
 }

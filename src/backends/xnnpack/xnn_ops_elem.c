@@ -75,11 +75,11 @@ int lsx_binary(lsx_run *R, uint32_t node)
         return -1;
     }
     ls_tensor *out = lsx_out(R, node, 0, nd, dims);
-    float *o = out ? (out->dtype == LS_DT_F32 ? out->data : ls_alloc_aligned((size_t)out->numel * 4 + 4)) : NULL;
+    float *o = lsx_out_f32(R, node, out);
     if (!o) {
         ls_free_aligned(tmpa);
         ls_free_aligned(tmpb);
-        return out ? lsx_fail(R, node, "out of memory") : -1;
+        return -1;
     }
     bcast_strides(ta, nd, dims, sa);
     bcast_strides(tb, nd, dims, sb);
@@ -105,10 +105,7 @@ int lsx_binary(lsx_run *R, uint32_t node)
     }
     if (type == LS_XNN_Add || type == LS_XNN_Subtract || type == LS_XNN_Multiply || type == LS_XNN_Div)
         lsx_clamp(n, o, out->numel);
-    if ((void *)o != out->data) {
-        lsx_store_f32(R, node, 0, out, o);
-        ls_free_aligned(o);
-    }
+    lsx_out_done(R, node, out, o);
     ls_free_aligned(tmpa);
     ls_free_aligned(tmpb);
     return 0;
@@ -124,14 +121,10 @@ int lsx_unary(lsx_run *R, uint32_t node)
     ls_tensor *ti = lsx_in(R, node, 0);
     if (!ti) return -1;
     void *tmp;
-    const float *x = lsx_in_f32(R, node, 0, &tmp);
-    if (!x) return -1;
-    ls_tensor *out = lsx_out(R, node, 0, ti->ndim, ti->sizes);
-    float *o = out ? (out->dtype == LS_DT_F32 ? out->data : ls_alloc_aligned((size_t)out->numel * 4 + 4)) : NULL;
-    if (!o) {
-        ls_free_aligned(tmp);
-        return out ? lsx_fail(R, node, "out of memory") : -1;
-    }
+    const float *x;
+    ls_tensor *out;
+    float *o;
+    if (lsx_float_io(R, node, ti->ndim, ti->sizes, &x, &tmp, &out, &o) != 0) return -1;
     int64_t count = ti->numel;
     float p = n->p.alpha;
     switch (n->type) {
@@ -162,10 +155,7 @@ int lsx_unary(lsx_run *R, uint32_t node)
     case LS_XNN_LeakyReLU: for (int64_t i = 0; i < count; i++) o[i] = x[i] < 0 ? x[i] * p : x[i]; break;
     default: break;
     }
-    if ((void *)o != out->data) {
-        lsx_store_f32(R, node, 0, out, o);
-        ls_free_aligned(o);
-    }
+    lsx_out_done(R, node, out, o);
     ls_free_aligned(tmp);
     return 0;
 }
@@ -176,14 +166,10 @@ int lsx_softmax(lsx_run *R, uint32_t node)
     if (!ti) return -1;
     if (ti->ndim == 0) return lsx_fail(R, node, "softmax of a 0-d tensor");
     void *tmp;
-    const float *x = lsx_in_f32(R, node, 0, &tmp);
-    if (!x) return -1;
-    ls_tensor *out = lsx_out(R, node, 0, ti->ndim, ti->sizes);
-    float *o = out ? (out->dtype == LS_DT_F32 ? out->data : ls_alloc_aligned((size_t)out->numel * 4 + 4)) : NULL;
-    if (!o) {
-        ls_free_aligned(tmp);
-        return out ? lsx_fail(R, node, "out of memory") : -1;
-    }
+    const float *x;
+    ls_tensor *out;
+    float *o;
+    if (lsx_float_io(R, node, ti->ndim, ti->sizes, &x, &tmp, &out, &o) != 0) return -1;
     int64_t c = ti->sizes[ti->ndim - 1];
     for (int64_t r = 0; c && r < ti->numel / c; r++) {
         const float *xr = x + r * c;
@@ -192,10 +178,7 @@ int lsx_softmax(lsx_run *R, uint32_t node)
         for (int64_t i = 0; i < c; i++) s += orow[i] = expf(xr[i] - m);
         for (int64_t i = 0; i < c; i++) orow[i] /= s;
     }
-    if ((void *)o != out->data) {
-        lsx_store_f32(R, node, 0, out, o);
-        ls_free_aligned(o);
-    }
+    lsx_out_done(R, node, out, o);
     ls_free_aligned(tmp);
     return 0;
 }

@@ -96,18 +96,15 @@ int lsx_fully_connected(lsx_run *R, uint32_t node)
         const float *x = lsx_in_f32(R, node, 0, &tmp);
         if (!x) return -1;
         ls_tensor *out = lsx_out(R, node, 0, in->ndim, dims);
-        float *o = out ? (out->dtype == LS_DT_F32 ? out->data : ls_alloc_aligned((size_t)(M * N) * 4 + 4)) : NULL;
+        float *o = lsx_out_f32(R, node, out);
         if (!o) {
             ls_free_aligned(tmp);
-            return out ? lsx_fail(R, node, "out of memory") : -1;
+            return -1;
         }
         ls_sgemm_ex(M, N, K, 1.0f, x, K, 1, p->w, N, 1, 0.0f, o, N);
         add_bias(o, M, N, N, p->bias);
         lsx_clamp(n, o, M * N);
-        if ((void *)o != out->data) {
-            lsx_store_f32(R, node, 0, out, o);
-            ls_free_aligned(o);
-        }
+        lsx_out_done(R, node, out, o);
         ls_free_aligned(tmp);
         return 0;
     }
@@ -161,7 +158,7 @@ int lsx_fully_connected(lsx_run *R, uint32_t node)
         }
     }
     ls_tensor *out = lsx_out(R, node, 0, in->ndim, dims);
-    float *o = out ? (out->dtype == LS_DT_F32 ? out->data : ls_alloc_aligned((size_t)(M * N) * 4 + 4)) : NULL;
+    float *o = lsx_out_f32(R, node, out);
     int rc = 0;
     if (!o) rc = out ? lsx_fail(R, node, "out of memory") : -1;
     if (rc == 0 && !p->group) {
@@ -185,10 +182,7 @@ int lsx_fully_connected(lsx_run *R, uint32_t node)
     if (rc == 0) {
         add_bias(o, M, N, N, p->bias);
         lsx_clamp(n, o, M * N);
-        if ((void *)o != out->data) {
-            lsx_store_f32(R, node, 0, out, o);
-            ls_free_aligned(o);
-        }
+        lsx_out_done(R, node, out, o);
     }
     ls_free_aligned(acc);
     ls_free_aligned(own_q);
@@ -224,11 +218,11 @@ int lsx_batch_matmul(lsx_run *R, uint32_t node)
     const float *a = lsx_in_f32(R, node, 0, &tmpa);
     const float *b = a ? lsx_in_f32(R, node, 1, &tmpb) : NULL;
     ls_tensor *out = b ? lsx_out(R, node, 0, nd, dims) : NULL;
-    float *o = out ? (out->dtype == LS_DT_F32 ? out->data : ls_alloc_aligned((size_t)out->numel * 4 + 4)) : NULL;
+    float *o = lsx_out_f32(R, node, out);
     if (!o) {
         ls_free_aligned(tmpa);
         if (b) ls_free_aligned(tmpb);
-        return out ? lsx_fail(R, node, "out of memory") : -1;
+        return -1;
     }
     for (int64_t bi = 0; bi < batch; bi++) {
         /* the batch offsets of a and b, broadcast */
@@ -249,10 +243,7 @@ int lsx_batch_matmul(lsx_run *R, uint32_t node)
         const float *A = a + oa * M * K, *B = b + ob * K * N;
         ls_sgemm_ex(M, N, K, 1.0f, A, K, 1, B, tr ? 1 : N, tr ? K : 1, 0.0f, o + bi * M * N, N);
     }
-    if ((void *)o != out->data) {
-        lsx_store_f32(R, node, 0, out, o);
-        ls_free_aligned(o);
-    }
+    lsx_out_done(R, node, out, o);
     ls_free_aligned(tmpa);
     ls_free_aligned(tmpb);
     return 0;
@@ -280,7 +271,7 @@ int lsx_sdpa(lsx_run *R, uint32_t node)
     memcpy(dims, tq->sizes, sizeof(int64_t) * nd);
     dims[nd - 1] = D;
     ls_tensor *out = q && k && v && sc && (!tm || mask) ? lsx_out(R, node, 0, nd, dims) : NULL;
-    float *o = out ? ls_alloc_aligned((size_t)out->numel * 4 + 4) : NULL;
+    float *o = lsx_out_f32(R, node, out);
     float *qs = o ? ls_alloc_aligned((size_t)(T * C) * 4 + 4) : NULL, *w = qs ? ls_alloc_aligned((size_t)(T * S) * 4 + 4) : NULL;
     int rc = 0;
     if (!w) rc = out ? lsx_fail(R, node, "out of memory") : -1;
@@ -299,8 +290,8 @@ int lsx_sdpa(lsx_run *R, uint32_t node)
         }
         ls_sgemm_ex(T, D, S, 1.0f, w, S, 1, v + h * S * D, D, 1, 0.0f, o + h * T * D, D);
     }
-    if (rc == 0) lsx_store_f32(R, node, 0, out, o);
-    ls_free_aligned(o);
+    if (rc == 0) lsx_out_done(R, node, out, o);
+    else lsx_out_drop(out, o);
     ls_free_aligned(qs);
     ls_free_aligned(w);
     ls_free_aligned(t0);

@@ -212,11 +212,11 @@ int lsx_pool2d(lsx_run *R, uint32_t node)
         ls_free_aligned(tmp);
         return lsx_fail(R, node, "the index output is %s, not 32-bit integers", ls_dtype_name(idx->dtype));
     }
-    float *o = out ? ls_alloc_aligned((size_t)out->numel * 4 + 4) : NULL;
+    float *o = lsx_out_f32(R, node, out);
     if (!o || (n->type == LS_XNN_ArgMaxPooling2d && !idx)) {
         ls_free_aligned(tmp);
-        ls_free_aligned(o);
-        return out && !o ? lsx_fail(R, node, "out of memory") : -1;
+        lsx_out_drop(out, o);
+        return -1;
     }
     bool maxp = n->type != LS_XNN_AvgPooling2d;
     for (int64_t b = 0; b < N; b++)
@@ -246,8 +246,7 @@ int lsx_pool2d(lsx_run *R, uint32_t node)
                     if (idx) ((int32_t *)idx->data)[at] = (int32_t)best;
                 }
     if (n->type != LS_XNN_ArgMaxPooling2d) lsx_clamp(n, o, out->numel);
-    lsx_store_f32(R, node, 0, out, o);
-    ls_free_aligned(o);
+    lsx_out_done(R, node, out, o);
     ls_free_aligned(tmp);
     return 0;
 }
@@ -261,14 +260,10 @@ int lsx_global_avg_pool(lsx_run *R, uint32_t node)
     const ls_xnn_value *od = lsx_def(R, n->out[0]);
     int64_t dims4[4] = {N, 1, 1, C}, dims2[2] = {N, C};
     void *tmp;
-    const float *x = lsx_in_f32(R, node, 0, &tmp);
-    if (!x) return -1;
-    ls_tensor *out = od->ndim == 2 ? lsx_out(R, node, 0, 2, dims2) : lsx_out(R, node, 0, 4, dims4);
-    float *o = out ? ls_alloc_aligned((size_t)out->numel * 4 + 4) : NULL;
-    if (!o) {
-        ls_free_aligned(tmp);
-        return out ? lsx_fail(R, node, "out of memory") : -1;
-    }
+    const float *x;
+    ls_tensor *out;
+    float *o;
+    if (lsx_float_io(R, node, od->ndim == 2 ? 2 : 4, od->ndim == 2 ? dims2 : dims4, &x, &tmp, &out, &o) != 0) return -1;
     for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             float s = 0;
@@ -276,8 +271,7 @@ int lsx_global_avg_pool(lsx_run *R, uint32_t node)
             o[b * C + c] = HW ? s / (float)HW : 0;
         }
     lsx_clamp(n, o, out->numel);
-    lsx_store_f32(R, node, 0, out, o);
-    ls_free_aligned(o);
+    lsx_out_done(R, node, out, o);
     ls_free_aligned(tmp);
     return 0;
 }
@@ -296,14 +290,10 @@ int lsx_resize_bilinear(lsx_run *R, uint32_t node)
     int64_t OH = n->p.resize.height, OW = n->p.resize.width;
     int64_t dims[4] = {N, OH, OW, C};
     void *tmp;
-    const float *x = lsx_in_f32(R, node, 0, &tmp);
-    if (!x) return -1;
-    ls_tensor *out = lsx_out(R, node, 0, 4, dims);
-    float *o = out ? ls_alloc_aligned((size_t)out->numel * 4 + 4) : NULL;
-    if (!o) {
-        ls_free_aligned(tmp);
-        return out ? lsx_fail(R, node, "out of memory") : -1;
-    }
+    const float *x;
+    ls_tensor *out;
+    float *o;
+    if (lsx_float_io(R, node, 4, dims, &x, &tmp, &out, &o) != 0) return -1;
     bool corners = n->flags & XNN_FLAG_ALIGN_CORNERS;
     /* align_corners maps the corner pixels onto each other; otherwise pixel centres (half-pixel),
      * clamped at the low edge as torch's upsample_bilinear2d does */
@@ -328,8 +318,7 @@ int lsx_resize_bilinear(lsx_run *R, uint32_t node)
                 }
             }
         }
-    lsx_store_f32(R, node, 0, out, o);
-    ls_free_aligned(o);
+    lsx_out_done(R, node, out, o);
     ls_free_aligned(tmp);
     return 0;
 }

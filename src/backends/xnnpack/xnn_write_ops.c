@@ -165,6 +165,29 @@ static int clamp(lsw *W, const ls_node *n, double lo, double hi)
 
 /* linear, addmm, mm with a constant weight: XNNFullyConnected, filter [N, K] (op_linear.py;
  * convert_to_linear.py turns addmm(b, x, wᵀ) and mm(x, wᵀ) into linear). */
+/* A float constant bias as a value (LS_XNN_INVALID_ID when there is none). */
+static int float_bias(lsw *W, const ls_node *n, uint32_t b, uint32_t *bias)
+{
+    *bias = LS_XNN_INVALID_ID;
+    if (!b) return 0;
+    ls_tensor *bt = lsw_data(W, b);
+    if (!bt || bt->ndim != 1) return lsw_needs(W, n, "the bias is not a constant vector");
+    return (*bias = lsw_constant(W, bt)) == UINT32_MAX ? -1 : 0;
+}
+
+/* The XNNFullyConnected node with n's output and its fused activation. */
+static int fc_node(lsw *W, const ls_node *n, uint32_t in, uint32_t filt, uint32_t bias)
+{
+    uint32_t out = out_value(W, n, LSW_NCHW);
+    if (out == LSW_NONE) return -1;
+    ls_xnn_node *f = lsw_node(W, LS_XNN_FullyConnected, n);
+    f->n_in = 3;
+    f->in[0] = in, f->in[1] = filt, f->in[2] = bias;
+    f->n_out = 1, f->out[0] = out;
+    fused_clamp(W, n, f);
+    return 0;
+}
+
 static int fully_connected_q(lsw *W, const ls_node *n, uint32_t x, uint32_t filt, uint32_t b, float *scales,
                              uint32_t n_scales)
 {
@@ -178,19 +201,11 @@ static int fully_connected_q(lsw *W, const ls_node *n, uint32_t x, uint32_t filt
             return lsw_needs(W, n, "a statically quantized linear without a quantize after it");
         if (b && (bias = lsw_quant_bias(W, n, b, in_scale, scales, n_scales)) == LSW_NONE) return -1;
     } else if (idt == LS_XNN_DT_QDINT8) { /* dynamic: float bias, float out */
-        ls_tensor *bt = b ? lsw_data(W, b) : NULL;
-        if (b && (!bt || (bias = lsw_constant(W, bt)) == UINT32_MAX)) return lsw_needs(W, n, "the bias is not a constant");
+        if (float_bias(W, n, b, &bias) != 0) return -1;
     } else {
         return lsw_needs(W, n, "quantized weights with a float input (weight-only quantization)");
     }
-    uint32_t out = out_value(W, n, LSW_NCHW);
-    if (out == LSW_NONE) return -1;
-    ls_xnn_node *f = lsw_node(W, LS_XNN_FullyConnected, n);
-    f->n_in = 3;
-    f->in[0] = in, f->in[1] = filt, f->in[2] = bias;
-    f->n_out = 1, f->out[0] = out;
-    fused_clamp(W, n, f);
-    return 0;
+    return fc_node(W, n, in, filt, bias);
 }
 
 static int fully_connected(lsw *W, const ls_node *n, uint32_t x, uint32_t w, uint32_t b, bool w_is_kn)
@@ -224,20 +239,9 @@ static int fully_connected(lsw *W, const ls_node *n, uint32_t x, uint32_t w, uin
     uint32_t filt = in == LSW_NONE ? LSW_NONE : lsw_constant(W, wt);
     ls_tensor_unref(own);
     if (in == LSW_NONE || filt == UINT32_MAX) return -1;
-    uint32_t bias = LS_XNN_INVALID_ID;
-    if (b) {
-        ls_tensor *bt = lsw_data(W, b);
-        if (!bt || bt->ndim != 1) return lsw_needs(W, n, "the bias is not a constant vector");
-        if ((bias = lsw_constant(W, bt)) == UINT32_MAX) return -1;
-    }
-    uint32_t out = out_value(W, n, LSW_NCHW);
-    if (out == LSW_NONE) return -1;
-    ls_xnn_node *f = lsw_node(W, LS_XNN_FullyConnected, n);
-    f->n_in = 3;
-    f->in[0] = in, f->in[1] = filt, f->in[2] = bias;
-    f->n_out = 1, f->out[0] = out;
-    fused_clamp(W, n, f);
-    return 0;
+    uint32_t bias;
+    if (float_bias(W, n, b, &bias) != 0) return -1;
+    return fc_node(W, n, in, filt, bias);
 }
 
 static int conv2d(lsw *W, const ls_node *n)
@@ -297,11 +301,7 @@ static int conv2d(lsw *W, const ls_node *n)
     filt = in == LSW_NONE ? LSW_NONE : lsw_constant(W, f);
     ls_tensor_unref(f);
     if (in == LSW_NONE || filt == UINT32_MAX) return -1;
-    if (b) {
-        ls_tensor *bt = lsw_data(W, b);
-        if (!bt) return lsw_needs(W, n, "the bias is not a constant");
-        if ((bias = lsw_constant(W, bt)) == UINT32_MAX) return -1;
-    }
+    if (float_bias(W, n, b, &bias) != 0) return -1;
 define:;
     uint32_t out = out_value(W, n, LSW_NHWC);
     if (out == LSW_NONE) return -1;
