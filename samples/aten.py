@@ -20,6 +20,7 @@ class DType:
 FLOAT = DType("float32", 7, "f", 4)
 LONG = DType("int64", 5, "q", 8)
 BOOL = DType("bool", 12, "?", 1)
+INT8 = DType("int8", 2, "b", 1)
 
 LAYOUT_STRIDED = 7  # schema.Layout.Strided
 INT64_MAX = 9223372036854775807  # what x[a:] puts in slice's `end`
@@ -88,6 +89,11 @@ SCHEMAS = [
     "layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor",
     "full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
     "arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+    "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor",
+    # PT2E's quantize / dequantize (torch/ao/quantization/fx/_decomposed.py)
+    "quantized_decomposed::quantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor",
+    "quantized_decomposed::dequantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor",
+    "quantized_decomposed::dequantize_per_channel(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor",
 ]
 
 
@@ -98,6 +104,9 @@ class SchemaArg:
 
 class Schema:
     def __init__(self, text):
+        self.namespace = "aten"
+        if "::" in text:
+            self.namespace, text = text.split("::", 1)
         m = re.match(r"([\w.]+)\((.*)\) -> (.*)$", text)
         self.name = m.group(1)
         self.args = []
@@ -113,7 +122,7 @@ class Schema:
     @property
     def target(self):
         base, _, overload = self.name.partition(".")
-        return "torch.ops.aten.%s.%s" % (base, overload or "default")
+        return "torch.ops.%s.%s.%s" % (self.namespace, base, overload or "default")
 
     @property
     def packet(self):
@@ -279,4 +288,15 @@ def infer(op, args, new_sym):
         return a.get("dtype", FLOAT), list(a["size"])
     if name == "arange":
         return a.get("dtype", LONG), [a["end"] - a["start"]]
+    if name == "conv2d":
+        n, _, h, w = a["input"].shape
+        o, _, kh, kw = a["weight"].shape
+        st, pad, dil = (list(a.get(k, d)) if isinstance(a.get(k, d), (list, tuple)) else [a.get(k, d)] * 2
+                        for k, d in (("stride", 1), ("padding", 0), ("dilation", 1)))
+        return a["input"].dtype, [n, o, (h + 2 * pad[0] - dil[0] * (kh - 1) - 1) // st[0] + 1,
+                                  (w + 2 * pad[1] - dil[1] * (kw - 1) - 1) // st[1] + 1]
+    if name == "quantize_per_tensor":
+        return a["dtype"], _shape(a["input"])
+    if name in ("dequantize_per_tensor", "dequantize_per_channel"):
+        return a.get("out_dtype") or FLOAT, _shape(a["input"])
     raise KeyError("no output metadata rule for " + op)

@@ -14,6 +14,7 @@ sys.dont_write_bytecode = True  # keep samples/ free of __pycache__
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import policy  # noqa: E402
+import quantized  # noqa: E402
 import scenarios  # noqa: E402
 import tiny_llama  # noqa: E402
 
@@ -25,6 +26,7 @@ SAMPLES = [
     scenarios.kv_cache,
     policy.policy,
     tiny_llama.tiny_llama,
+    quantized.quantized_mlp,
 ]
 
 

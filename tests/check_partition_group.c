@@ -242,6 +242,123 @@ START_TEST(tiny_llama_attention_mm_on_cpu)
 }
 END_TEST
 
+
+static bool is_quant_node(const ls_node *n)
+{
+    return n->kind == LS_NODE_CALL && n->op && strcmp(n->op->ns, "quantized_decomposed") == 0;
+}
+
+/* samples/quantized_mlp with XNNPACK: each GEMM takes its dq'd activation, its weight's
+ * dequantize_per_channel with the int8 constant, scales and zero points, its bias, the fused relu
+ * and the q after it (GEMMConfig's static quantization); the quantize of each input and the
+ * dequantize of each output stand alone: int8 is valid for XNNPACK only in dynamic
+ * quantization's q/dq (_check_node_has_valid_dtype), so they stay on the CPU. */
+START_TEST(quantized_mlp_groups_inside)
+{
+    ls_program *p = pf_sample("quantized_mlp");
+    ls_history h;
+    pf_lower_backend(p, "xnnpack", &h);
+    const ls_program *q = h.steps[ls_history_find_step(&h, "partition", NULL)].program;
+    const char *tag = pt_must(q, "aten_linear_default")->tag;
+    ck_assert_ptr_nonnull(tag);
+    uint32_t cpu_q = 0, in_tag = 0;
+    for (uint32_t i = 0; i < q->n_nodes; i++) {
+        const ls_node *n = q->nodes[i];
+        if (is_quant_node(n)) {
+            if (n->tag) {
+                ck_assert_str_eq(n->tag, tag);
+                in_tag++;
+            } else {
+                cpu_q++;
+                ck_assert_int_eq(n->reason, LS_WHY_RULE);
+                ck_assert(strstr(n->reason_detail, "(rule dynamic_qparams)"));
+            }
+        }
+        if (is_op(n, LS_OP_linear) || is_op(n, LS_OP_convolution) || is_op(n, LS_OP_relu)) ck_assert_str_eq(n->tag, tag);
+    }
+    ck_assert_uint_eq(cpu_q, 4);  /* the q of x and y, the dq of both outputs */
+    ck_assert_uint_eq(in_tag, 9); /* 3 activation dq, 3 weight dq, 3 q after the GEMMs */
+    for (int k = 0; k < 3; k++) { /* the weights' constants come along (take_constants "deps") */
+        ck_assert_str_eq(pt_must(q, ls_internf("c__frozen_param%d", k))->tag, tag);
+        ck_assert_str_eq(pt_must(q, ls_internf("c__scale_%d", k))->tag, tag);
+        ck_assert_str_eq(pt_must(q, ls_internf("c__zero_point_%d", k))->tag, tag);
+    }
+    ck_assert_str_eq(pt_must(q, "p_fc1_bias")->tag, tag);
+    /* lowered: one delegate; the top level keeps the four edge q/dq and nothing else computes */
+    const ls_program *low = h.steps[ls_history_find_step(&h, "to_backend", NULL)].program;
+    ck_assert_uint_eq(pt_count_op(low, LS_OP_call_delegate), 1);
+    ck_assert_uint_eq(pt_count_op(low, LS_OP_quantize_per_tensor) + pt_count_op(low, LS_OP_dequantize_per_tensor), 4);
+    ck_assert_uint_eq(pt_count_op(low, LS_OP_dequantize_per_channel) + pt_count_op(low, LS_OP_linear), 0);
+    ck_assert_uint_eq(pt_count_inputs(low, LS_IN_CONSTANT_TENSOR) + pt_count_inputs(low, LS_IN_PARAMETER), 0);
+    ls_history_free(&h);
+    ls_program_unref(p);
+}
+END_TEST
+
+static uint32_t qcall(ls_builder *b, ls_op_id op, ls_arg *a, uint16_t n, ls_dtype dt, int nd, const int64_t *sz)
+{
+    ls_arg *args = calloc(n, sizeof *args);
+    memcpy(args, a, sizeof *args * n);
+    ls_tmeta m = ls_meta(dt, nd, sz);
+    return ls_build_call(b, NULL, op, args, n, &m);
+}
+
+#define DT(d) ((ls_arg){.kind = LS_ARG_DTYPE, .v.i = (d)})
+
+/* Dynamic quantization (GEMMConfig, DYNAMIC_QUANT): choose_qparams → getitem ×2 → q.tensor →
+ * dq.tensor → linear with a per-channel weight: the whole chain is one group, nothing stays out.
+ * A per-tensor weight with a dynamic activation is refused, and a quantized weight with a float
+ * activation too (rule quant_pattern). */
+START_TEST(dynamic_quantization_chain_is_one_group)
+{
+    int64_t sx[2] = {2, 4}, sw[2] = {3, 4}, three = 3, one = 1, sy[2] = {2, 3};
+    for (int variant = 0; variant < 3; variant++) {
+        ls_builder *b = ls_builder_new("model", LS_DIALECT_EDGE);
+        uint32_t w = pt_input(b, "c_w", LS_IN_CONSTANT_TENSOR, "w", false, LS_DT_I8, 2, sw);
+        uint32_t ws = pt_input(b, "c_ws", LS_IN_CONSTANT_TENSOR, "ws", false, LS_DT_F32, 1, &three);
+        uint32_t wz = pt_input(b, "c_wz", LS_IN_CONSTANT_TENSOR, "wz", false, LS_DT_I64, 1, &three);
+        uint32_t x = pt_input(b, "x", LS_IN_USER_INPUT, NULL, false, LS_DT_F32, 2, sx);
+        ls_arg cq[5] = {ls_arg_node(x), ls_arg_int(-128), ls_arg_int(127), ls_arg_float(1e-5), DT(LS_DT_I8)};
+        uint32_t ch = qcall(b, LS_OP_choose_qparams_tensor, cq, 5, LS_DT_F64, 1, &one);
+        ls_program *bp = ls_builder_program(b);
+        ls_tmeta two[2] = {ls_meta(LS_DT_F64, 1, &one), ls_meta(LS_DT_I64, 1, &one)};
+        ls_node_set_vals(bp->nodes[bp->n_nodes - 1], LS_VAL_TENSORS, two, 2);
+        ls_arg g0[2] = {ls_arg_node(ch), ls_arg_int(0)}, g1[2] = {ls_arg_node(ch), ls_arg_int(1)};
+        uint32_t s = qcall(b, LS_OP_getitem, g0, 2, LS_DT_F64, 1, &one), z = qcall(b, LS_OP_getitem, g1, 2, LS_DT_I64, 1, &one);
+        ls_arg qa[6] = {ls_arg_node(x), ls_arg_node(s), ls_arg_node(z), ls_arg_int(-128), ls_arg_int(127), DT(LS_DT_I8)};
+        uint32_t qx = qcall(b, LS_OP_quantize_per_tensor_tensor, qa, 6, LS_DT_I8, 2, sx);
+        qa[0] = ls_arg_node(qx);
+        uint32_t act = variant == 2 ? x : qcall(b, LS_OP_dequantize_per_tensor_tensor, qa, 6, LS_DT_F32, 2, sx);
+        ls_arg wa[7] = {ls_arg_node(w), ls_arg_node(ws), ls_arg_node(wz), ls_arg_int(0), ls_arg_int(-127), ls_arg_int(127), DT(LS_DT_I8)};
+        ls_arg wt[6] = {ls_arg_node(w), ls_arg_float(0.02), ls_arg_int(0), ls_arg_int(-127), ls_arg_int(127), DT(LS_DT_I8)};
+        uint32_t wdq = variant == 1 ? qcall(b, LS_OP_dequantize_per_tensor, wt, 6, LS_DT_F32, 2, sw)
+                                    : qcall(b, LS_OP_dequantize_per_channel, wa, 7, LS_DT_F32, 2, sw);
+        ls_arg la[2] = {ls_arg_node(act), ls_arg_node(wdq)};
+        uint32_t y = qcall(b, LS_OP_linear, la, 2, LS_DT_F32, 2, sy);
+        uint32_t outs[2] = {y, qx};
+        ls_build_output(b, outs, variant == 2 ? 2 : 1, NULL, NULL);
+        ls_program *p = ls_builder_finish(b);
+        ls_profile *prof = xnnpack();
+        pt_step(&p, ls_pass_partition, prof);
+        const ls_node *lin = pt_must(p, "aten_linear_default");
+        if (variant == 0) {
+            ck_assert_str_eq(lin->tag, "tag0");
+            for (uint32_t i = 0; i < p->n_nodes; i++)
+                if (p->nodes[i]->kind == LS_NODE_CALL) ck_assert_msg(p->nodes[i]->tag, "%s left out", p->nodes[i]->name);
+            ck_assert_str_eq(pt_must(p, "c_w")->tag, "tag0");
+        } else {
+            ck_assert_ptr_null(lin->tag);
+            ck_assert_str_eq(lin->reason_detail,
+                             variant == 1 ? "XNNPACK does not take per-tensor quantized weights with dynamically quantized "
+                                            "activations (rule quant_pattern)"
+                                          : "XNNPACK needs a dequantized activation (a dq node in front of it) (rule quant_pattern)");
+        }
+        ls_profile_free(prof);
+        ls_program_unref(p);
+    }
+}
+END_TEST
+
 Suite *partition_group_suite(void)
 {
     Suite *s = suite_create("partition_group");
@@ -253,6 +370,8 @@ Suite *partition_group_suite(void)
     tcase_add_test(tc, to_edge_keeps_linear_for_xnnpack);
     tcase_add_test(tc, shipped_profiles_from_any_directory);
     tcase_add_test(tc, tiny_llama_attention_mm_on_cpu);
+    tcase_add_test(tc, quantized_mlp_groups_inside);
+    tcase_add_test(tc, dynamic_quantization_chain_is_one_group);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -21,7 +21,7 @@ ls_program *pf_load(const char *path)
 
 const pf_sample_info pf_samples[PF_N_SAMPLES] = {
     {"shared_constant", 1}, {"two_delegates", 1}, {"folded_output", 1}, {"constant_mask", 1},
-    {"kv_cache", 3},        {"policy", 1},        {"tiny_llama", 3},
+    {"kv_cache", 3},        {"policy", 1},        {"tiny_llama", 3},      {"quantized_mlp", 1},
 };
 
 ls_program *pf_sample(const char *name)

@@ -21,7 +21,7 @@ typedef struct pf_sample_info {
     int steps;
 } pf_sample_info;
 extern const pf_sample_info pf_samples[];
-#define PF_N_SAMPLES 7
+#define PF_N_SAMPLES 8
 /* The pipeline (pipeline: a --pipeline value, NULL for the default) run on p into *h; every
  * step must run. */
 void pf_lower(ls_program *p, const char *pipeline, ls_history *h);

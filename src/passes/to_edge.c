@@ -11,6 +11,7 @@
  *   softmax.int         → _softmax(x, dim, False); log_softmax.int → _log_softmax
  *   layer_norm          → native_layer_norm + getitem 0
  *   chunk(x, c, dim)    → split_copy.Tensor(x, ceil(size / c), dim)
+ *   conv2d(x, w, b, ...) → convolution(x, w, b, stride, padding, dilation, False, [0, 0], groups)
  *   silu(x)             → mul(x, sigmoid(x))
  *   arange.start(a, b)  → arange.start_step(a, b, 1)
  * A Python scalar given for a Tensor parameter becomes a lifted tensor constant
@@ -169,6 +170,35 @@ static bool decompose_softmax(edge *E, const ls_node *n, ls_op_id to)
     return true;
 }
 
+/* conv2d(x, w, b, stride, padding, dilation, groups) → convolution(x, w, b, stride, padding,
+ * dilation, False, [0, 0], groups), as torch's conv2d decomposition writes it (a one-value list
+ * stands for both spatial dims). */
+static bool decompose_conv2d(edge *E, const ls_node *n)
+{
+    ls_arg *ca = args_of(9);
+    for (int k = 0; k < 3; k++) ca[k] = copy_arg(&n->args[k]);
+    for (int k = 3; k < 6; k++) {
+        const ls_arg *a = &n->args[k];
+        if (a->kind == LS_ARG_INTS && a->n == 1) {
+            int64_t two[2] = {a->v.ints[0], a->v.ints[0]};
+            ca[k] = ls_arg_ints(two, 2);
+        } else if (a->kind == LS_ARG_INT) {
+            int64_t two[2] = {a->v.i, a->v.i};
+            ca[k] = ls_arg_ints(two, 2);
+        } else {
+            ca[k] = copy_arg(a);
+        }
+    }
+    ca[6] = ls_arg_bool(false);
+    int64_t zeros[2] = {0, 0};
+    ca[7] = ls_arg_ints(zeros, 2);
+    ca[8] = copy_arg(&n->args[6]);
+    ls_node *c = emit(E, LS_OP_convolution, ca, 9, ls_node_tval(n));
+    if (!c) return false;
+    take_place(c, n);
+    return true;
+}
+
 static bool decompose_layer_norm(edge *E, const ls_node *n)
 {
     const ls_tmeta *x = val_of(E, &n->args[0]), *y = ls_node_tval(n);
@@ -274,6 +304,7 @@ static bool decompose(edge *E, const ls_node *n)
     case LS_OP_log_softmax_int: return decompose_softmax(E, n, LS_OP__log_softmax);
     case LS_OP_layer_norm: return decompose_layer_norm(E, n);
     case LS_OP_chunk: return decompose_chunk(E, n);
+    case LS_OP_conv2d: return decompose_conv2d(E, n);
     default: return false;
     }
 }

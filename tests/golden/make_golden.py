@@ -26,7 +26,7 @@ except ImportError:  # numpy comes from Debian's python3-numpy: use that interpr
     raise
 
 RTOL, ATOL = 1e-5, 1e-6
-NP_DTYPES = {7: "<f4", 5: "<i8", 12: "?"}  # torch.export ScalarType codes
+NP_DTYPES = {7: "<f4", 5: "<i8", 12: "?", 2: "<i1"}  # torch.export ScalarType codes
 
 
 class Archive:
@@ -216,6 +216,52 @@ def tiny_llama_step(ar, dt, inputs, state):
     return [logits], new_state
 
 
+def quantize(x, scale, qmin=-128, qmax=127):
+    """quantized_decomposed.quantize_per_tensor (zero point 0): round(x * (1 / scale)) in
+    float32, as torch computes it (a float32 tensor times a Python float), half to even."""
+    v = np.rint((x.astype(np.float32) * np.float32(1.0 / scale)).astype(np.float64))
+    return np.clip(v, qmin, qmax)
+
+
+def dequantize(q, scale):
+    """dequantize_per_tensor / per channel (scale broadcast along axis 0): (q - 0) * scale in
+    float32."""
+    return q.astype(np.float32) * np.asarray(scale, dtype=np.float32)
+
+
+def conv2d(x, w, b, pad):
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    xp = np.zeros((n, c, h + 2 * pad, wd + 2 * pad), dtype=x.dtype)
+    xp[:, :, pad:pad + h, pad:pad + wd] = x
+    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
+    y = np.zeros((n, o, oh, ow), dtype=x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            y[:, :, i, j] = np.tensordot(xp[:, :, i:i + kh, j:j + kw], w, axes=([1, 2, 3], [1, 2, 3]))
+    return y + b.reshape(1, o, 1, 1)
+
+
+def quantized_mlp(ar, dt, inputs):
+    """samples/quantized.py: every activation through quantize/dequantize (int8, scales as
+    that file writes them), weights dequantized per output channel."""
+    scales = {"x": 0.031, "fc1": 0.047, "fc2": 0.052, "y": 0.029, "conv": 0.043}
+
+    def weight(k):
+        w = ar["_frozen_param%d" % k].astype(np.float32)
+        s = ar["_scale_%d" % k].astype(np.float32)
+        return (w * s.reshape((-1,) + (1,) * (w.ndim - 1))).astype(dt)
+
+    def qdq(v, name):
+        return dequantize(quantize(v, scales[name]), scales[name]).astype(dt)
+
+    x, y = inputs["x"].astype(dt), inputs["y"].astype(dt)
+    h = np.maximum(linear(qdq(x, "x"), weight(0), ar["fc1.bias"].astype(dt)), 0)
+    out = qdq(linear(qdq(h, "fc1"), weight(1), ar["fc2.bias"].astype(dt)), "fc2")
+    c = np.maximum(conv2d(qdq(y, "y"), weight(2), ar["conv.bias"].astype(dt), 1), 0)
+    return [out, qdq(c, "conv")]
+
+
 # ---------------------------------------------------------------- driver
 
 def check_float32(name, outs64, outs32):
@@ -288,6 +334,8 @@ def main(argv):
     single("policy", policy,
            {"state": normal(7, [1, 14]), "goal": normal(8, [1, 6]), "t": normal(9, [1, 1])},
            samples, os.path.join(outdir, "policy"))
+    single("quantized_mlp", quantized_mlp, {"x": normal(10, [2, 8]), "y": normal(11, [1, 2, 4, 4])},
+           samples, os.path.join(outdir, "quantized_mlp"))
     stepped("kv_cache", kv_cache_step,
             lambda k: {"q": normal(100 + k, [1, 8]), "k_val": normal(200 + k, [1, 8]),
                        "input_pos": step([k], dtype=np.int64)},
