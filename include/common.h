@@ -99,6 +99,11 @@ void ls_threads_end(void);
         (vec)->v[(vec)->n++] = (x);          \
     } while (0)
 
+/* What an ASCII terminal shows for a character we draw (box drawing, arrows, marks, ·, ×, …):
+ * | - + v > < # . * x ~ ' ' and so on; ASCII itself unchanged, anything else '?'. The UI with
+ * TERM=vt100 or a locale that is not UTF-8, and `lowerscope graph --ascii`. */
+uint32_t ls_ascii_of(uint32_t cp);
+
 /* A growable string buffer for building messages, JSON and reports. */
 typedef struct ls_buf {
     char *s;

@@ -407,6 +407,10 @@ size_t ls_arg_elem_size(uint8_t kind); /* bytes per element of a list kind, 0 fo
 /* An argument as the CLI and the UI show it: node names (%ID for an id p lacks), numbers,
  * 'strings', dtypes, lists in brackets, None. */
 void ls_arg_text(const struct ls_program *p, const ls_arg *a, ls_buf *b);
+/* A node on one line, as `lowerscope diff` prints it and the UI's node pane shows what a changed
+ * node was: "edge.aten.add.Tensor(x, c_copy_0) [tag0]", "placeholder tensor_constant c [tag0]",
+ * "get_attr lowered_module_0", "output(getitem, atan2)"; a CPU reason in braces. */
+void ls_node_describe(const struct ls_program *p, const ls_node *n, ls_buf *b);
 void ls_arg_free(ls_arg *a);
 bool ls_arg_equal(const ls_arg *a, const ls_arg *b);
 ls_arg ls_arg_node(uint32_t id);

@@ -36,6 +36,33 @@ void ui_reselect(ui *u)
     u->panes[UI_P_NODE].sel = u->panes[UI_P_NODE].top = 0;
 }
 
+/* After the filter changed: the selection goes into it, to the first visible node at or after
+ * where it was in graph order (the last one before it when none follows). O(n), once. */
+void ui_filter_moved(ui *u)
+{
+    ui_model_ensure(u);
+    ui_model *m = &u->m;
+    if (!m->n_vis || ui_model_find(u, u->sel_id) >= 0) {
+        ui_reselect(u);
+        return;
+    }
+    if (!m->vis) { /* no filter: every row is visible */
+        ui_reselect(u);
+        return;
+    }
+    int64_t at = ui_rows_find(m->sr, u->sel_id);
+    uint32_t best = m->vis[m->n_vis - 1];
+    bool found = false;
+    for (uint32_t v = 0; v < m->n_vis && at >= 0; v++)
+        if (m->vis[v] >= (uint32_t)at && (!found || m->vis[v] < best)) {
+            best = m->vis[v];
+            found = true;
+        }
+    if (!found) best = m->vis[0];
+    u->sel_id = ui_rows_at(m->sr, best).node->id;
+    ui_reselect(u);
+}
+
 void ui_filter_ids(ui *u, const char *name, const uint32_t *ids, uint32_t n)
 {
     uint32_t max = 0;
@@ -48,20 +75,23 @@ void ui_filter_ids(ui *u, const char *name, const uint32_t *ids, uint32_t n)
     u->filter = UI_FILTER_IDS;
     u->filter_value = ls_intern(name);
     ui_model_refilter(u);
-    ui_model_ensure(u);
-    /* the selection goes into the filter: to the first of its nodes unless it is one */
-    if (ui_model_find(u, u->sel_id) < 0 && u->m.n_vis) u->sel_id = ui_model_row(u, 0).node->id;
-    ui_reselect(u);
+    ui_filter_moved(u);
     ui_message(u, false, "filter %s: %u node%s — Esc clears", name, u->m.n_vis, u->m.n_vis == 1 ? "" : "s");
+}
+
+/* A node the filter hides stays hidden: the filter keeps itself and says so. */
+static bool hidden_by_filter(ui *u, uint32_t id)
+{
+    if (u->filter == UI_FILTER_NONE || ui_model_find(u, id) >= 0) return false;
+    const ls_node *n = u->m.prog ? ls_program_node(u->m.prog, id) : NULL;
+    if (!n && u->m.prev) n = ls_program_node(u->m.prev, id);
+    ui_message(u, false, "%s is not in the filter %s — Esc clears it", n ? n->name : "that node", u->filter_value);
+    return true;
 }
 
 void ui_select_id(ui *u, uint32_t id)
 {
-    if (ui_model_find(u, id) < 0 && u->filter != UI_FILTER_NONE) {
-        u->filter = UI_FILTER_NONE;
-        ui_model_refilter(u);
-        ui_message(u, false, "filter cleared to show the node");
-    }
+    if (hidden_by_filter(u, id)) return;
     u->sel_id = id;
     ui_reselect(u);
 }
@@ -142,6 +172,7 @@ bool ui_jump(ui *u, const char *prog, const char *node)
             u->diff_marks = true;
             ui_model_refilter(u);
         }
+        if (hidden_by_filter(u, id)) return false;
         ui_select_id(u, id);
         if (ui_model_find(u, id) >= 0) return true;
     }
@@ -261,8 +292,9 @@ static void cycle_related(ui *u, bool users)
     }
     uint32_t k = u->cycle_index % n_ids;
     const ls_node *t = ls_program_node(p, ids[k]);
-    ui_select_id(u, ids[k]);
-    ui_message(u, false, "%s %u/%u of %s: %s", users ? "user" : "argument", k + 1, n_ids, o->name, t ? t->name : "?");
+    bool shown = u->filter == UI_FILTER_NONE || ui_model_find(u, ids[k]) >= 0;
+    ui_select_id(u, ids[k]); /* a node the filter hides: it says so */
+    if (shown) ui_message(u, false, "%s %u/%u of %s: %s", users ? "user" : "argument", k + 1, n_ids, o->name, t ? t->name : "?");
 }
 
 static void move_sel(ui *u, int64_t delta)

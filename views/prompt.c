@@ -1,6 +1,7 @@
 /* The bottom-line prompt: the `:` command line, `/` incremental search and `f` filter input,
- * and the commands (as a table, for help). Search runs over the focused list (the graph's
- * names and ops on the main screen); a pattern without upper-case letters ignores case. */
+ * and the commands (as a table, for help). Search runs over the focused pane (every pane of the
+ * main screen can be searched); a pattern without upper-case letters ignores case. Once found,
+ * the matches are counted ("3/17"), and n/N say when they wrap. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,8 @@ void ui_prompt_open(ui *u, char kind)
     u->prompt_kind = kind;
     u->prompt[0] = 0;
     u->prompt_len = 0;
+    u->prompt_hint[0] = 0;
+    u->history_at = -1;
     u->msg[0] = 0;
     if (kind == '/') u->prompt_origin = search_pane(u)->sel;
 }
@@ -59,6 +62,8 @@ static bool compile(ui *u, const char *pattern)
     if (u->re_ok) regfree(&u->re);
     u->re_ok = false;
     ls_ptrmap_free(&u->search_ops);
+    u->matches_valid = false;
+    u->count.pending = false;
     if (!*pattern) return false;
     int flags = REG_EXTENDED | REG_NOSUB;
     bool upper = false;
@@ -102,24 +107,107 @@ bool ui_search_matches_shared(ui *u, const char *text)
 
 #define SLICE_SECONDS 0.004
 
+static const char *pane_name(ui *u, const ui_pane *p)
+{
+    return p == ui_pane_of(u, UI_P_SCREEN) ? "screen" : p->ops->name;
+}
+
+/* ---- how many rows match, and which of them is selected ("3/17"): every row of the pane read
+ * once per pattern and step, in slices as the search itself, after the first match is found */
+
+static uint32_t match_at_or_after(const ui *u, uint32_t row)
+{
+    uint32_t lo = 0, hi = u->n_matches;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (u->matches[mid] < row) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* "/pat: 3/17 in the graph" (and where it wrapped), once the count is known; else "/pat". */
+static void say_position(ui *u, ui_pane *p)
+{
+    if (!u->matches_valid || u->matches_ops != p->ops) {
+        ui_message(u, false, "/%s%s", u->search, u->count.wrapped);
+        return;
+    }
+    uint32_t k = match_at_or_after(u, p->sel);
+    if (k < u->n_matches && u->matches[k] == p->sel)
+        ui_message(u, false, "/%s: %u/%u in the %s%s", u->search, k + 1, u->n_matches, pane_name(u, p), u->count.wrapped);
+    else ui_message(u, false, "/%s: %u match%s in the %s%s", u->search, u->n_matches, u->n_matches == 1 ? "" : "es",
+                    pane_name(u, p), u->count.wrapped);
+}
+
+static void count_start(ui *u, ui_pane *p)
+{
+    uint32_t n = p->ops->count(u);
+    if (u->matches_valid && u->matches_ops == p->ops && u->matches_rows == n && u->matches_step == u->step) {
+        say_position(u, p);
+        return;
+    }
+    u->matches_valid = false;
+    u->n_matches = 0;
+    u->count.pending = true;
+    u->count.pane = p;
+    u->count.i = 0;
+    u->count.n = n;
+}
+
+/* One slice of the count; true while unfinished. */
+static bool count_step(ui *u, double end)
+{
+    ui_pane *p = u->count.pane;
+    uint32_t n = p->ops->count(u);
+    if (n != u->count.n) { /* the rows changed under it: start over */
+        u->count.n = n;
+        u->count.i = 0;
+        u->n_matches = 0;
+    }
+    while (u->count.i < n) {
+        for (uint32_t k = 0; k < 512 && u->count.i < n; k++, u->count.i++)
+            if (p->ops->match(u, u->count.i, &u->re)) {
+                if (u->n_matches == u->matches_cap) {
+                    u->matches_cap = u->matches_cap ? 2 * u->matches_cap : 64;
+                    u->matches = ls_realloc(u->matches, sizeof *u->matches * u->matches_cap);
+                }
+                u->matches[u->n_matches++] = u->count.i;
+            }
+        if (ls_now() > end) return true;
+    }
+    u->count.pending = false;
+    u->matches_valid = true;
+    u->matches_ops = p->ops;
+    u->matches_rows = n;
+    u->matches_step = u->step;
+    if (!u->prompt_kind) say_position(u, p);
+    return false;
+}
+
 static void search_done(ui *u, bool found, uint32_t row)
 {
     ui_search_job *j = &u->sjob;
     j->pending = false;
     if (found) {
         ui_pane_select(u, j->pane, row);
-        if (j->next) ui_message(u, false, "/%s", u->search);
-        else if (!j->incremental && u->msg_error) u->msg[0] = 0;
+        /* n went past the last match (or N before the first) */
+        u->count.wrapped[0] = 0;
+        if (j->next && !j->backward && row <= j->origin) snprintf(u->count.wrapped, sizeof u->count.wrapped, " (wrapped to the top)");
+        if (j->next && j->backward && row >= j->origin) snprintf(u->count.wrapped, sizeof u->count.wrapped, " (wrapped to the bottom)");
+        if (!j->incremental) count_start(u, j->pane);
+        if (!j->incremental && !u->count.pending) say_position(u, j->pane);
+        else if (!j->incremental) ui_message(u, false, "/%s%s", u->search, u->count.wrapped);
         return;
     }
-    ui_message(u, true, "/%s: no match", u->search);
+    ui_message(u, true, "/%s: no match in the %s", u->search, pane_name(u, j->pane));
     if (j->incremental) ui_pane_select(u, j->pane, j->origin);
 }
 
 bool ui_search_step(ui *u, double seconds)
 {
     ui_search_job *j = &u->sjob;
-    if (!j->pending) return false;
+    if (!j->pending) return u->count.pending && count_step(u, ls_now() + seconds);
     ui_pane *p = j->pane;
     uint32_t n = p->ops->count(u);
     if (n != j->n || !u->re_ok || !p->ops->match) { /* the rows changed under it: start over */
@@ -154,12 +242,13 @@ static void search_start(ui *u, ui_pane *p, uint32_t from, bool backward, bool i
 
 bool ui_search_pending(const ui *u)
 {
-    return u->sjob.pending;
+    return u->sjob.pending || u->count.pending;
 }
 
 void ui_search_cancel(ui *u)
 {
     u->sjob.pending = false;
+    u->count.pending = false;
 }
 
 void ui_search_set(ui *u, const char *pattern, uint32_t origin, bool incremental)
@@ -179,7 +268,10 @@ void ui_search_set(ui *u, const char *pattern, uint32_t origin, bool incremental
 
 void ui_search_next(ui *u, bool backward)
 {
-    if (!u->search_active || !u->re_ok) return;
+    if (!u->search_active || !u->re_ok) {
+        ui_message(u, false, "%s: no search active — / starts one", backward ? "N" : "n");
+        return;
+    }
     ui_pane *p = search_pane(u);
     uint32_t n = p->ops->count(u);
     if (!n) return;
@@ -204,8 +296,10 @@ void ui_filter_set(ui *u, const char *value)
         u->filter_value = ls_intern(value);
     }
     ui_model_refilter(u);
-    ui_select_id(u, u->sel_id);
-    if (u->filter != UI_FILTER_NONE && !u->m.n_vis) ui_message(u, true, "filter %s: no node at this step", value);
+    ui_filter_moved(u); /* the filter keeps itself; the selection goes into it */
+    if (u->filter == UI_FILTER_NONE) return;
+    if (!u->m.n_vis) ui_message(u, true, "filter %s: no node matches at this step — Esc clears it", value);
+    else ui_message(u, false, "filter %s: %u node%s — Esc clears it", value, u->m.n_vis, u->m.n_vis == 1 ? "" : "s");
 }
 
 static void prompt_done(ui *u)
@@ -215,11 +309,11 @@ static void prompt_done(ui *u)
     char kind = u->prompt_kind;
     u->prompt_kind = 0;
     if (kind == ':') {
+        ui_history_add(u, line);
         if (ui_command(u, line) == 1) u->quit = true;
     } else if (kind == '/') {
         if (line[0]) ui_search_set(u, line, u->prompt_origin, false);
         else u->search_active = false;
-        if (u->search_active && !u->msg[0]) ui_message(u, false, "/%s — n/N next/previous, Esc clears", line);
     } else if (kind == 'f') {
         ui_filter_set(u, line);
     }
@@ -243,6 +337,12 @@ void ui_prompt_key(ui *u, int key)
         u->prompt_kind = 0;
         return;
     }
+    if (u->prompt_kind == ':' && (key == '\t' || key == UI_KEY_FN + KEY_UP || key == UI_KEY_FN + KEY_DOWN)) {
+        if (key == '\t') ui_prompt_complete(u);
+        else ui_prompt_history(u, key == UI_KEY_FN + KEY_UP ? -1 : 1);
+        return;
+    }
+    u->prompt_hint[0] = 0;
     if (key == UI_KEY_FN + KEY_BACKSPACE) {
         if (!u->prompt_len) {
             u->prompt_kind = 0;

@@ -127,6 +127,7 @@ int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s)
     int used = 0, nb = 0;
     text_walk t = {.s = s, .len = strlen(s)};
     for (wchar_t wc; nb < 511 && (wc = walk_next(&t));) {
+        if (!u->utf8 && wc >= 0x80) wc = (wchar_t)ls_ascii_of((uint32_t)wc); /* TERM=vt100, a locale not UTF-8 */
         int cw = wcwidth(wc);
         if (cw < 0) {
             wc = '?';
@@ -351,6 +352,18 @@ static void draw_status(ui *u)
                      u->prompt);
         int w = ui_put(u, y, 0, u->cols - 1, A_NORMAL, 0, buf);
         ui_put(u, y, w, 1, A_REVERSE, 0, " ");
+        if (u->prompt_hint[0]) { /* what Tab could complete */
+            short dp;
+            attr_t da = ui_role_attr(u, UI_R_DIM, &dp);
+            ui_put(u, y, w + 2, u->cols - w - 3, da, dp, u->prompt_hint);
+        }
+        if (u->prompt_kind == '/') { /* which pane it searches */
+            ui_pane *sp = u->screen != UI_S_MAIN ? ui_pane_of(u, UI_P_SCREEN) : u->panes[u->focus].ops->match ? &u->panes[u->focus] : ui_pane_of(u, UI_P_GRAPH);
+            char where[64];
+            snprintf(where, sizeof where, "searching the %s", sp == ui_pane_of(u, UI_P_SCREEN) ? "screen" : sp->ops->name);
+            int ww = ui_text_width(where);
+            if (w + 2 + ww < u->cols) ui_put(u, y, u->cols - ww - 1, ww, A_DIM, 0, where);
+        }
         return;
     }
     /* the position, right-aligned, when the message or the hint leaves room for it */
@@ -552,15 +565,34 @@ static bool start_curses(ui *u, const ls_tui_opts *o, ls_error *err)
     return true;
 }
 
+static bool is_utf8(const char *cs)
+{
+    return cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8") || strstr(cs, "utf-8"));
+}
+
+/* Terminals that draw ASCII only (no box drawing, no UTF-8). */
+static bool ascii_terminal(const char *term)
+{
+    return term && (!strncmp(term, "vt", 2) || !strcmp(term, "dumb") || !strcmp(term, "ansi"));
+}
+
+/* Text is processed as UTF-8 (C.UTF-8 is always there on Debian); it is drawn as UTF-8 unless the
+ * terminal is an ASCII one or the locale is not UTF-8, in which case every non-ASCII character is
+ * drawn with an ASCII one (ls_ascii_of: | > # .). A scripted run draws on an off-screen terminal
+ * named by LOWERSCOPE_TERM in the locale LOWERSCOPE_LOCALE names (UTF-8 when unset), so screen
+ * dumps do not depend on the machine's own TERM and LANG. */
 static void setup_locale(ui *u)
 {
     const char *loc = setlocale(LC_ALL, "");
-    const char *cs = setlocale(LC_CTYPE, NULL);
-    u->utf8 = cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8"));
-    if (!u->utf8 || !loc) {
-        /* box drawing and the × in messages need UTF-8; C.UTF-8 is always there on Debian */
-        if (setlocale(LC_CTYPE, "C.UTF-8")) u->utf8 = true;
+    bool utf8 = loc && is_utf8(setlocale(LC_CTYPE, NULL));
+    if (!utf8) setlocale(LC_CTYPE, "C.UTF-8");
+    const char *term = getenv("TERM");
+    if (u->headless) {
+        const char *l = getenv("LOWERSCOPE_LOCALE");
+        utf8 = !l || !*l || is_utf8(l);
+        term = getenv("LOWERSCOPE_TERM");
     }
+    u->utf8 = utf8 && !ascii_terminal(term);
 }
 
 void ls_tui_opts_env(ls_tui_opts *o)
@@ -737,6 +769,9 @@ out:
     ui_around_free(u);
     ui_compare_free(u);
     free(u->filter_ids);
+    ls_deleg_cpu_groups_free(&u->table_groups);
+    free(u->matches);
+    ui_history_free(u);
     if (u->owned_h) ui_core_free(u->owned_h);
     ui_script_free(u);
     ui_model_free(&u->m);

@@ -77,7 +77,7 @@ int ui_tag_of_pair(const ui *u, short pair); /* tag index of a colour pair, -1 i
     X(PANE_4, "Moving", "focus the node pane")                                                                       \
     X(PANE_5, "Moving", "focus the changes pane")                                                                    \
     X(PREV_PANE, "Moving", "focus the previous pane")                                                                \
-    X(STEP_NEXT, "Steps", "next pass step (n: when no search is active)")                                           \
+    X(STEP_NEXT, "Steps", "next pass step")                                                                         \
     X(STEP_PREV, "Steps", "previous pass step")                                                                     \
     X(STEP_FIRST, "Steps", "first step (load)")                                                                      \
     X(STEP_LAST, "Steps", "last step")                                                                               \
@@ -94,8 +94,8 @@ int ui_tag_of_pair(const ui *u, short pair); /* tag index of a colour pair, -1 i
     X(AROUND, "Graph", "the node's neighbourhood: producers above, users below, two levels")                        \
     X(NEXT_DIFF, "Graph", "next difference (compare) or node that differs from the reference (after r)")          \
     X(PREV_DIFF, "Graph", "previous difference, or differing node")                                                 \
-    X(SEARCH, "Search and filter", "incremental search over names and ops (regex)")                                  \
-    X(SEARCH_NEXT, "Search and filter", "next match (when a search is active)")                                      \
+    X(SEARCH, "Search and filter", "incremental search in the focused pane (regex)")                                \
+    X(SEARCH_NEXT, "Search and filter", "next match (3/17; a notice when it wraps)")                                 \
     X(SEARCH_PREV, "Search and filter", "previous match")                                                            \
     X(FILTER, "Search and filter", "filter by tag or op (empty: no filter)")                                         \
     X(CANCEL, "Search and filter", "clear search and filter; close a screen")                                        \
@@ -352,6 +352,7 @@ typedef struct ui_line {
     const char *jump_prog; /* jump target: program (NULL top level) ... */
     const char *jump_node; /* ... and node name; NULL: no jump */
     bool has_jump;
+    int32_t fold; /* a line Enter folds or unfolds: its group + 1; 0 none */
 } ui_line;
 
 typedef struct ui_lines {
@@ -373,6 +374,13 @@ typedef struct ui_search_job {
     uint32_t from, i, n, origin;
     double started;
 } ui_search_job;
+/* Counting the rows that match, a slice at a time (prompt.c). */
+typedef struct ui_search_count {
+    bool pending;
+    struct ui_pane *pane;
+    uint32_t i, n;
+    char wrapped[32]; /* " (wrapped to the top)" when the last n went round */
+} ui_search_count;
 typedef struct ui_live ui_live;
 typedef struct ui_run_session ui_run_session;
 
@@ -417,11 +425,25 @@ struct ui {
     bool search_literal, search_icase; /* no special character: a substring search */
     ls_ptrmap search_ops;              /* texts many rows share (ops) → whether they match */
     ui_search_job sjob;                /* the scan under way */
+    /* the rows of the searched pane that match, counted once per search and step in slices
+     * after the first match (prompt.c): "3/17", and n/N's place among them */
+    uint32_t *matches, n_matches, matches_cap;
+    const ui_view_ops *matches_ops;
+    uint32_t matches_rows, matches_step;
+    bool matches_valid;
+    ui_search_count count;
     /* prompt (:, /, f; y: the answer to "overwrite?") */
     char prompt_kind; /* 0 when closed */
     char prompt[512];
     size_t prompt_len;
     uint32_t prompt_origin; /* selection when / was pressed */
+    char prompt_hint[256];  /* beside the prompt: what Tab could complete, which pane / searches */
+    /* the command line's history (complete.c), oldest first; history_at: the line shown, -1 none */
+#define UI_HISTORY 64
+    char *history[UI_HISTORY];
+    uint32_t n_history;
+    int32_t history_at;
+    char prompt_typed[512]; /* what was typed before ↑ went into the history */
     /* keys */
     int pending[4];
     int n_pending;
@@ -467,6 +489,12 @@ struct ui {
     ui_sort sort;      /* the graph pane's order */
     bool sort_reverse; /* smallest first */
     uint32_t *around_ids; /* per box: the node id it shows (0: a "+N more" box) */
+    /* the delegation table's CPU groups (view_table.c) */
+    ls_deleg_cpu_groups table_groups; /* the CPU list's groups by reason, made once per step */
+    const ls_history *table_groups_h;
+    uint32_t table_groups_step;
+    bool table_groups_valid;
+    uint32_t table_groups_from; /* the row of the first group line */
     /* the compare screen (view_compare.c): this step on the left, another on the right */
     ls_history *cmp_h;     /* another file's or backend's history (owned); NULL: this history */
     uint32_t cmp_step;     /* the step on the right (of cmp_h, or of this history) */
@@ -528,6 +556,11 @@ bool ui_search_step(ui *u, double seconds); /* goes on with the scan; true while
 bool ui_search_pending(const ui *u);
 void ui_search_cancel(ui *u);
 void ui_filter_set(ui *u, const char *value);
+/* complete.c: the command line's history (↑/↓) and Tab completion */
+void ui_history_add(ui *u, const char *line);
+void ui_history_free(ui *u);
+void ui_prompt_history(ui *u, int dir);
+void ui_prompt_complete(ui *u);
 /* The commands, as data, for help. */
 typedef struct ui_cmd_info {
     const char *usage, *help;
@@ -583,6 +616,8 @@ int ui_compare_open(ui *u, const char *arg);
 void ui_compare_free(ui *u);
 /* The graph pane shows only these node ids (a region's); name says which in the title. */
 void ui_filter_ids(ui *u, const char *name, const uint32_t *ids, uint32_t n);
+/* The filter changed: the selection moves into it (the next visible node in graph order). */
+void ui_filter_moved(ui *u);
 /* view_export.c: writes the program at this step to path (export.h) and shows what was written;
  * an existing file is replaced only when force, else the prompt line asks first. */
 void ui_export(ui *u, const char *path, bool force);

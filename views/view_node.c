@@ -183,7 +183,10 @@ static void held_by(ui *u, ui_lines *l, const ls_program *own, const ls_input_sp
         const ls_program *p = e->sub < 0 ? top : top->subs[e->sub].program;
         const char *pname = e->sub < 0 ? NULL : top->subs[e->sub].name;
         const ls_input_spec *o = &p->inputs[e->input];
-        if (i == 0) ui_lines_add(l, UI_R_TITLE, -1, "held by (same target or the same bytes)");
+        if (i == 0) {
+            ui_lines_add(l, UI_R_TITLE, -1, "held by (same target or the same bytes)");
+            ui_lines_add(l, UI_R_DIM, -1, "  %-18s %-18s %s", "program", "placeholder", "target");
+        }
         int32_t pos = ls_program_find(p, o->name);
         int color = pos >= 0 ? ui_node_color(u, p, p->nodes[pos]) : -1;
         jump_line(l, pname, o->name, color, 0, "  %-18s %-18s %s", pname ? pname : "top level", o->name, o->target);
@@ -378,6 +381,20 @@ void ui_node_lines_build(ui *u)
                           "%-10s%s", "status", status[mark]);
         ln->indent = 10;
     }
+    if (mark == UI_MARK_CHANGED && u->m.prev) { /* what it was, as lowerscope diff says it */
+        const ls_node *old_n = ls_program_node(u->m.prev, n->id);
+        ls_buf now = {0}, was = {0};
+        ls_node_describe(p, n, &now);
+        if (old_n) ls_node_describe(u->m.prev, old_n, &was);
+        if (old_n && strcmp(now.s, was.s) != 0) {
+            ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s", "now", now.s);
+            ln->indent = 10;
+            ln = ui_lines_add(l, UI_R_CHANGED, -1, "%-10s%s", "was:", was.s);
+            ln->indent = 10;
+        }
+        ls_buf_free(&now);
+        ls_buf_free(&was);
+    }
     ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s%s%s", "kind", ls_node_kind_name((ls_node_kind)n->kind),
                       n->target ? " · " : "", n->target ? n->target : "");
     ln->indent = 10;
@@ -394,8 +411,6 @@ void ui_node_lines_build(ui *u)
     ui_measured_lines(u, p, n, l); /* what a run or an ETDump measured (view_etdump.c) */
     why(u, l, p, n, color);
     findings(u, l, n);
-    const ls_input_spec *spec = ui_input_spec(p, n);
-    if (spec) constant_info(u, l, p, n, spec);
     int32_t os = ls_program_output_spec(p, n->name);
     if (os >= 0) {
         const ls_output_spec *o = &p->outputs[os];
@@ -403,8 +418,12 @@ void ui_node_lines_build(ui *u)
                           o->target ? " · " : "", o->target ? o->target : "");
         ln->indent = 10;
     }
+    /* what it reads and who reads it come before a constant's data, so they stay in the first
+     * lines of a short pane ("users (2)" with both users under it) */
     args_of(u, l, p, n, prog);
     users_of(u, l, p, n, prog);
+    const ls_input_spec *spec = ui_input_spec(p, n);
+    if (spec) constant_info(u, l, p, n, spec);
     const ls_node_text *tx = ls_node_texts(n);
     if (tx->stack_trace) add_text_block(l, "stack", tx->stack_trace);
     if (tx->module_stack) {

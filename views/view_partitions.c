@@ -89,10 +89,20 @@ static void activate(ui *u, uint32_t row)
     ui_filter_set(u, same ? "" : pt->tag ? pt->tag : "cpu");
 }
 
+/* / in this pane finds a partition by its name or backend */
+static bool match(ui *u, uint32_t row, const regex_t *re)
+{
+    ui_model_ensure(u);
+    if (row >= u->m.n_parts) return false;
+    const ui_part *pt = &u->m.parts[row];
+    return regexec(re, pt->name, 0, NULL, 0) == 0 || (pt->backend && regexec(re, pt->backend, 0, NULL, 0) == 0);
+}
+
 const ui_view_ops ui_partitions_ops = {
     .name = "partitions",
     .title = title,
     .count = count,
     .draw_row = draw_row,
     .activate = activate,
+    .match = match,
 };

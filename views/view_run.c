@@ -82,7 +82,7 @@ static void show_nodes(ui *u, ui_lines *out)
     if (!compared) return;
     int32_t first = ls_node_stats_divergence(ns, -1, 1);
     if (first < 0)
-        ui_lines_add(out, UI_R_OK, -1, "node by node: %u nodes compared with the loaded program's, none differs", compared);
+        ui_lines_add(out, UI_R_OK, -1, "node by node: %u node%s compared with the loaded program's, none differs", compared, compared == 1 ? "" : "s");
     else {
         ui_line *ln = ui_lines_add(out, UI_R_ERROR, -1, "node by node: %u of %u nodes differ; the first: %s (max abs %.3g) — ] in the graph",
                                    differ, compared, ns->program->nodes[first]->name, ns->v[first].max_abs);
@@ -157,6 +157,43 @@ static int make_inputs(ui *u, const ls_program *p, int64_t run, ls_value **in, u
     return 0;
 }
 
+/* A state tensor of two or more dimensions by rows (its last dimension a row): a KV cache's
+ * filled rows show as they fill, and runs of rows that are all zero fold into one line. */
+#define MAX_STATE_ROWS 12
+static void show_rows(ui_lines *out, const char *label, const ls_tensor *t, int color)
+{
+    ls_tmeta m;
+    char type[128];
+    ls_tensor_meta(t, &m);
+    ui_lines_add(out, UI_R_NORMAL, color, "  %-12s %s", label, ls_tmeta_str(&m, type, sizeof type));
+    int64_t cols = t->ndim ? t->sizes[t->ndim - 1] : 1, rows = cols > 0 ? t->numel / cols : 0, shown = 0;
+    for (int64_t r = 0; r < rows && shown < MAX_STATE_ROWS;) {
+        bool zero = true;
+        for (int64_t c = 0; c < cols && zero; c++) zero = ls_tensor_get_f64(t, r * cols + c) == 0;
+        if (zero) { /* the run of zero rows from here */
+            int64_t end = r + 1;
+            for (; end < rows; end++) {
+                bool z = true;
+                for (int64_t c = 0; c < cols && z; c++) z = ls_tensor_get_f64(t, end * cols + c) == 0;
+                if (!z) break;
+            }
+            if (end - r == 1) ui_lines_add(out, UI_R_DIM, color, "    [%lld] all 0", (long long)r);
+            else ui_lines_add(out, UI_R_DIM, color, "    [%lld..%lld] all 0", (long long)r, (long long)end - 1);
+            r = end;
+            shown++;
+            continue;
+        }
+        ls_buf b = {0};
+        for (int64_t c = 0; c < cols && c < 8; c++) ls_buf_printf(&b, "%s%g", c ? ", " : "", ls_tensor_get_f64(t, r * cols + c));
+        if (cols > 8) ls_buf_printf(&b, ", … (%lld)", (long long)cols);
+        ui_lines_add(out, UI_R_NORMAL, color, "    [%lld] %s", (long long)r, b.s);
+        ls_buf_free(&b);
+        r++;
+        shown++;
+    }
+    if (shown >= MAX_STATE_ROWS && rows > MAX_STATE_ROWS) ui_lines_add(out, UI_R_DIM, color, "    … %lld rows in all", (long long)rows);
+}
+
 static void show_state(ui *u, const ls_program *p, ui_lines *out)
 {
     ui_run_session *s = u->run;
@@ -168,7 +205,8 @@ static void show_state(ui *u, const ls_program *p, ui_lines *out)
         const char *slash = strchr(name, '/');
         int color = slash ? ui_tag_index(u, ui_sub_tag(u, p, ls_intern_n(name, (size_t)(slash - name)))) : -1;
         ls_value v = {.kind = LS_V_TENSOR, .t = ls_runner_state(s->r, i)};
-        show_value(out, name, &v, color);
+        if (v.t && v.t->ndim >= 2) show_rows(out, name, v.t, color);
+        else show_value(out, name, &v, color);
         for (uint32_t k = 0; k < n_cmp; k++)
             if (cmp[k].name && cmp[k].index == i && cmp[k].run >= 0) {
                 if (cmp[k].compared) show_diff(out, &cmp[k]);

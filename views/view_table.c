@@ -2,8 +2,10 @@
  * in each tag or lowered delegate at the current step, with the delegated share — what
  * ExecuTorch's print_delegation_info gives, split per backend and with percentages. The table
  * is the core's (delegation.h), as `lowerscope partitions` prints it, made once per step with
- * the step's rows (rows.c); the list of nodes on the CPU after it (a million at step 0 of a big
- * program) is formatted row by row as it is drawn or searched. */
+ * the step's rows (rows.c). What stays on the CPU comes in the core's groups by reason (made
+ * once per step), each with its ops and, for ops no backend supports, what the backends took
+ * instead; Enter on a group goes to its first node in the list of nodes after them (a million
+ * at step 0 of a big program), which is formatted row by row as it is drawn or searched. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,69 @@
 #include "ui.h"
 
 #define pct ls_deleg_pct
+
+/* What each backend took in this program: "ArithBackend took mul, add" (its ops, most first). */
+static void taken(const ls_deleg_table *full, ls_buf *b)
+{
+    const char *done[16];
+    uint32_t n_done = 0;
+    for (uint32_t c = 0; c < full->n_cols && n_done < 16; c++) {
+        const char *be = full->cols[c].backend ? full->cols[c].backend : full->cols[c].tag;
+        bool seen = false;
+        for (uint32_t k = 0; k < n_done; k++) seen |= done[k] == be;
+        if (seen) continue;
+        done[n_done++] = be;
+        ls_buf_printf(b, "%s%s took ", n_done > 1 ? "; " : "", be);
+        uint32_t listed = 0, more = 0;
+        for (uint32_t r = 0; r < full->n_rows; r++) {
+            uint32_t here = 0;
+            for (uint32_t c2 = 0; c2 < full->n_cols; c2++) {
+                const char *be2 = full->cols[c2].backend ? full->cols[c2].backend : full->cols[c2].tag;
+                if (be2 == be) here += full->rows[r].by_col[c2];
+            }
+            if (!here) continue;
+            const char *op = full->rows[r].op; /* without its overload: "add", as the reports say it */
+            if (listed < 6) ls_buf_printf(b, "%s%.*s", listed ? ", " : "", (int)strcspn(op, "."), op);
+            else more++;
+            listed++;
+        }
+        if (more) ls_buf_printf(b, ", +%u more", more);
+    }
+}
+
+/* The groups of what stays on the CPU, by reason, as lines (each Enter goes to its first node). */
+static void cpu_groups(ui *u, ui_lines *l, const ls_deleg_table *full)
+{
+    if (!u->table_groups_valid || u->table_groups_h != u->h || u->table_groups_step != u->step) {
+        ls_deleg_cpu_groups_free(&u->table_groups);
+        ls_deleg_cpu_groups_build(u->h, u->step, &u->table_groups);
+        u->table_groups_h = u->h;
+        u->table_groups_step = u->step;
+        u->table_groups_valid = true;
+    }
+    const ls_deleg_cpu_groups *g = &u->table_groups;
+    if (!g->n) return;
+    ls_buf tk = {0}, ops = {0};
+    taken(full, &tk);
+    const char *unsupported = ls_cpu_reason_text(LS_WHY_OP_UNSUPPORTED);
+    ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
+    ui_lines_add(l, UI_R_TITLE, -1, "On the CPU, by reason (Enter goes to a group's first node):");
+    u->table_groups_from = l->n;
+    for (uint32_t k = 0; k < g->n; k++) {
+        const ls_deleg_cpu_group *gr = &g->v[k];
+        ops.len = 0;
+        if (ops.s) ops.s[0] = 0;
+        ls_deleg_cpu_group_ops(gr, 4, &ops);
+        ui_line *ln = ui_lines_add(l, UI_R_NORMAL, -1, "  %5u× %s: %s", gr->n, gr->why, ops.s ? ops.s : "");
+        ln->fold = (int32_t)k + 1;
+        if (tk.s && !strncmp(gr->why, unsupported, strlen(unsupported))) {
+            ln = ui_lines_add(l, UI_R_DIM, -1, "         instead: %s", tk.s);
+            ln->fold = (int32_t)k + 1;
+        }
+    }
+    ls_buf_free(&tk);
+    ls_buf_free(&ops);
+}
 
 void ui_table_build(ui *u)
 {
@@ -58,10 +123,11 @@ void ui_table_build(ui *u)
                          col->backend ? col->backend : "?", col->nodes, pct(col->nodes, t->total));
     }
     if (by_backend) ls_deleg_table_free(&merged);
+    if (sr->n_cpu) cpu_groups(u, l, full);
     /* what stays on the CPU and why (Enter selects the node): one row each after these lines */
     if (sr->n_cpu) {
         ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
-        ui_lines_add(l, UI_R_TITLE, -1, "On the CPU:");
+        ui_lines_add(l, UI_R_TITLE, -1, "On the CPU, node by node:");
     }
     u->table_cpu_from = l->n;
     u->table_n_cpu = sr->n_cpu;
@@ -118,6 +184,20 @@ static void title(ui *u, ls_buf *b)
 
 static void activate(ui *u, uint32_t row)
 {
+    if (row < u->screen_lines.n && u->screen_lines.v[row].fold) { /* a group: to its first node in the list */
+        const ls_deleg_cpu_group *gr = &u->table_groups.v[u->screen_lines.v[row].fold - 1];
+        const ui_step_rows *sr = ui_top_rows(u, u->step);
+        for (uint32_t k = 0; sr && k < sr->n_cpu; k++)
+            if (sr->cpu_pos[k] == gr->nodes[0]) {
+                ui_pane *p = ui_pane_of(u, UI_P_SCREEN);
+                ui_pane_select(u, p, u->table_cpu_from + k);
+                p->top = p->sel;
+                ui_pane_clamp(u, p);
+                ui_message(u, false, "%u node%s: %s — Enter on one selects it", gr->n, gr->n == 1 ? "" : "s", gr->why);
+                return;
+            }
+        return;
+    }
     const ls_node *n = row >= u->table_cpu_from ? cpu_node(u, row - u->table_cpu_from) : NULL;
     if (!n) return;
     u->screen = UI_S_MAIN;

@@ -61,10 +61,19 @@ static void moved(ui *u, uint32_t row)
     if (row != u->step) ui_set_step(u, row);
 }
 
+/* / in this pane finds a step by its pass (and backend) */
+static bool match(ui *u, uint32_t row, const regex_t *re)
+{
+    if (row >= u->h->n) return false;
+    const ls_step *st = &u->h->steps[row];
+    return (st->pass && regexec(re, st->pass, 0, NULL, 0) == 0) || (st->detail && regexec(re, st->detail, 0, NULL, 0) == 0);
+}
+
 const ui_view_ops ui_timeline_ops = {
-    .name = "timeline",
+    .name = "passes",
     .title = title,
     .count = count,
     .draw_row = draw_row,
     .moved = moved,
+    .match = match,
 };

@@ -49,7 +49,7 @@ static char *describe(const ls_program *p, uint32_t id)
     const ls_node *n = p ? ls_program_node(p, id) : NULL;
     if (!n) return NULL;
     ls_buf b = {0};
-    cli_node_text(&b, p, n);
+    ls_node_describe(p, n, &b);
     return ls_buf_take(&b);
 }
 

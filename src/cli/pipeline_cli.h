@@ -51,8 +51,6 @@ void cli_note_not_run(const ls_history *h);
  * ("partition:bundled"); -1 (message printed) when there is none. */
 int cli_find_step(const ls_history *h, const char *spec);
 
-/* "add.Tensor(x, c_copy_0) [tag0]", "placeholder tensor_constant c [tag0]" */
-void cli_node_text(ls_buf *b, const ls_program *p, const ls_node *n);
 /* {"name", "backend", "placeholders": [...], "nodes": [...]} (docs/cli.md) */
 void cli_json_program(ls_buf *b, const ls_program *p, const char *name, const char *backend);
 /* "step 3 to_backend (bundled)" */

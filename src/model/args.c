@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "ops.h"
 #include "program.h"
 
 size_t ls_arg_elem_size(uint8_t kind)
@@ -191,3 +192,38 @@ void ls_arg_text(const ls_program *p, const ls_arg *a, ls_buf *b)
     default: ls_buf_puts(b, "?"); break;
     }
 }
+
+/* One line per node, as lowerscope diff prints it and the UI's node pane shows what a node was. */
+void ls_node_describe(const ls_program *p, const ls_node *n, ls_buf *b)
+{
+    if (n->kind == LS_NODE_PLACEHOLDER) {
+        int32_t s = ls_program_input_spec(p, n->name);
+        const ls_input_spec *sp = s >= 0 ? &p->inputs[s] : NULL;
+        ls_buf_printf(b, "placeholder %s", sp ? ls_input_kind_name((ls_input_kind)sp->kind) : "?");
+        if (sp && sp->target) ls_buf_printf(b, " %s", sp->target);
+    } else if (n->kind == LS_NODE_GET_ATTR) {
+        ls_buf_printf(b, "get_attr %s", n->target ? n->target : "?");
+    } else if (n->kind == LS_NODE_OUTPUT) {
+        ls_buf_puts(b, "output(");
+        for (uint16_t a = 0; a < n->nargs; a++) {
+            if (a) ls_buf_puts(b, ", ");
+            ls_arg_text(p, &n->args[a], b);
+        }
+        ls_buf_putc(b, ')');
+    } else {
+        const char *op = n->op ? (n->op->id == LS_OP_call_delegate ? "executorch_call_delegate" : n->op->qualname)
+                               : ls_target_short(n->target);
+        ls_buf_printf(b, "%s%s(", n->dialect == LS_DIALECT_EDGE ? "edge." : "", op);
+        bool first = true;
+        for (uint16_t a = 0; a < n->nargs; a++) {
+            if (n->args[a].flags & LS_ARGF_DEFAULT) continue;
+            if (!first) ls_buf_puts(b, ", ");
+            first = false;
+            ls_arg_text(p, &n->args[a], b);
+        }
+        ls_buf_putc(b, ')');
+    }
+    if (n->tag) ls_buf_printf(b, " [%s]", n->tag);
+    if (n->reason) ls_buf_printf(b, " {CPU: %s}", ls_cpu_reason_text((ls_cpu_reason)n->reason));
+}
+

@@ -543,3 +543,32 @@ double ls_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+uint32_t ls_ascii_of(uint32_t c)
+{
+    if (c < 0x80) return c;
+    switch (c) {
+    case 0x2500: return '-'; /* ─ */
+    case 0x2502: return '|'; /* │ */
+    case 0x250c: case 0x2510: case 0x2514: case 0x2518: case 0x253c: return '+';
+    case 0x258c: return '|';  /* ▌ swatch */
+    case 0x2588: return '#';  /* █ swatch */
+    case 0x25bc: return 'v';  /* ▼ */
+    case 0x25b6: return '>';  /* ▶ the current step */
+    case 0x25b8: return '+';  /* ▸ a folded run */
+    case 0x25be: return '-';  /* ▾ an unfolded one */
+    case 0x2022: return '*';  /* • */
+    case 0x00b7: return '.';  /* · */
+    case 0x00d7: return 'x';  /* × */
+    case 0x2026: return '~';  /* … */
+    case 0x2014: return '-';  /* — */
+    case 0x2190: return '<';  /* ← */
+    case 0x2192: return '>';  /* → */
+    case 0x2191: return '^';  /* ↑ */
+    case 0x2193: return 'v';  /* ↓ */
+    case 0x2717: return 'X';  /* ✗ */
+    case 0x0394: return 'D';  /* Δ */
+    case 0x00b2: return '2';  /* ² */
+    default: return '?';
+    }
+}

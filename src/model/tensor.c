@@ -80,6 +80,29 @@ bool ls_tensor_fits(const ls_tmeta *want, const ls_tensor *t)
 
 /* "float32[2, s0]": written without snprintf, since every report sentence about a tensor
  * asks for one. */
+/* A symbolic size as people read it: a sympy repr's Symbol('u8', integer=True) is u8 (the
+ * file keeps the text as torch wrote it; only what is shown changes). */
+static void sym_append(char *buf, size_t cap, size_t *len, const char *s)
+{
+    static const char sym[] = "Symbol('";
+    while (*s) {
+        const char *at = strstr(s, sym);
+        if (!at) {
+            str_append(buf, cap, len, s, strlen(s));
+            return;
+        }
+        str_append(buf, cap, len, s, (size_t)(at - s));
+        const char *name = at + sizeof sym - 1, *end = strchr(name, '\'');
+        const char *close = end ? strchr(end, ')') : NULL;
+        if (!close) { /* not the shape we know: as it is */
+            str_append(buf, cap, len, at, strlen(at));
+            return;
+        }
+        str_append(buf, cap, len, name, (size_t)(end - name));
+        s = close + 1;
+    }
+}
+
 char *ls_tmeta_str(const ls_tmeta *m, char *buf, size_t cap)
 {
     if (!cap) return buf;
@@ -91,7 +114,7 @@ char *ls_tmeta_str(const ls_tmeta *m, char *buf, size_t cap)
     for (int i = 0; i < m->ndim; i++) {
         if (i) str_append(buf, cap, &len, ", ", 2);
         if (m->sym[i]) {
-            str_append(buf, cap, &len, m->sym[i], strlen(m->sym[i]));
+            sym_append(buf, cap, &len, m->sym[i]);
             continue;
         }
         char digits[24];

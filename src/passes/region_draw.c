@@ -53,22 +53,6 @@ static void utf8_put(ls_buf *b, uint32_t c)
     }
 }
 
-/* What an ASCII terminal shows for the few non-ASCII characters we write. */
-static uint32_t ascii_of(uint32_t c)
-{
-    switch (c) {
-    case 0x2500: return '-'; /* ─ */
-    case 0x2502: return '|'; /* │ */
-    case 0x250c: case 0x2510: case 0x2514: case 0x2518: case 0x253c: return '+';
-    case 0x25bc: return 'v'; /* ▼ */
-    case 0x00d7: return 'x'; /* × */
-    case 0x00b7: return '-'; /* · */
-    case 0x2026: return '~'; /* … */
-    case 0x2190: return '<'; /* ← */
-    default: return c < 0x80 ? c : '?';
-    }
-}
-
 typedef struct grid {
     uint32_t *cells; /* rows × w */
     uint32_t rows, w;
@@ -98,7 +82,7 @@ static void grid_lines(const grid *g, bool ascii, ls_drawing *d)
     for (uint32_t y = 0; y < g->rows; y++) {
         uint32_t end = g->w;
         while (end && g->cells[y * g->w + end - 1] == ' ') end--;
-        for (uint32_t x = 0; x < end; x++) utf8_put(&b, ascii ? ascii_of(g->cells[y * g->w + x]) : g->cells[y * g->w + x]);
+        for (uint32_t x = 0; x < end; x++) utf8_put(&b, ascii ? ls_ascii_of(g->cells[y * g->w + x]) : g->cells[y * g->w + x]);
         if (end > d->width) d->width = end;
         d->lines = ls_realloc(d->lines, sizeof *d->lines * (d->n_lines + 1));
         d->lines[d->n_lines++] = ls_buf_take(&b);
