@@ -88,6 +88,7 @@ typedef struct ls_emit_summary {
     uint32_t values, instructions, kernel_calls, delegate_calls, operators;
     uint32_t delegates, segments; /* segments holding bytes */
     uint32_t constants;
+    uint32_t externals; /* tensors left in a .ptd, by key (EXTERNAL) */
     uint64_t constant_bytes;
     uint64_t arena, tensor_bytes;
     uint32_t planned_tensors;
@@ -135,6 +136,11 @@ typedef struct ls_export_summary {
     bool ran_to_executorch; /* .pte of a step before emit: to_out_variant, memory_plan and emit ran for it */
     bool ran_to_edge;       /* and to_edge before them (an ATen program: to_executorch takes Edge ones) */
     const char *as_read;    /* a .pte's program as read, the file written back as it was: its methods ("kv_forward, prefill_forward and 27 constant methods"), else NULL */
+    const char *kept;       /* a re-lowered method of a .pte: the file's other methods, kept as read ("prefill_forward and 27 constant methods"), else NULL */
+    const char *method;     /* .pte: the execution plan described ("forward", "kv_forward") */
+    uint32_t external_tensors; /* .pte: tensors it keeps outside by key (EXTERNAL), in every method */
+    uint32_t external_keys;    /* .pte: named data its delegates read from a .ptd */
+    const char *data_files;    /* the .ptd files that hold them, as the program was opened with ("et_android_xor.ptd"), else NULL */
     ls_emit_summary emit;   /* .pte: values, instructions, arena, ... */
     ls_export_segment *segments; /* .pte: every segment, in file order */
     uint32_t n_segments;

@@ -264,6 +264,10 @@ int ls_pte_write(const ls_pte *pte, uint8_t **bytes, size_t *size, ls_error *err
 /* The size ls_pte_write would give, after the same checks, without building the file. */
 int ls_pte_file_size(const ls_pte *pte, size_t *size, ls_error *err);
 int ls_pte_write_file(const ls_pte *pte, const char *path, ls_error *err);
+/* The segment alignment of a file read (has_extended_header): the largest power of two, up to
+ * 64 KiB, dividing every segment offset that is not 0 (what its writer aligned segments to, exir's
+ * segment_alignment), at least ExecuTorch's 128; 128 for a model made here. */
+uint64_t ls_pte_segment_alignment(const ls_pte *pte);
 
 /* flatc-style JSON (--strict-json --defaults-json): enums by name, unions as <field>_type +
  * value, absent tables/vectors/strings left out. Non-finite doubles are written as the strings

@@ -24,6 +24,7 @@
 #include "bundled_blob.h"
 #include "export_internal.h"
 #include "namer.h"
+#include "pte_file.h"
 #include "ptrmap.h"
 #include "signature.h"
 
@@ -53,9 +54,10 @@ typedef struct emitter {
     bool buffer_names;      /* and their FQNs (exir's emit_mutable_buffer_names) */
     ls_ptrmap blob_seg;     /* delegate blob (interned by content) → its segment + 1 */
     ls_named_data *named; /* the program's named data and what preprocess adds here: one segment each */
+    const ls_pte_file *file; /* the .pte the program came from, or NULL: its external data stays external */
     LS_VEC(int32_t) inputs;
     LS_VEC(int32_t) outputs;
-    uint32_t kernel_calls, delegate_calls, constants;
+    uint32_t kernel_calls, delegate_calls, constants, externals;
 } emitter;
 
 static int efail(emitter *E, const ls_node *n, const char *fmt, ...) LS_PRINTF(3, 4);
@@ -249,6 +251,13 @@ static void push_instr(emitter *E, ls_pte_instr_kind kind, int32_t index, int32_
 
 /* ---- placeholders */
 
+/* The external tensor of the program's .pte method that input s reads, or NULL. */
+static const ls_pte_external *external_of(const emitter *E, const ls_input_spec *s)
+{
+    if (!E->file || !E->p->method || !s->target || !ls_pte_file_find_method(E->file, E->p->method)) return NULL;
+    return ls_pte_file_external(E->file, E->p->method, s->target);
+}
+
 static int placeholder(emitter *E, const ls_node *n)
 {
     const ls_input_spec *s = ls_sig_spec(&E->sig, E->p, n);
@@ -263,6 +272,17 @@ static int placeholder(emitter *E, const ls_node *n)
     if (s->kind == LS_IN_USER_INPUT) {
         if (tensor_value(E, n, m, n->id, 0, NULL, &vi) != 0) return -1;
         ls_vec_push(&E->inputs, vi);
+    } else if (ls_input_kind_holds_data(s->kind) && external_of(E, s)) {
+        /* a tensor the file's .ptd holds by key stays there: EXTERNAL with its name, no bytes in
+         * the .pte, the index the file gave it (exir: _save_new_const_tensor's
+         * external_constant_buffer; the runtime finds the data by name, tensor_parser_portable.cpp
+         * getTensorDataPtr) */
+        const ls_pte_external *x = external_of(E, s);
+        const ls_pte_plan *opl = &E->file->pte.execution_plan.v[ls_pte_file_find_method(E->file, E->p->method)->plan];
+        uint32_t dbi = opl->values.v[x->value].tensor.data_buffer_idx;
+        if (tensor_value(E, n, m, n->id, dbi, s->target, &vi) != 0) return -1;
+        E->values.v[vi].tensor.extra_tensor_info.location = LS_PTE_TENSOR_EXTERNAL;
+        E->externals++;
     } else if (s->kind == LS_IN_BUFFER && ls_sig_is_mutated(&E->sig, s) && !E->init_buffers) {
         /* exir (_TopLevelEmitter.placeholder): a mutated buffer is planned memory with no data
          * unless et_init_buffer asks for its initial state, and no name unless
@@ -600,7 +620,7 @@ static void build_pte(emitter *E, ls_pte *pte)
     pte->execution_plan.n = 1;
     pte->execution_plan.present = true;
     ls_pte_plan *pl = &pte->execution_plan.v[0];
-    pl->name = ls_strdup("forward");
+    pl->name = ls_strdup(E->p->method ? E->p->method : "forward"); /* a .pte's method keeps its name */
     pl->has_container_meta_type = true;
     pl->container_meta_type.encoded_inp_str = tree_spec(E->inputs.n, true);
     pl->container_meta_type.encoded_out_str = tree_spec(E->outputs.n, false);
@@ -645,17 +665,22 @@ static void build_pte(emitter *E, ls_pte *pte)
     }
     /* named data after the delegates' blobs, a segment per key, as exir's emitter lays them out
      * (cc_quantized.pte: segments 2 and 3 are the two weights its XNNPACK blob names) */
-    uint32_t n_named = ls_named_data_count(E->named);
+    uint32_t n_named = ls_named_data_count(E->named), kept = 0;
     pte->named_data.v = ls_calloc(n_named ? n_named : 1, sizeof *pte->named_data.v);
-    pte->named_data.n = n_named;
-    pte->named_data.present = n_named > 0;
     for (uint32_t i = 0; i < n_named; i++) {
+        const char *key = ls_named_data_key(E->named, i);
+        /* what the file's .ptd holds stays in the .ptd: the runtime merges it in by key
+         * (extension/module/module.cpp: MergedDataMap) */
+        const ls_pte_named *from = E->file ? ls_pte_file_named(E->file, key) : NULL;
+        if (from && from->ptd >= 0) continue;
         ls_blob *b = (ls_blob *)ls_named_data_blob(E->named, i); /* a reference is taken, the bytes stay */
-        pte->named_data.v[i].key = ls_strdup(ls_named_data_key(E->named, i));
-        pte->named_data.v[i].segment_index = E->segs.n;
+        pte->named_data.v[kept].key = ls_strdup(key);
+        pte->named_data.v[kept++].segment_index = E->segs.n;
         ls_pte_blob seg = {b->data, b->size, ls_named_data_alignment(E->named, i), ls_blob_ref(b)};
         ls_vec_push(&E->segs, seg);
     }
+    pte->named_data.n = kept;
+    pte->named_data.present = kept > 0;
     pte->segments.v = ls_calloc(E->segs.n ? E->segs.n : 1, sizeof *pte->segments.v);
     pte->segments.n = E->segs.n;
     pte->segments.present = true;
@@ -706,7 +731,8 @@ static int emit_program(const ls_program *p, const ls_mem_plan *plan, const ls_p
                         ls_emit_summary *sum, ls_instr_map **instrs, ls_error *err)
 {
     emitter E = {.p = p, .plan = plan, .err = err, .mut_seg = -1, .init_buffers = ctx->init_mutable_buffers,
-                 .buffer_names = ctx->mutable_buffer_names, .named = ls_named_data_ref(p->named_data)};
+                 .buffer_names = ctx->mutable_buffer_names, .named = ls_named_data_ref(p->named_data),
+                 .file = ls_program_pte_file(p)};
     E.bounds = lsx_bounds_new(p);
     ls_sig_build(&E.sig, p);
     for (uint32_t i = 0; i < p->n_subs; i++) ls_ptrmap_put(&E.sub_ix, p->subs[i].name, i);
@@ -734,6 +760,7 @@ static int emit_program(const ls_program *p, const ls_mem_plan *plan, const ls_p
         sum->operators = E.ops.n;
         sum->delegates = E.dels.n;
         sum->constants = E.constants;
+        sum->externals = E.externals;
         sum->constant_bytes = E.consts.bytes.len;
         sum->arena = plan->arena;
         sum->tensor_bytes = plan->tensor_bytes;

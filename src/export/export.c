@@ -85,6 +85,13 @@ static void describe_pte(const ls_pte *pte, uint32_t plan, ls_export_summary *s)
         if (pte->mutable_data_segments.v[i].segment_index < s->n_segments)
             s->segments[pte->mutable_data_segments.v[i].segment_index].what = ls_intern("mutable data");
     const ls_pte_plan *pl = plan < pte->execution_plan.n ? &pte->execution_plan.v[plan] : NULL;
+    s->method = ls_intern(pl && pl->name ? pl->name : "forward");
+    for (uint32_t k = 0; k < pte->execution_plan.n; k++)
+        for (uint32_t i = 0; i < pte->execution_plan.v[k].values.n; i++) {
+            const ls_pte_value *v = &pte->execution_plan.v[k].values.v[i];
+            s->external_tensors += v->kind == LS_PTE_VAL_TENSOR && v->tensor.has_extra_tensor_info &&
+                                   v->tensor.extra_tensor_info.location == LS_PTE_TENSOR_EXTERNAL;
+        }
     s->n_delegates = pl ? pl->delegates.n : 0;
     s->delegates = ls_calloc(s->n_delegates ? s->n_delegates : 1, sizeof *s->delegates);
     for (uint32_t d = 0; d < s->n_delegates; d++) {
@@ -164,6 +171,43 @@ static int loads_in_executorch(const ls_pte *pte, bool refuse, ls_export_summary
     return 0;
 }
 
+/* What the written file reads from the .ptd files the program was opened with: its EXTERNAL
+ * tensors (counted by describe_pte) and the named data of the .ptd files that is not one. */
+static void data_files(const ls_pte_file *f, ls_export_summary *s)
+{
+    if (!f) return;
+    for (uint32_t i = 0; i < f->n_named; i++)
+        s->external_keys += f->named[i].ptd >= 0 && !ls_pte_file_is_external(f, f->named[i].key);
+    if (!s->external_tensors && !s->external_keys) return;
+    ls_buf b = {0};
+    for (uint32_t i = 0; i < f->n_ptds; i++) {
+        const char *slash = strrchr(f->ptd_paths[i], '/');
+        ls_buf_printf(&b, "%s%s", i ? ", " : "", slash ? slash + 1 : f->ptd_paths[i]);
+    }
+    s->data_files = b.s ? ls_intern(b.s) : NULL;
+    ls_buf_free(&b);
+}
+
+/* "prefill_forward and 27 constant methods" (the file's methods but m), or NULL: none. */
+static const char *kept_text(const ls_pte_file *f, const ls_pte_method *m)
+{
+    uint32_t run = 0, constant = 0;
+    const char *one = NULL;
+    for (uint32_t i = 0; i < f->n_methods; i++) {
+        if (&f->methods[i] == m) continue;
+        if (f->methods[i].kind == LS_PTE_METHOD_CONSTANT) constant++;
+        else if (!run++) one = f->methods[i].name;
+    }
+    if (!run && !constant) return NULL;
+    ls_buf b = {0};
+    if (run == 1) ls_buf_printf(&b, "%s", one);
+    else if (run) ls_buf_printf(&b, "%u methods", run);
+    if (constant) ls_buf_printf(&b, "%s%u constant method%s", run ? " and " : "", constant, constant == 1 ? "" : "s");
+    const char *t = ls_intern(b.s);
+    ls_buf_free(&b);
+    return t;
+}
+
 /* Before any work: what ls_write_file would refuse at the end (it checks again, with no race). */
 static int refuse_existing(const char *path, bool force, ls_error *err)
 {
@@ -210,6 +254,8 @@ int ls_export_program_with(const ls_program *p, const char *path, const ls_expor
     } else {
         ls_program *keep = NULL;
         const ls_pte *pte;
+        ls_pte merged;
+        bool have_merged = false;
         uint32_t plan = 0;
         /* a .pte's program as read: the file goes back as it was (every method, named data,
          * external references, blobs, compile specs, its segments' layout) */
@@ -226,6 +272,18 @@ int ls_export_program_with(const ls_program *p, const char *path, const ls_expor
             rc = 0;
         } else {
             rc = emitted(p, opts, &keep, &pte, &s->emit, &s->ran_to_executorch, &s->ran_to_edge, err);
+            /* a method of a .pte re-lowered: it replaces its plan in the file, the rest stays */
+            ls_pte_file *from = ls_program_pte_file(p);
+            const ls_pte_method *m = from && p->method ? ls_pte_file_find_method(from, p->method) : NULL;
+            if (rc == 0 && m) {
+                rc = lsx_pte_merge(&from->pte, m->plan, pte, &merged, err);
+                if (rc == 0) {
+                    pte = &merged;
+                    plan = m->plan;
+                    have_merged = true;
+                    s->kept = kept_text(from, m);
+                }
+            }
         }
         if (rc != 0) {
             ls_fail_prefix(err, "%s", path);
@@ -241,9 +299,13 @@ int ls_export_program_with(const ls_program *p, const char *path, const ls_expor
             } else {
                 ls_fail_prefix(err, "%s", path);
             }
-            if (rc == 0) describe_pte(pte, plan, s);
+            if (rc == 0) {
+                describe_pte(pte, plan, s);
+                data_files(ls_program_pte_file(p), s);
+            }
             if (rc == 0 && f) s->emit.file_bytes = size;
         }
+        if (have_merged) lsx_pte_merged_free(&merged);
         ls_program_unref(keep);
     }
     if (!sum || rc != 0) ls_export_summary_free(s);
@@ -286,12 +348,13 @@ void ls_export_summary_text(const ls_export_summary *s, ls_buf *b)
     ls_buf_putc(b, '\n');
     if (s->pt2) return;
     if (s->as_read) ls_buf_printf(b, "  kept      the file as read: %s, named data, blobs and layout\n", s->as_read);
+    if (s->kept) ls_buf_printf(b, "  kept      %s as the file holds %s, and its named data\n", s->kept, strchr(s->kept, ' ') ? "them" : "it");
     if (s->ran_to_executorch)
         ls_buf_printf(b, "  steps     %sto_out_variant, memory_plan and emit ran for the export\n",
                       s->ran_to_edge ? "to_edge, " : "");
     const ls_emit_summary *e = &s->emit;
-    ls_buf_printf(b, "  plan      forward: %u values, %u instruction%s (%u KernelCall%s, %u DelegateCall%s), %u operator%s\n",
-                  e->values, e->instructions, e->instructions == 1 ? "" : "s", e->kernel_calls,
+    ls_buf_printf(b, "  plan      %s: %u values, %u instruction%s (%u KernelCall%s, %u DelegateCall%s), %u operator%s\n",
+                  s->method ? s->method : "forward", e->values, e->instructions, e->instructions == 1 ? "" : "s", e->kernel_calls,
                   e->kernel_calls == 1 ? "" : "s", e->delegate_calls, e->delegate_calls == 1 ? "" : "s", e->operators,
                   e->operators == 1 ? "" : "s");
     ls_buf_printf(b, "  segments  %u:", s->n_segments);
@@ -311,6 +374,15 @@ void ls_export_summary_text(const ls_export_summary *s, ls_buf *b)
     ls_buf_printf(b, "%s)\n", sz);
     ls_buf_printf(b, "  arena     %" PRIu64 " bytes for %" PRIu64 " bytes of tensors (%u tensor%s)\n", e->arena,
                   e->tensor_bytes, e->planned_tensors, e->planned_tensors == 1 ? "" : "s");
+    if (s->external_tensors || s->external_keys) {
+        ls_buf_printf(b, "  needs     data by key from a .ptd (");
+        if (s->external_tensors) ls_buf_printf(b, "%u tensor%s", s->external_tensors, s->external_tensors == 1 ? "" : "s");
+        if (s->external_keys)
+            ls_buf_printf(b, "%s%u named data entr%s", s->external_tensors ? ", " : "", s->external_keys,
+                          s->external_keys == 1 ? "y" : "ies");
+        ls_buf_printf(b, "): %s%s\n", s->data_files ? s->data_files : "no .ptd was given",
+                      s->data_files ? ", given with --data or beside the file" : "");
+    }
     for (uint32_t i = 0; i < s->n_needs; i++) {
         const ls_export_need *nd = &s->needs[i];
         if (nd->backend)

@@ -50,6 +50,14 @@ void lsx_store_init(lsx_store *s, uint32_t alignment);
 uint32_t lsx_store_put(lsx_store *s, const void *data, size_t n, bool *added);
 void lsx_store_free(lsx_store *s);
 
+/* The read file `file` with execution plan `replace` replaced by the one plan of `emitted`
+ * (pte_merge.c): the other plans as read, the file's named data then the emitted one's new keys,
+ * constants, mutable data and blobs stored once and renumbered, segments at the file's
+ * alignment. *out borrows from both models (keep them until it is freed with
+ * lsx_pte_merged_free); on failure it is left empty. */
+int lsx_pte_merge(const ls_pte *file, uint32_t replace, const ls_pte *emitted, ls_pte *out, ls_error *err);
+void lsx_pte_merged_free(ls_pte *out);
+
 /* One tensor for the memory planning algorithms (mem_algo.c): its aligned size, its lifetime
  * (node indices, inclusive) and the order it was found in (collect_specs_from_nodes' graph
  * order); the algorithm sets offset and the shared object it went into. */

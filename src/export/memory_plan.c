@@ -24,6 +24,7 @@
 
 #include "export_internal.h"
 #include "namer.h"
+#include "pte_file.h"
 #include "signature.h"
 
 #define ALIGN 16
@@ -83,6 +84,17 @@ static uint32_t first_spec(const planner *P, uint32_t id, uint32_t k)
     return id && id < P->n_ids && k < P->sp_n[id] ? P->sp_list.v[P->sp_first[id] + k] : UINT32_MAX;
 }
 
+/* A weight the program's .pte keeps in a .ptd and plans (a trainable one: EXTERNAL with
+ * allocation_info). exir plans a weight that has a gradient (collect_specs_from_nodes:
+ * weight_has_gradient) and the runtime copies its initial bytes in at Method::init; lowerscope
+ * knows it from the file it read, and keeps it alive for the whole program, as state. */
+static bool trainable_weight(const ls_program *q, const ls_input_spec *s)
+{
+    ls_pte_file *f = s->kind == LS_IN_BUFFER ? ls_program_pte_file(q) : NULL;
+    const ls_pte_external *e = f && q->method && s->target ? ls_pte_file_external(f, q->method, s->target) : NULL;
+    return e && e->trainable;
+}
+
 /* Every node's tensors (the TensorSpecs its meta["spec"] holds in exir). */
 static void find_specs(planner *P, lsx_bounds *b)
 {
@@ -100,7 +112,7 @@ static void find_specs(planner *P, lsx_bounds *b)
             const ls_input_spec *s = ls_sig_spec(&sig, q, n);
             if (n->val_kind != LS_VAL_TENSOR || !n->nvals || !s) continue;
             bool user = s->kind == LS_IN_USER_INPUT;
-            bool mut = s->kind == LS_IN_BUFFER && ls_sig_is_mutated(&sig, s);
+            bool mut = (s->kind == LS_IN_BUFFER && ls_sig_is_mutated(&sig, s)) || trainable_weight(q, s);
             sp[0] = new_spec(P, n, 0, lsx_upper_nbytes(b, &n->vals[0]), user || mut);
             P->specs.v[sp[0]].mutable_buffer = mut;
             set_specs(P, n->id, sp, 1);

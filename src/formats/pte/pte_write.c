@@ -356,7 +356,7 @@ static bool layout_kept(const ls_pte *pte)
 /* The alignment of the segment base of a file read: that of its segments (the largest power of two, up
  * to 64 KiB, dividing every offset that is not 0: what the file's writer aligned them to, its
  * segment_alignment), at least ExecuTorch's 128. */
-static uint64_t base_alignment(const ls_pte *pte)
+uint64_t ls_pte_segment_alignment(const ls_pte *pte)
 {
     if (!pte->has_extended_header) return SEGMENT_ALIGNMENT; /* emitted here, not read */
     uint64_t a = (uint64_t)1 << 16;
@@ -416,7 +416,7 @@ static int write_pte(const ls_pte *pte, bool check, uint8_t **bytes, size_t *siz
     /* Header padded to the flatbuffer's largest alignment so everything after it stays aligned. */
     uint64_t header = align_up(EH_LENGTH, minalign > 16 ? minalign : 16);
     uint64_t program_size = header + fb_size;
-    uint64_t base = align_up(program_size, kept ? base_alignment(pte) : SEGMENT_ALIGNMENT);
+    uint64_t base = align_up(program_size, kept ? ls_pte_segment_alignment(pte) : SEGMENT_ALIGNMENT);
     uint64_t total = base + seg_bytes;
     if (total > SIZE_MAX / 2) {
         free(segs.v);
