@@ -359,12 +359,79 @@ START_TEST(dynamic_quantization_chain_is_one_group)
 }
 END_TEST
 
+
+/* ---- a direct transcription of GroupBasedPartitioner (group_partitioner.py), all pairs, full
+ * downstream sets, for graphs of single-node groups */
+#define GREF_MAX PT_DAG_MAX
+typedef struct gref {
+    pt_dag d;
+    bool down[GREF_MAX][GREF_MAX]; /* _DependencyViewer.downstreams */
+    int part[GREF_MAX];            /* the partition id of each node, -1 on the CPU */
+} gref;
+
+static void gref_partition(gref *g)
+{
+    for (int v = g->d.n; v-- > 0;)
+        for (int k = 0; k < g->d.nus[v]; k++) {
+            int u = g->d.users[v][k];
+            g->down[v][u] = true;
+            for (int w = 0; w < g->d.n; w++) g->down[v][w] |= g->down[u][w];
+        }
+    int owner[GREF_MAX], nparts = 0; /* _process_all_nodes: reversed graph order */
+    for (int v = g->d.n; v-- > 0;) owner[v] = g->d.sup[v] ? nparts++ : -1;
+    for (int v = 0; v < g->d.n; v++) g->part[v] = owner[v];
+    bool gone[GREF_MAX] = {false};
+    for (int p1 = 0; p1 < nparts; p1++) { /* _merge_partitions */
+        if (gone[p1]) continue;
+        for (int p2 = p1 + 1; p2 < nparts; p2++) {
+            if (gone[p2]) continue;
+            bool ok = true; /* _can_merge_partitions: p2's users outside p1 ∪ p2 must not reach either */
+            for (int x = 0; x < g->d.n && ok; x++) {
+                if (g->part[x] != p2) continue;
+                for (int k = 0; k < g->d.nus[x] && ok; k++) {
+                    int u = g->d.users[x][k];
+                    if (g->part[u] == p1 || g->part[u] == p2) continue;
+                    for (int w = 0; w < g->d.n && ok; w++) ok = !(g->down[u][w] && (g->part[w] == p1 || g->part[w] == p2));
+                }
+            }
+            if (!ok) continue;
+            for (int x = 0; x < g->d.n; x++)
+                if (g->part[x] == p2) g->part[x] = p1;
+            gone[p2] = true;
+        }
+    }
+}
+
+/* Random graphs of supported (add) and unsupported (atan2) nodes: the tags are the ids of
+ * the transcription above; then to_backend takes every partition (none has a cycle). */
+START_TEST(random_graphs_match_group_partitioner)
+{
+    unsigned seed = 4242;
+    ls_profile *prof = pt_profile("{\"name\": \"grp\", \"backend_id\": \"GroupBackend\", \"partitioner\": \"group\", "
+                                  "\"ops\": [\"add.Tensor\"]}");
+    for (int trial = 0; trial < 400; trial++) {
+        gref g;
+        memset(&g, 0, sizeof g);
+        pt_dag_random(&g.d, &seed, 1 + trial % 6);
+        uint32_t id[GREF_MAX];
+        ls_program *p = pt_dag_program(&g.d, LS_OP_add_Tensor, LS_OP_atan2, id);
+        pt_step(&p, ls_pass_partition, prof);
+        gref_partition(&g);
+        pt_dag_expect_tags(p, id, g.part, g.d.n, trial);
+        pt_step(&p, ls_pass_to_backend, prof);
+        ls_program_unref(p);
+    }
+    ls_profile_free(prof);
+}
+END_TEST
+
 Suite *partition_group_suite(void)
 {
     Suite *s = suite_create("partition_group");
     TCase *tc = tcase_create("group");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, group_numbering_keeps_the_first_id);
+    tcase_add_test(tc, random_graphs_match_group_partitioner);
     tcase_add_test(tc, group_shared_weight_stays_with_the_first_gemm);
     tcase_add_test(tc, kv_cache_with_xnnpack);
     tcase_add_test(tc, to_edge_keeps_linear_for_xnnpack);

@@ -344,10 +344,9 @@ END_TEST
  * merged into the running first one unless the contracted graph would get a cycle (checked
  * exactly, by a search through the partitions as single vertices); the larger side keeps its
  * id, the running one on a tie. The pass must give the same partitions and ids. */
-#define REF_MAX 48
+#define REF_MAX PT_DAG_MAX
 typedef struct refg {
-    int n, nus[REF_MAX], users[REF_MAX][REF_MAX], nin[REF_MAX], in[REF_MAX][2];
-    bool sup[REF_MAX];
+    pt_dag d;
     int part[REF_MAX], order[REF_MAX], alive[REF_MAX];
 } refg;
 
@@ -355,19 +354,19 @@ static bool ref_can_merge(const refg *g, int a, int b)
 {
     bool seen[REF_MAX] = {0};
     int q[REF_MAX * REF_MAX], h = 0, t = 0;
-    for (int v = 0; v < g->n; v++)
+    for (int v = 0; v < g->d.n; v++)
         if (g->part[v] == a || g->part[v] == b)
-            for (int k = 0; k < g->nus[v]; k++) {
-                int u = g->users[v][k];
+            for (int k = 0; k < g->d.nus[v]; k++) {
+                int u = g->d.users[v][k];
                 if (g->part[u] != a && g->part[u] != b && !seen[u]) seen[u] = true, q[t++] = u;
             }
     while (h < t) {
         int v = q[h++];
         if (g->part[v] == a || g->part[v] == b) return false;
-        for (int w = 0; w < g->n; w++) {
+        for (int w = 0; w < g->d.n; w++) {
             if (w != v && (g->part[v] < 0 || g->part[w] != g->part[v])) continue;
-            for (int k = 0; k < g->nus[w]; k++) {
-                int u = g->users[w][k];
+            for (int k = 0; k < g->d.nus[w]; k++) {
+                int u = g->d.users[w][k];
                 if (!seen[u]) seen[u] = true, q[t++] = u;
             }
         }
@@ -378,10 +377,10 @@ static bool ref_can_merge(const refg *g, int a, int b)
 static void ref_partition(refg *g)
 {
     int next = 0;
-    for (int v = 0; v < g->n; v++) g->part[v] = -1;
-    for (int v = g->n - 1; v >= 0; v--) {
+    for (int v = 0; v < g->d.n; v++) g->part[v] = -1;
+    for (int v = g->d.n - 1; v >= 0; v--) {
         int cands[REF_MAX], nc = 0;
-        if (g->sup[v]) {
+        if (g->d.sup[v]) {
             g->part[v] = next;
             g->alive[next] = 1;
             g->order[next] = next;
@@ -394,9 +393,9 @@ static void ref_partition(refg *g)
             int other = cands[c];
             if (!g->alive[other] || other == self || !ref_can_merge(g, self, other)) continue;
             int ss = 0, os = 0;
-            for (int w = 0; w < g->n; w++) ss += g->part[w] == self, os += g->part[w] == other;
+            for (int w = 0; w < g->d.n; w++) ss += g->part[w] == self, os += g->part[w] == other;
             int keep = ss < os ? other : self, gone = keep == self ? other : self;
-            for (int w = 0; w < g->n; w++)
+            for (int w = 0; w < g->d.n; w++)
                 if (g->part[w] == gone) g->part[w] = keep;
             g->alive[gone] = 0;
             if (g->order[gone] < g->order[keep]) g->order[keep] = g->order[gone];
@@ -408,42 +407,18 @@ static void ref_partition(refg *g)
 START_TEST(random_graphs_match_reference)
 {
     unsigned seed = 12345;
-#define RND() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
     for (int trial = 0; trial < 400; trial++) {
         refg g;
         memset(&g, 0, sizeof g);
-        g.n = 3 + (int)(RND() % (REF_MAX - 3));
-        int density = 1 + trial % 6;
-        for (int v = 0; v < g.n; v++) {
-            g.sup[v] = (int)(RND() % 10) >= density;
-            g.nin[v] = v == 0 ? 0 : 1 + (v > 1 && RND() % 2);
-            for (int k = 0; k < g.nin[v]; k++) g.in[v][k] = (int)(RND() % (unsigned)v);
-            if (g.nin[v] == 2 && g.in[v][0] == g.in[v][1]) g.nin[v] = 1;
-            for (int k = 0; k < g.nin[v]; k++) g.users[g.in[v][k]][g.nus[g.in[v][k]]++] = v;
-        }
-        ls_builder *b = ls_builder_new("m", LS_DIALECT_EDGE);
-        uint32_t x = pt_input(b, "x", LS_IN_USER_INPUT, NULL, false, LS_DT_F32, 1, &TWO);
-        uint32_t id[REF_MAX], outs[REF_MAX], no = 0;
-        for (int v = 0; v < g.n; v++) {
-            uint32_t a0 = g.nin[v] ? id[g.in[v][0]] : x, a1 = g.nin[v] > 1 ? id[g.in[v][1]] : a0;
-            id[v] = pt_bin(b, g.sup[v] ? LS_OP_add_Tensor : LS_OP_atan2, a0, a1);
-        }
-        for (int v = 0; v < g.n; v++)
-            if (!g.nus[v]) outs[no++] = id[v];
-        ls_build_output(b, outs, no, NULL, NULL);
-        ls_program *p = ls_builder_finish(b);
+        pt_dag_random(&g.d, &seed, 1 + trial % 6);
+        uint32_t id[REF_MAX];
+        ls_program *p = pt_dag_program(&g.d, LS_OP_add_Tensor, LS_OP_atan2, id);
         pt_step(&p, ls_pass_partition, ls_profile_bundled());
         ref_partition(&g);
-        for (int v = 0; v < g.n; v++) {
-            const char *got = ls_program_node(p, id[v])->tag;
-            if (g.part[v] < 0) ck_assert_msg(!got, "trial %d node %d: CPU expected, got %s", trial, v, got);
-            else ck_assert_msg(got && strcmp(got, ls_internf("tag%d", g.part[v])) == 0, "trial %d node %d: tag%d expected, got %s",
-                               trial, v, g.part[v], got ? got : "CPU");
-        }
+        pt_dag_expect_tags(p, id, g.part, g.d.n, trial);
         pt_step(&p, ls_pass_to_backend, ls_profile_bundled()); /* every partition is convex */
         ls_program_unref(p);
     }
-#undef RND
 }
 END_TEST
 

@@ -195,4 +195,60 @@ static PT_UNUSED ls_profile *pt_profile(const char *json)
     return p;
 }
 
+/* ---- random DAGs for the partitioners' reference tests: node v reads one or two earlier nodes
+ * (node 0 the input), is supported or not, and the program is built with sup_op / cpu_op. */
+#define PT_DAG_MAX 48
+typedef struct pt_dag {
+    int n, nus[PT_DAG_MAX], users[PT_DAG_MAX][PT_DAG_MAX], nin[PT_DAG_MAX], in[PT_DAG_MAX][2];
+    bool sup[PT_DAG_MAX];
+} pt_dag;
+
+static PT_UNUSED unsigned pt_rnd(unsigned *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return (*seed >> 16) & 0x7fff;
+}
+
+/* density 1..6: the share of unsupported nodes grows with it */
+static PT_UNUSED void pt_dag_random(pt_dag *g, unsigned *seed, int density)
+{
+    memset(g, 0, sizeof *g);
+    g->n = 3 + (int)(pt_rnd(seed) % (PT_DAG_MAX - 3));
+    for (int v = 0; v < g->n; v++) {
+        g->sup[v] = (int)(pt_rnd(seed) % 10) >= density;
+        g->nin[v] = v == 0 ? 0 : 1 + (v > 1 && pt_rnd(seed) % 2);
+        for (int k = 0; k < g->nin[v]; k++) g->in[v][k] = (int)(pt_rnd(seed) % (unsigned)v);
+        if (g->nin[v] == 2 && g->in[v][0] == g->in[v][1]) g->nin[v] = 1;
+        for (int k = 0; k < g->nin[v]; k++) g->users[g->in[v][k]][g->nus[g->in[v][k]]++] = v;
+    }
+}
+
+/* The DAG as an Edge program of binary ops; id[v] is node v's id. */
+static PT_UNUSED ls_program *pt_dag_program(const pt_dag *g, ls_op_id sup_op, ls_op_id cpu_op, uint32_t *id)
+{
+    static const int64_t two = 2;
+    ls_builder *b = ls_builder_new("m", LS_DIALECT_EDGE);
+    uint32_t x = pt_input(b, "x", LS_IN_USER_INPUT, NULL, false, LS_DT_F32, 1, &two);
+    uint32_t outs[PT_DAG_MAX], no = 0;
+    for (int v = 0; v < g->n; v++) {
+        uint32_t a0 = g->nin[v] ? id[g->in[v][0]] : x, a1 = g->nin[v] > 1 ? id[g->in[v][1]] : a0;
+        id[v] = pt_bin(b, g->sup[v] ? sup_op : cpu_op, a0, a1);
+    }
+    for (int v = 0; v < g->n; v++)
+        if (!g->nus[v]) outs[no++] = id[v];
+    ls_build_output(b, outs, no, NULL, NULL);
+    return ls_builder_finish(b);
+}
+
+/* Each node's tag is tag<part[v]>, or none when part[v] < 0. */
+static PT_UNUSED void pt_dag_expect_tags(const ls_program *p, const uint32_t *id, const int *part, int n, int trial)
+{
+    for (int v = 0; v < n; v++) {
+        const char *got = ls_program_node(p, id[v])->tag;
+        if (part[v] < 0) ck_assert_msg(!got, "trial %d node %d: CPU expected, got %s", trial, v, got);
+        else ck_assert_msg(got && strcmp(got, ls_internf("tag%d", part[v])) == 0, "trial %d node %d: tag%d expected, got %s",
+                           trial, v, part[v], got ? got : "CPU");
+    }
+}
+
 #endif
