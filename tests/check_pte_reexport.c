@@ -44,6 +44,34 @@ static uint64_t segment_hash(const ls_pte *p, uint32_t i)
     return XXH3_64bits(p->segment_data[i].v, (size_t)p->segment_data[i].n);
 }
 
+/* Every named data key of a is in b with the same bytes. */
+static void assert_named_data_kept(const ls_pte *a, const ls_pte *b, const char *name)
+{
+    ls_error err;
+    for (uint32_t i = 0; i < a->named_data.n; i++) {
+        const uint8_t *x, *y;
+        size_t nx, ny;
+        ck_assert_int_eq(ls_pte_named_bytes(a, a->named_data.v[i].key, &x, &nx, &err), 1);
+        ck_assert_msg(ls_pte_named_bytes(b, a->named_data.v[i].key, &y, &ny, &err) == 1, "%s: named data %s lost", name,
+                      a->named_data.v[i].key);
+        ck_assert_msg(nx == ny && XXH3_64bits(x, nx) == XXH3_64bits(y, ny), "%s: named data %s differs", name,
+                      a->named_data.v[i].key);
+    }
+}
+
+/* Plan m's delegates have the same blobs in a and b. */
+static void assert_same_blobs(const ls_pte *a, const ls_pte *b, uint32_t m, const char *name)
+{
+    ls_error err;
+    for (uint32_t d = 0; d < a->execution_plan.v[m].delegates.n; d++) {
+        const uint8_t *x, *y;
+        size_t nx, ny;
+        ck_assert(ls_pte_delegate_blob(a, &a->execution_plan.v[m].delegates.v[d], &x, &nx, &err) == 0);
+        ck_assert(ls_pte_delegate_blob(b, &b->execution_plan.v[m].delegates.v[d], &y, &ny, &err) == 0);
+        ck_assert_msg(nx == ny && (!nx || !memcmp(x, y, nx)), "%s: delegate %u of method %u differs", name, d, m);
+    }
+}
+
 START_TEST(real_files_come_back_as_they_were)
 {
     if (!tu_shared("data/pte")) return;
@@ -90,22 +118,8 @@ START_TEST(real_files_come_back_as_they_were)
         for (uint32_t i = 0; i < a.n_segment_data; i++)
             ck_assert_msg(segment_hash(&a, i) == segment_hash(&b, i), "%s: segment %u differs", name, i);
         ck_assert_uint_eq(a.named_data.n, b.named_data.n);
-        for (uint32_t i = 0; i < a.named_data.n; i++) {
-            const uint8_t *x, *y;
-            size_t nx, ny;
-            ck_assert_int_eq(ls_pte_named_bytes(&a, a.named_data.v[i].key, &x, &nx, &err), 1);
-            ck_assert_int_eq(ls_pte_named_bytes(&b, a.named_data.v[i].key, &y, &ny, &err), 1);
-            ck_assert_msg(nx == ny && XXH3_64bits(x, nx) == XXH3_64bits(y, ny), "%s: named data %s differs", name,
-                          a.named_data.v[i].key);
-        }
-        for (uint32_t m = 0; m < a.execution_plan.n; m++)
-            for (uint32_t d = 0; d < a.execution_plan.v[m].delegates.n; d++) {
-                const uint8_t *x, *y;
-                size_t nx, ny;
-                ck_assert(ls_pte_delegate_blob(&a, &a.execution_plan.v[m].delegates.v[d], &x, &nx, &err) == 0);
-                ck_assert(ls_pte_delegate_blob(&b, &b.execution_plan.v[m].delegates.v[d], &y, &ny, &err) == 0);
-                ck_assert_msg(nx == ny && (!nx || !memcmp(x, y, nx)), "%s: delegate %u of method %u differs", name, d, m);
-            }
+        assert_named_data_kept(&a, &b, name);
+        for (uint32_t m = 0; m < a.execution_plan.n; m++) assert_same_blobs(&a, &b, m, name);
         /* and ExecuTorch's runtime loads it as it loaded the original */
         ls_pte_check_report r;
         ck_assert_uint_eq(ls_pte_runtime_check(&b, &r), 0);
@@ -242,26 +256,11 @@ START_TEST(relowered_method_replaces_its_plan_only)
                     ck_assert_int_eq(ra, rb);
                     if (ra == 1) ck_assert_msg(nx == ny && (!nx || !memcmp(x, y, nx)), "%s: value %u's data", name, i);
                 }
-                for (uint32_t d = 0; d < pa->delegates.n; d++) {
-                    const uint8_t *x, *y;
-                    size_t nx, ny;
-                    ck_assert(ls_pte_delegate_blob(&a, &pa->delegates.v[d], &x, &nx, &err) == 0);
-                    ck_assert(ls_pte_delegate_blob(&b, &pb->delegates.v[d], &y, &ny, &err) == 0);
-                    ck_assert_msg(nx == ny && (!nx || !memcmp(x, y, nx)), "%s: delegate %u of %s", name, d, pa->name);
-                }
+                assert_same_blobs(&a, &b, m, name);
             }
             cJSON_Delete(got);
             cJSON_Delete(want);
-            /* every named data key, with its bytes */
-            for (uint32_t i = 0; i < a.named_data.n; i++) {
-                const uint8_t *x, *y;
-                size_t nx, ny;
-                ck_assert_int_eq(ls_pte_named_bytes(&a, a.named_data.v[i].key, &x, &nx, &err), 1);
-                ck_assert_msg(ls_pte_named_bytes(&b, a.named_data.v[i].key, &y, &ny, &err) == 1, "%s: named data %s lost",
-                              name, a.named_data.v[i].key);
-                ck_assert_msg(nx == ny && XXH3_64bits(x, nx) == XXH3_64bits(y, ny), "%s: named data %s", name,
-                              a.named_data.v[i].key);
-            }
+            assert_named_data_kept(&a, &b, name); /* every named data key, with its bytes */
             /* the re-lowered method's external tensors: by key, when no backend took them */
             uint32_t ma = 0, mb = 0;
             while (strcmp(a.execution_plan.v[ma].name, method)) ma++;

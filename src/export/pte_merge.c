@@ -120,17 +120,6 @@ static int move_named(merger *M, const ls_pte *src, named_vec *named, ls_ptrmap 
     return 0;
 }
 
-static uint64_t lcm64(uint64_t a, uint64_t b)
-{
-    uint64_t x = a, y = b;
-    while (y) {
-        uint64_t t = x % y;
-        x = y;
-        y = t;
-    }
-    return a / x * b;
-}
-
 int lsx_pte_merge(const ls_pte *file, uint32_t replace, const ls_pte *emitted, ls_pte *out, ls_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -202,7 +191,7 @@ int lsx_pte_merge(const ls_pte *file, uint32_t replace, const ls_pte *emitted, l
     out->segments = (ls_pte_data_segments){ls_calloc(M.segs.n ? M.segs.n : 1, sizeof(ls_pte_data_segment)), M.segs.n, true};
     uint64_t at = 0;
     for (uint32_t i = 0; i < M.segs.n; i++) {
-        uint64_t a = lcm64(M.align, M.segs.v[i].alignment ? M.segs.v[i].alignment : 1);
+        uint64_t a = M.segs.v[i].alignment > M.align ? M.segs.v[i].alignment : M.align; /* powers of two */
         out->segments.v[i].offset = (at + a - 1) / a * a;
         out->segments.v[i].size = M.segs.v[i].n;
         at = out->segments.v[i].offset + M.segs.v[i].n;
