@@ -202,6 +202,10 @@ int lsx_pool2d(lsx_run *R, uint32_t node)
     int64_t ph = H + p->pad_top + p->pad_bottom, pw = W + p->pad_left + p->pad_right;
     if (!p->pool_h || !p->pool_w || ph < eh || pw < ew) return lsx_fail(R, node, "the window does not fit the input");
     int64_t OH = (ph - eh) / sh + 1, OW = (pw - ew) / sw + 1;
+    /* the loops visit every window tap of every output: refuse what would run for hours */
+    if ((double)N * OH * OW * C * p->pool_h * p->pool_w > 1e11)
+        return ls_fail_needs(R->err, "%s: xnodes[%u]: a %ux%u pooling window over %lldx%lld outputs is too much work", R->name,
+                             node, p->pool_h, p->pool_w, (long long)OH, (long long)OW);
     int64_t dims[4] = {N, OH, OW, C};
     void *tmp;
     const float *x = lsx_in_f32(R, node, 0, &tmp);

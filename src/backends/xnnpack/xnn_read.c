@@ -206,6 +206,17 @@ static int ids(ls_fb_reader *r, const ls_fb_table *t, const unsigned *slots, con
 }
 
 #define U32(slot, name, dst) TRY(ls_fb_u32(r, t, slot, name, 0, dst))
+#define LSX_MAX_WINDOW 65535u    /* kernel, stride, dilation, padding: far past any real network */
+#define LSX_MAX_CHANNELS (1u << 24)
+
+/* A convolution's or pooling's size field, bounded so that the products the geometry takes
+ * (window × dilation, padded sizes) stay far inside 64 bits. */
+static int geometry_field(ls_fb_reader *r, const ls_fb_table *t, const char *name, uint32_t v, bool window)
+{
+    uint32_t cap = window ? LSX_MAX_WINDOW : LSX_MAX_CHANNELS;
+    if (v > cap) return ls_fb_fail(r, name, t->pos, "%u is past what lowerscope takes (%u)", v, cap);
+    return 0;
+}
 
 static int read_node_fields(ls_fb_reader *r, const ls_fb_table *t, ls_xnn_node *n)
 {
@@ -280,6 +291,7 @@ static int read_node_fields(ls_fb_reader *r, const ls_fb_table *t, ls_xnn_node *
                                             "dilation_height", "dilation_width",    "group_input_channels", "group_output_channels",
                                             "groups",          "adjustment_height", "adjustment_width"};
         for (unsigned k = 0; k < 15; k++) U32(k, names[k], &f[k]);
+        for (unsigned k = 0; k < 15; k++) TRY(geometry_field(r, t, names[k], f[k], k < 10 || k > 12));
         TRY(ids(r, t, (const unsigned[]){15, 16, 17, 18}, (const char *const[]){"input1_id", "filter_id", "bias_id", "output_id"},
                 4, tmp));
         n->n_in = 3, memcpy(n->in, tmp, 3 * 4), n->n_out = 1, n->out[0] = tmp[3];
@@ -292,6 +304,7 @@ static int read_node_fields(ls_fb_reader *r, const ls_fb_table *t, ls_xnn_node *
                                             "pooling_height", "pooling_width", "stride_height",  "stride_width",
                                             "dilation_height", "dilation_width"};
         for (unsigned k = 0; k < 10; k++) U32(k, names[k], &f[k]);
+        for (unsigned k = 0; k < 10; k++) TRY(geometry_field(r, t, names[k], f[k], true));
         TRY(ids(r, t, (const unsigned[]){10, 11}, io1, 2, tmp));
         n->n_in = 1, n->in[0] = tmp[0], n->n_out = 1, n->out[0] = tmp[1];
         U32(12, "flags", &n->flags);
@@ -302,6 +315,7 @@ static int read_node_fields(ls_fb_reader *r, const ls_fb_table *t, ls_xnn_node *
         static const char *const names[] = {"padding_top", "padding_right", "padding_bottom", "padding_left",
                                             "pooling_height", "pooling_width"};
         for (unsigned k = 0; k < 6; k++) U32(k, names[k], &f[k]);
+        for (unsigned k = 0; k < 6; k++) TRY(geometry_field(r, t, names[k], f[k], true));
         n->p.pool.stride_h = n->p.pool.pool_h; /* XNNPACK's argmax pooling strides by its window */
         n->p.pool.stride_w = n->p.pool.pool_w;
         n->p.pool.dilation_h = n->p.pool.dilation_w = 1;
@@ -505,6 +519,29 @@ static int check_graph(ls_xnn_graph *g, const char *name, ls_error *err)
     for (uint32_t i = 0; i < g->n_output_ids; i++)
         if (ls_xnn_value_pos(g, g->output_ids[i]) < 0)
             return ls_fail(err, "%s: output_ids[%u]: no value has id %u", name, i, g->output_ids[i]);
+    /* Every value is written at most once, by one node, and never read by the node that writes
+     * it: XNNPACK's subgraph is single-assignment (ExecuTorch's serializer gives every Edge node's
+     * output a fresh id), and the interpreter frees a value's old tensor when it writes it. */
+    uint8_t *written = ls_calloc(g->n_values ? g->n_values : 1, 1);
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const ls_xnn_node *n = &g->nodes[i];
+        for (unsigned k = 0; k < n->n_out; k++) {
+            int32_t pos = ls_xnn_value_pos(g, n->out[k]);
+            if (pos < 0) continue; /* reported below */
+            const char *why = NULL;
+            if (written[pos]) why = "is already written by an earlier node";
+            else if (g->values[pos].flags & LS_XNN_FLAG_EXTERNAL_INPUT) why = "is an external input";
+            for (unsigned j = 0; !why && j < n->n_in; j++)
+                if (n->in[j] == n->out[k]) why = "is also one of its inputs";
+            if (why) {
+                free(written);
+                return ls_fail(err, "%s: xnodes[%u] (%s): output %u (value %u) %s", name, i,
+                               ls_xnn_node_type_name(n->type), k, n->out[k], why);
+            }
+            written[pos] = 1;
+        }
+    }
+    free(written);
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const ls_xnn_node *n = &g->nodes[i];
         for (unsigned k = 0; k < n->n_in; k++) {

@@ -289,6 +289,11 @@ static int conv2d(twin *T, const ls_xnn_node *n)
     int64_t OH = ov->dims[1], OW = ov->dims[2], O = ov->dims[3], G = c->groups;
     bool dw = n->type == LS_XNN_DepthwiseConv2d;
     int64_t taps = (int64_t)c->kernel_h * c->kernel_w, gi = dw ? 1 : c->group_in, go = c->group_out;
+    /* the twin writes a few nodes per tap and group: a node count to keep */
+    if (taps * (dw ? 1 : G) > 1024) return refuse(T, n, "more than 1024 kernel taps × groups");
+    bool fits = dw ? w->dims[0] == 1 && w->dims[1] == c->kernel_h && w->dims[2] == c->kernel_w && w->dims[3] == O
+                   : w->dims[0] == O && w->dims[1] == c->kernel_h && w->dims[2] == c->kernel_w && w->dims[3] == gi;
+    if (!fits || O != G * go || (!dw && dims[3] != G * gi)) return refuse(T, n, "the filter, the channels and the node disagree");
     float *wf, *bf;
     /* Conv2d filter rows are output channels [O][KH·KW·gi]; depthwise rows are taps [taps][O] */
     if (weight_floats(T, n->in[1], dw ? taps : O, dw ? O : taps * gi, &wf) != 0) return -1;
@@ -367,6 +372,7 @@ static int pool2d(twin *T, const ls_xnn_node *n)
     const ls_xnn_value *iv = vdef(T, n->in[0]), *ov = vdef(T, n->out[0]);
     if (iv->ndim != 4 || ov->ndim != 4) return refuse(T, n, "not 4-d");
     int64_t dims[4] = {iv->dims[0], iv->dims[1], iv->dims[2], iv->dims[3]}, OH = ov->dims[1], OW = ov->dims[2], C = dims[3];
+    if ((int64_t)p->pool_h * p->pool_w > 1024 || !p->pool_h || !p->pool_w) return refuse(T, n, "a window of more than 1024 taps");
     bool maxp = n->type == LS_XNN_MaxPooling2d;
     uint32_t x = in_f(T, n, 0);
     uint32_t xp = pad_nhwc(T, x, dims, p->pad_top, p->pad_right, p->pad_bottom, p->pad_left, maxp ? -INFINITY : 0);
