@@ -39,15 +39,27 @@ static void copy_block(uint8_t *dst, const int64_t *dst_st, const uint8_t *src, 
     }
 }
 
-/* A mover's output takes its input's bytes: the same storage type and quantization are needed. */
-static int same_storage(lsx_run *R, uint32_t node, const ls_tensor *in)
+/* A mover's output takes its input's bytes: the same storage type and quantization are needed
+ * (XNNPACK's define functions for these nodes check that a quantized output's scale and zero
+ * point match the input's: xnn_subgraph_check_quantization_parameter_matches). Input k. */
+static int same_storage_k(lsx_run *R, uint32_t node, unsigned k, const ls_tensor *in)
 {
     const ls_xnn_node *n = &R->g->nodes[node];
-    const ls_xnn_value *od = lsx_def(R, n->out[0]);
+    const ls_xnn_value *od = lsx_def(R, n->out[0]), *id = lsx_def(R, n->in[k]);
     if (lsx_storage(od->datatype) != in->dtype)
         return lsx_fail(R, node, "output is %s, input %s: this node does not convert", ls_xnn_datatype_name(od->datatype),
                         ls_dtype_name(in->dtype));
+    bool qi = id && id->quant == LS_XNN_Q_PER_TENSOR, qo = od->quant == LS_XNN_Q_PER_TENSOR;
+    if ((qi || qo) && (qi != qo || id->scale != od->scale || id->zero_point != od->zero_point))
+        return lsx_fail(R, node, "input %u is quantized with scale %g, zero point %d, the output with %g, %d: this node does not requantize",
+                        k, qi ? (double)id->scale : 0.0, qi ? id->zero_point : 0, qo ? (double)od->scale : 0.0,
+                        qo ? od->zero_point : 0);
     return 0;
+}
+
+static int same_storage(lsx_run *R, uint32_t node, const ls_tensor *in)
+{
+    return same_storage_k(R, node, 0, in);
 }
 
 int lsx_transpose(lsx_run *R, uint32_t node)
@@ -129,7 +141,8 @@ int lsx_concat(lsx_run *R, uint32_t node)
     ls_tensor *ins[5];
     for (unsigned k = 0; k < n->n_in; k++)
         if (!(ins[k] = lsx_in(R, node, k))) return -1;
-    if (same_storage(R, node, ins[0]) != 0) return -1;
+    for (unsigned k = 0; k < n->n_in; k++)
+        if (same_storage_k(R, node, k, ins[k]) != 0) return -1;
     int nd = ins[0]->ndim;
     uint32_t axis = n->p.axis;
     if (axis >= (uint32_t)nd) return lsx_fail(R, node, "axis %u of a %d-d input", axis, nd);

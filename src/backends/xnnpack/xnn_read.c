@@ -492,6 +492,15 @@ static int check_graph(ls_xnn_graph *g, const char *name, ls_error *err)
             v->external_id >= g->num_externs)
             return ls_fail(err, "%s: xvalues[%u]: external_id %u is not below num_externs %u", name, i, v->external_id,
                            g->num_externs);
+        /* xnn_define_quantized_tensor_value and _channelwise_: "scale must be finite,
+         * normalized, and positive" */
+        if (v->quant == LS_XNN_Q_PER_TENSOR && !(isnormal(v->scale) && v->scale > 0))
+            return ls_fail(err, "%s: xvalues[%u]: scale %g (XNNPACK takes a finite, normal, positive scale)", name, i,
+                           (double)v->scale);
+        for (uint32_t k = 0; v->quant == LS_XNN_Q_PER_CHANNEL && v->scales && k < v->n_scales; k++)
+            if (!(isnormal(v->scales[k]) && v->scales[k] > 0))
+                return ls_fail(err, "%s: xvalues[%u]: scale %u is %g (XNNPACK takes finite, normal, positive scales)", name,
+                               i, k, (double)v->scales[k]);
         if (v->quant == LS_XNN_Q_PER_CHANNEL && !v->scale_buffer_idx) {
             if (v->channel_dim < 0 || v->channel_dim >= v->ndim)
                 return ls_fail(err, "%s: xvalues[%u]: channel_dim %d of a %u-d tensor", name, i, v->channel_dim, v->ndim);
@@ -529,10 +538,10 @@ static int check_graph(ls_xnn_graph *g, const char *name, ls_error *err)
             int32_t pos = ls_xnn_value_pos(g, n->out[k]);
             if (pos < 0) continue; /* reported below */
             const char *why = NULL;
-            if (written[pos]) why = "is already written by an earlier node";
-            else if (g->values[pos].flags & LS_XNN_FLAG_EXTERNAL_INPUT) why = "is an external input";
             for (unsigned j = 0; !why && j < n->n_in; j++)
                 if (n->in[j] == n->out[k]) why = "is also one of its inputs";
+            if (!why && written[pos]) why = "is already written by an earlier node";
+            if (!why && g->values[pos].flags & LS_XNN_FLAG_EXTERNAL_INPUT) why = "is an external input";
             if (why) {
                 free(written);
                 return ls_fail(err, "%s: xnodes[%u] (%s): output %u (value %u) %s", name, i,

@@ -163,7 +163,16 @@ uint32_t lsw_get(lsw *W, uint32_t id, int lay)
     const uint32_t *perm = lay == LSW_NHWC ? to_nhwc : to_nchw;
     int64_t dims[4];
     for (int i = 0; i < 4; i++) dims[i] = sv->dims[perm[i]];
+    if (sv->quant != LS_XNN_Q_NONE && sv->quant != LS_XNN_Q_PER_TENSOR) {
+        lsw_fail(W, W->p->nodes[pos], "a per-channel quantized value cannot change to %s", lay == LSW_NHWC ? "NHWC" : "NCHW");
+        return LSW_NONE;
+    }
     uint32_t v = lsw_value(W, sv->datatype, 4, dims);
+    /* a quantized value keeps its scale and zero point (xnn_define_static_transpose checks that
+     * the output's match the input's) */
+    ls_xnn_value *tv = &W->values.v[v];
+    sv = &W->values.v[src];
+    tv->quant = sv->quant, tv->scale = sv->scale, tv->zero_point = sv->zero_point;
     ls_xnn_node *t = lsw_node(W, LS_XNN_StaticTranspose, NULL);
     t->n_in = t->n_out = 1;
     t->in[0] = src;
