@@ -487,6 +487,41 @@ START_TEST(rule_spelling_errors)
 }
 END_TEST
 
+
+/* const_arg as a plain rule (a profile without GEMM entries), and rank_le on XNNPACK's
+ * convolution (ConvolutionConfig: 1-D and 2-D only, the weight's rank minus 2). */
+START_TEST(rules_const_arg_and_rank_le)
+{
+    int64_t s2[2] = {2, 2}, w5[5] = {1, 1, 1, 1, 1}, x5[5] = {1, 1, 2, 2, 2};
+    ls_builder *b = ls_builder_new("model", LS_DIALECT_EDGE);
+    uint32_t w = pt_input(b, "p_w", LS_IN_PARAMETER, "w", true, LS_DT_F32, 2, s2);
+    uint32_t x = user(b, "x", LS_DT_F32, 2, s2), y = user(b, "y", LS_DT_F32, 2, s2);
+    uint32_t o[2] = {pt_bin(b, LS_OP_mul_Tensor, x, w), pt_bin(b, LS_OP_mul_Tensor, x, y)};
+    ls_build_output(b, o, 2, NULL, NULL);
+    ls_program *p = ls_builder_finish(b);
+    ls_profile *prof = pt_profile("{\"name\": \"c\", \"title\": \"ConstNPU\", \"backend_id\": \"ConstBackend\", "
+                                  "\"ops\": [{\"op\": \"mul.Tensor\", \"rules\": [\"const_arg:other\"]}]}");
+    pt_step(&p, ls_pass_partition, prof);
+    ck_assert_ptr_nonnull(tag_of(p, "aten_mul_tensor"));
+    assert_why(p, "aten_mul_tensor_1",
+               "ConstNPU needs `other` (arg 1) to be a parameter, buffer or constant: it is a user input (rule const_arg:other)");
+    ls_profile_free(prof);
+    ls_program_unref(p);
+    /* a 3-D convolution (5-D weight) */
+    b = ls_builder_new("model", LS_DIALECT_EDGE);
+    uint32_t cw = pt_input(b, "p_cw", LS_IN_PARAMETER, "cw", true, LS_DT_F32, 5, w5);
+    uint32_t cx = user(b, "cx", LS_DT_F32, 5, x5);
+    int64_t ones[3] = {1, 1, 1}, zeros[3] = {0, 0, 0};
+    ls_arg a[9] = {ls_arg_node(cx), ls_arg_node(cw), ls_arg_none(), ls_arg_ints(ones, 3), ls_arg_ints(zeros, 3),
+                   ls_arg_ints(ones, 3), ls_arg_bool(false), ls_arg_ints(zeros, 3), ls_arg_int(1)};
+    ls_tmeta m = ls_meta(LS_DT_F32, 5, x5);
+    uint32_t c = call_kw(b, LS_OP_convolution, a, 9, NULL, ls_arg_none(), &m);
+    p = xnn_partitioned(b, &c, 1);
+    assert_why(p, "aten_convolution_default", "XNNPACK takes `weight` of rank at most 4 only, not rank 5 (rule rank_le:weight=4)");
+    ls_program_unref(p);
+}
+END_TEST
+
 Suite *partition_rules_suite(void)
 {
     Suite *s = suite_create("partition_rules");
@@ -508,6 +543,7 @@ Suite *partition_rules_suite(void)
     tcase_add_test(tc, rule_dynamic_qparams);
     tcase_add_test(tc, rules_of_other_backends);
     tcase_add_test(tc, rule_spelling_errors);
+    tcase_add_test(tc, rules_const_arg_and_rank_le);
     suite_add_tcase(s, tc);
     return s;
 }
