@@ -25,30 +25,10 @@
 #include "testutil.h"
 #include "tui.h"
 
-/* Runs tests/screens/NAME.keys on the program at path lowered (with the backend profile when
- * given) at cols×rows, from the last step. */
 static void run_file(const char *path, const char *backend, const char *name, int cols, int rows)
 {
-    ls_program *p = pf_load(path);
-    ls_history h = {0};
-    ls_pipeline_opts o;
-    ls_pipeline_opts_init(&o);
-    ls_error err = {0};
-    if (backend) ck_assert_msg(ls_pipeline_opt(&o, "--backend", tu_root(backend), &err) == 1, "%s", err.msg);
-    ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s", err.msg);
-    ls_pipeline_opts_free(&o);
     const char *slash = strrchr(path, '/');
-    h.path = ls_intern(slash ? slash + 1 : path);
-    const char *dir = tu_tmpdir();
-    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
-    char keys[512];
-    snprintf(keys, sizeof keys, "tests/screens/%s.keys", name);
-    ls_tui_opts to = {.script = tu_root(keys), .rows = rows, .cols = cols, .headless = true};
-    int rc = ls_tui_run(&h, &to, &err);
-    ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
-    tu_compare_screens(dir, name);
-    ls_history_free(&h);
-    ls_program_unref(p);
+    pf_screens_file(path, slash ? slash + 1 : path, backend, name, cols, rows, NULL);
 }
 
 static void run_sample(const char *sample, const char *backend, const char *name, int cols, int rows)

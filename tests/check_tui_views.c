@@ -16,38 +16,14 @@
 #include "testutil.h"
 #include "tui.h"
 
-/* Runs tests/screens/NAME.keys on SAMPLE lowered (with the backend profile, when given) at size
- * cols×rows, from the last step, in the folder dir (relative paths of the script are found there;
- * NULL: a fresh one). */
 static void run_sample_in(const char *sample, const char *backend, const char *name, int cols, int rows, const char *dir)
 {
-    ls_program *p = pf_load(tu_root(sample));
-    ls_history h = {0};
-    ls_pipeline_opts o;
-    ls_pipeline_opts_init(&o);
-    ls_error err = {0};
-    if (backend) ck_assert_msg(ls_pipeline_opt(&o, "--backend", tu_root(backend), &err) == 1, "%s", err.msg);
-    ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s", err.msg);
-    ls_pipeline_opts_free(&o);
-    h.path = ls_intern(sample);
-    if (!dir) dir = tu_tmpdir();
-    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
-    char keys[512], cwd[4096];
-    snprintf(keys, sizeof keys, "tests/screens/%s.keys", name);
-    ls_tui_opts to = {.script = tu_root(keys), .rows = rows, .cols = cols, .headless = true};
-    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
-    ck_assert_int_eq(chdir(dir), 0);
-    int rc = ls_tui_run(&h, &to, &err);
-    ck_assert_int_eq(chdir(cwd), 0);
-    ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
-    tu_compare_screens(dir, name);
-    ls_history_free(&h);
-    ls_program_unref(p);
+    pf_screens_file(tu_root(sample), sample, backend, name, cols, rows, dir);
 }
 
 static void run_sample(const char *sample, const char *backend, const char *name, int cols, int rows)
 {
-    run_sample_in(sample, backend, name, cols, rows, NULL);
+    pf_screens_file(tu_root(sample), sample, backend, name, cols, rows, NULL);
 }
 
 START_TEST(screen_graph_two_delegates)
@@ -86,20 +62,6 @@ START_TEST(screen_compare_pte)
 }
 END_TEST
 
-/* Runs tests/screens/NAME.keys on a history (borrowed) at cols×rows from its last step. */
-static void run_history(ls_history *h, const char *name, int cols, int rows)
-{
-    const char *dir = tu_tmpdir();
-    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
-    char keys[512];
-    snprintf(keys, sizeof keys, "tests/screens/%s.keys", name);
-    ls_tui_opts to = {.script = tu_root(keys), .rows = rows, .cols = cols, .headless = true};
-    ls_error err = {0};
-    int rc = ls_tui_run(h, &to, &err);
-    ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
-    tu_compare_screens(dir, name);
-}
-
 /* two_delegates lowered, then its CPU cos made a sin on purpose (pf_diverging_history): after r,
  * the run screen names the first node that differs, the graph pane shows the run's columns, ]
  * goes to the cos and then to the delegate output that reads it, s sorts by difference. */
@@ -108,7 +70,7 @@ START_TEST(screen_overlay)
     ls_history h = {0};
     pf_diverging_history(&h, NULL);
     h.path = ls_intern("samples/two_delegates.pt2");
-    run_history(&h, "overlay", 100, 30);
+    pf_screens(&h, "overlay", 100, 30, NULL);
     ls_history_free(&h);
 }
 END_TEST

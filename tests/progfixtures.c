@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bundled_blob.h"
 #include "passes.h"
 #include "reader.h"
 #include "testutil.h"
+#include "tui.h"
 
 ls_program *pf_load(const char *path)
 {
@@ -192,4 +194,37 @@ void pf_diverging_history(ls_history *h, const ls_node **cos)
     ls_report_add(&st->report, NULL, n->name, "`%s` computes sin instead of cos (a test of the run overlay)", n->name);
     h->n++;
     if (cos) *cos = n;
+}
+
+void pf_screens(ls_history *h, const char *name, int cols, int rows, const char *dir)
+{
+    if (!dir) dir = tu_tmpdir();
+    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+    char keys[512], cwd[4096];
+    snprintf(keys, sizeof keys, "tests/screens/%s.keys", name);
+    ls_tui_opts to = {.script = tu_root(keys), .rows = rows, .cols = cols, .headless = true};
+    ls_error err = {0};
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    ck_assert_int_eq(chdir(dir), 0);
+    int rc = ls_tui_run(h, &to, &err);
+    ck_assert_int_eq(chdir(cwd), 0);
+    ck_assert_msg(rc == 0, "ls_tui_run: %d %s", rc, err.msg);
+    tu_compare_screens(dir, name);
+}
+
+void pf_screens_file(const char *path, const char *shown, const char *backend, const char *name, int cols, int rows,
+                     const char *dir)
+{
+    ls_program *p = pf_load(path);
+    ls_history h = {0};
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_error err = {0};
+    if (backend) ck_assert_msg(ls_pipeline_opt(&o, "--backend", tu_root(backend), &err) == 1, "%s", err.msg);
+    ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s", err.msg);
+    ls_pipeline_opts_free(&o);
+    h.path = ls_intern(shown);
+    pf_screens(&h, name, cols, rows, dir);
+    ls_history_free(&h);
+    ls_program_unref(p);
 }

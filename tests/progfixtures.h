@@ -39,6 +39,17 @@ void pf_values_free(ls_value *v, uint32_t n);
  * *cos (both may be NULL). */
 void pf_diverging_history(ls_history *h, const ls_node **cos);
 
+/* ---- screen tests (tests/screens) */
+
+/* Runs tests/screens/NAME.keys on h (borrowed) headless at cols×rows from its last step, in the
+ * folder dir (relative paths of the script are found there; NULL: a fresh one), and compares
+ * what it saved with the expected screens (tu_compare_screens). */
+void pf_screens(ls_history *h, const char *name, int cols, int rows, const char *dir);
+/* The same on the file at path lowered by the default pipeline (with the backend profile, a path
+ * from the repository's root, when given); the UI shows the file as `shown`. */
+void pf_screens_file(const char *path, const char *shown, const char *backend, const char *name, int cols, int rows,
+                     const char *dir);
+
 /* ---- built in C */
 
 /* An input with its data (the builder takes its own reference: data is released here). */

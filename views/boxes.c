@@ -167,3 +167,14 @@ bool ui_boxview_move(ui *u, ui_boxview *v, ui_pane *p, ui_action a)
     default: return false;
     }
 }
+
+/* A search landed on a line: the box drawn there (its first) is the selection. */
+void ui_boxview_moved(ui_boxview *v, uint32_t row)
+{
+    if (v->valid && row < v->d.n_lines && v->line0[row] < v->line0[row + 1]) v->sel = v->line_box[v->line0[row]];
+}
+
+bool ui_boxview_match(ui *u, const ui_boxview *v, uint32_t row)
+{
+    return v->valid && row < v->d.n_lines && ui_search_matches(u, v->d.lines[row]);
+}

@@ -174,6 +174,19 @@ int ui_put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *
     return ui_put(u, y, x, w, attr, pair, buf);
 }
 
+void ui_put_mark_swatch(ui *u, int y, int x, char mark, ui_role mark_role, int tag, attr_t a, short pair, bool cursor)
+{
+    short mp;
+    char mk[2] = {mark, 0};
+    attr_t ma = ui_role_attr(u, mark_role, &mp); /* before mp is read */
+    ui_put(u, y, x, 1, ma | (cursor ? A_REVERSE : 0), mp, mk);
+    if (tag < 0) return;
+    char sw[8]; /* the tag's colour, or its letter without colours */
+    if (u->colors == UI_COLORS_NONE) snprintf(sw, sizeof sw, "%c", ui_tag_letter(tag));
+    else snprintf(sw, sizeof sw, "%s", u->utf8 ? "▌" : "|");
+    ui_put(u, y, x + 1, 1, a, pair, sw);
+}
+
 void ui_fill(ui *u, int y, int x, int w, attr_t attr, short pair)
 {
     if (y < 0 || y >= u->rows || w <= 0) return;

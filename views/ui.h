@@ -342,6 +342,8 @@ void ui_boxview_draw_row(ui *u, const ui_boxview *v, const ui_pane *p, uint32_t 
 void ui_boxview_select(ui *u, ui_boxview *v, ui_pane *p, uint32_t box); /* scrolls it into view */
 /* j/k, pages, first/last between boxes (in reading order), < and > across; true: handled. */
 bool ui_boxview_move(ui *u, ui_boxview *v, ui_pane *p, ui_action a);
+void ui_boxview_moved(ui_boxview *v, uint32_t row);                /* a search landed on row */
+bool ui_boxview_match(ui *u, const ui_boxview *v, uint32_t row); /* the search matches row */
 
 /* One line of a text view (node pane, table, run, help): text, role or tag colour, a jump. */
 typedef struct ui_line {
@@ -542,6 +544,8 @@ int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *utf8
  * "cortex_m::quantized_add") before losing its end to an ellipsis. */
 int ui_put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *utf8, bool keep_end);
 void ui_fill(ui *u, int y, int x, int w, attr_t attr, short pair);
+/* A row's diff mark at x and its tag's swatch at x + 1 (the tag's letter without colours). */
+void ui_put_mark_swatch(ui *u, int y, int x, char mark, ui_role mark_role, int tag, attr_t a, short pair, bool cursor);
 int ui_text_width(const char *utf8);
 
 /* ---- prompt.c: the command line, search and filter input */

@@ -245,14 +245,14 @@ static bool action(ui *u, ui_action a)
 static void moved(ui *u, uint32_t row)
 {
     ensure(u);
-    if (row < u->around.d.n_lines && u->around.line0[row] < u->around.line0[row + 1])
-        u->around.sel = u->around.line_box[u->around.line0[row]];
+    ui_boxview_moved(&u->around, row);
 }
 
 static bool match(ui *u, uint32_t row, const regex_t *re)
 {
+    (void)re;
     ensure(u);
-    return row < u->around.d.n_lines && regexec(re, u->around.d.lines[row], 0, NULL, 0) == 0;
+    return ui_boxview_match(u, &u->around, row);
 }
 
 const ui_view_ops ui_around_ops = {

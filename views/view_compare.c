@@ -150,21 +150,13 @@ static void draw_side(ui *u, const ls_program *p, int32_t pos, int tag, char mar
 {
     if (pos < 0 || w < 8) return;
     const ls_node *n = p->nodes[pos];
-    short pair, mp;
+    short pair;
     attr_t a = ui_tag_attr(u, tag, &pair);
     if (cursor) {
         a |= A_REVERSE;
         ui_fill(u, y, x, w, a, pair);
     }
-    char mk[2] = {mark, 0};
-    attr_t ma = ui_role_attr(u, mark_role, &mp); /* before mp is read */
-    ui_put(u, y, x, 1, ma | (cursor ? A_REVERSE : 0), mp, mk);
-    if (tag >= 0) {
-        char sw[8];
-        if (u->colors == UI_COLORS_NONE) snprintf(sw, sizeof sw, "%c", ui_tag_letter(tag));
-        else snprintf(sw, sizeof sw, "%s", u->utf8 ? "▌" : "|");
-        ui_put(u, y, x + 1, 1, a, pair, sw);
-    }
+    ui_put_mark_swatch(u, y, x, mark, mark_role, tag, a, pair, cursor);
     int name_w = (w - 3) * 2 / 5, op_w = (w - 3) / 4;
     ui_put_fit(u, y, x + 3, name_w, a, pair, n->name, true);
     ui_put_fit(u, y, x + 4 + name_w, op_w, a, pair, ui_node_op(p, n), false);

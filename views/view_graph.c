@@ -119,7 +119,7 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     const ls_program *p = ui_row_program(u, r);
     const ls_node *n = r->node;
     int tag = ui_node_color(u, p, n);
-    short pair, mp;
+    short pair;
     attr_t a = ui_tag_attr(u, tag, &pair);
     if (r->mark == UI_MARK_REMOVED) a |= A_DIM;
     /* while the partitions pane has the focus, the selected partition's nodes stand out */
@@ -134,16 +134,7 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     /* mark */
     static const char marks[] = {' ', '+', '~', '-'};
     static const ui_role mark_roles[] = {UI_R_NORMAL, UI_R_ADDED, UI_R_CHANGED, UI_R_REMOVED};
-    char mk[2] = {u->diff_marks ? marks[r->mark] : ' ', 0};
-    attr_t ma = ui_role_attr(u, mark_roles[r->mark], &mp);
-    ui_put(u, y, x, 1, ma | (cursor ? A_REVERSE : 0), mp, mk);
-    /* swatch: the tag's colour, or its letter without colours */
-    if (tag >= 0) {
-        char sw[8];
-        if (u->colors == UI_COLORS_NONE) snprintf(sw, sizeof sw, "%c", ui_tag_letter(tag));
-        else snprintf(sw, sizeof sw, "%s", u->utf8 ? "▌" : "|");
-        ui_put(u, y, x + 1, 1, a, pair, sw);
-    }
+    ui_put_mark_swatch(u, y, x, u->diff_marks ? marks[r->mark] : ' ', mark_roles[r->mark], tag, a, pair, cursor);
     const ls_node_stats *ns = ui_overlay_stats(u);
     cols c = widths(u, w, ns != NULL);
     int cx = x + 3;

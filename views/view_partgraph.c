@@ -145,13 +145,14 @@ static bool action(ui *u, ui_action a)
 static void moved(ui *u, uint32_t row)
 {
     ensure(u);
-    if (row < u->pg.d.n_lines && u->pg.line0[row] < u->pg.line0[row + 1]) u->pg.sel = u->pg.line_box[u->pg.line0[row]];
+    ui_boxview_moved(&u->pg, row);
 }
 
 static bool match(ui *u, uint32_t row, const regex_t *re)
 {
+    (void)re;
     ensure(u);
-    return row < u->pg.d.n_lines && regexec(re, u->pg.d.lines[row], 0, NULL, 0) == 0;
+    return ui_boxview_match(u, &u->pg, row);
 }
 
 const ui_view_ops ui_partgraph_ops = {
