@@ -27,6 +27,7 @@ typedef struct build {
     uint32_t *stage;        /* per position */
     uint32_t *parent;       /* union-find over CPU positions */
     int32_t *spec_of_pos;   /* per position: input spec of a placeholder, -1 */
+    uint64_t *data_bytes;   /* per position: a constant's bytes, UINT64_MAX until looked up */
     ls_ptrmap tag_reg, sub_reg; /* tag / submodule name -> region + 1 */
     int32_t inputs, outputs;
 } build;
@@ -170,8 +171,10 @@ static void assign(build *b)
             } else if (n->tag) {
                 g = keyed_region(b, &b->tag_reg, n->tag, LS_REGION_TAG, i);
                 ls_region *rg = &b->regs.v[g];
-                rg->tag = n->tag;
-                rg->backend = ls_program_tag_backend(p, n->tag);
+                if (!rg->tag) { /* its first node: the backend is looked up once per tag */
+                    rg->tag = n->tag;
+                    rg->backend = ls_program_tag_backend(p, n->tag);
+                }
                 st = stage_of(b, n, g, 0);
                 if (st > rg->stage) rg->stage = st;
             } else {
@@ -233,9 +236,11 @@ static uint64_t data_bytes(const ls_program *p, const ls_input_spec *s, const ls
     return value_bytes(n);
 }
 
-static void count_data(ls_region *g, const ls_program *p, const ls_input_spec *s, const ls_node *n, const ls_ptrmap *muts)
+/* bytes: the data's size when known (UINT64_MAX: look it up) */
+static void count_data(ls_region *g, const ls_program *p, const ls_input_spec *s, const ls_node *n, const ls_ptrmap *muts,
+                       uint64_t bytes)
 {
-    uint64_t bytes = data_bytes(p, s, n);
+    if (bytes == UINT64_MAX) bytes = data_bytes(p, s, n);
     if (s->kind == LS_IN_BUFFER && (muts ? ls_ptrmap_get(muts, s->target, NULL) : mutated(p, s->target))) {
         g->states++;
         g->state_bytes += bytes;
@@ -251,6 +256,7 @@ typedef struct edge_ctx {
     build *b;
     int32_t to;
     ls_ptrmap *seen, *edge_ix, *muts;
+    int32_t *last_to; /* per producer: the region it was last counted for (most values go to one) */
     edge_vec *edges;
 } edge_ctx;
 
@@ -260,12 +266,23 @@ static void edge_of_arg(uint32_t id, void *vctx)
     const ls_program *p = c->b->p;
     int32_t q = pos_of_arg(p, id);
     if (q < 0) return;
-    const void *key = (const void *)(uintptr_t)((((uint64_t)(uint32_t)q) << 32 | (uint32_t)c->to) + 1);
-    if (!ls_ptrmap_add(c->seen, key, 1, NULL)) return; /* this value already counted for this region */
+    if (c->last_to[q] == c->to) return; /* this value already counted for this region */
+    if (c->last_to[q] != -1) { /* a second region: whether it was counted for this one before */
+        const void *key = (const void *)(uintptr_t)((((uint64_t)(uint32_t)q) << 32 | (uint32_t)c->to) + 1);
+        if (!ls_ptrmap_add(c->seen, key, 1, NULL)) return;
+        if (c->last_to[q] >= 0) { /* and the first region it went to, so that coming back to it is seen */
+            const void *first = (const void *)(uintptr_t)((((uint64_t)(uint32_t)q) << 32 | (uint32_t)c->last_to[q]) + 1);
+            ls_ptrmap_add(c->seen, first, 1, NULL);
+        }
+    }
+    c->last_to[q] = c->to;
     int32_t from = c->b->r->of_pos[q];
     int32_t s = c->b->spec_of_pos[q];
     if (from < 0 && s >= 0 && ls_input_kind_holds_data(p->inputs[s].kind)) {
-        if (c->b->regs.v[c->to].kind != LS_REGION_OUTPUTS) count_data(&c->b->regs.v[c->to], p, &p->inputs[s], p->nodes[q], c->muts);
+        if (c->b->regs.v[c->to].kind == LS_REGION_OUTPUTS) return;
+        if (c->b->data_bytes[q] == UINT64_MAX) /* once per constant, however many regions read it */
+            c->b->data_bytes[q] = data_bytes(p, &p->inputs[s], p->nodes[q]);
+        count_data(&c->b->regs.v[c->to], p, &p->inputs[s], p->nodes[q], c->muts, c->b->data_bytes[q]);
         return;
     }
     if (from < 0 || from == c->to) return;
@@ -298,7 +315,7 @@ static int cmp_ops(const void *x, const void *y)
 static void add_op(op_count *ops, uint32_t *n_ops, uint32_t *other, const ls_node *n)
 {
     if (!ls_deleg_is_compute(n)) return;
-    const char *label = n->op ? ls_intern(n->op->name) : ls_intern(ls_target_short(n->target));
+    const char *label = n->op ? n->op->name : ls_intern(ls_target_short(n->target)); /* an op's name is its own */
     for (uint32_t k = 0; k < *n_ops; k++)
         if (ops[k].op == label) {
             ops[k].n++;
@@ -341,7 +358,7 @@ static void describe(build *b, const uint32_t *members, const uint32_t *start)
             }
             for (uint32_t i = 0; sp && i < sp->n_inputs; i++) { /* what it holds, and the state it keeps */
                 int32_t pos = sp->inputs[i].name ? ls_program_find(sp, sp->inputs[i].name) : -1;
-                if (pos >= 0 && ls_input_kind_holds_data(sp->inputs[i].kind)) count_data(rg, sp, &sp->inputs[i], sp->nodes[pos], NULL);
+                if (pos >= 0 && ls_input_kind_holds_data(sp->inputs[i].kind)) count_data(rg, sp, &sp->inputs[i], sp->nodes[pos], NULL, UINT64_MAX);
             }
         } else {
             for (uint32_t k = start[g]; k < start[g + 1]; k++) {
@@ -456,6 +473,8 @@ void ls_regions_build(const ls_program *p, ls_regions *r)
     b.stage = ls_calloc(n + 1, sizeof *b.stage);
     b.parent = ls_malloc(sizeof *b.parent * (n + 1));
     b.spec_of_pos = ls_malloc(sizeof *b.spec_of_pos * (n + 1));
+    b.data_bytes = ls_malloc(sizeof *b.data_bytes * (n + 1));
+    memset(b.data_bytes, 0xff, sizeof *b.data_bytes * (n + 1));
     ls_ptrmap spec_of_name = {0}, muts = {0};
     for (uint32_t i = 0; i < p->n_inputs; i++) ls_ptrmap_add(&spec_of_name, p->inputs[i].name, i, NULL);
     for (uint32_t i = 0; i < p->n_outputs; i++)
@@ -472,15 +491,18 @@ void ls_regions_build(const ls_program *p, ls_regions *r)
     /* edges and the constants each region reads */
     edge_vec edges = {0};
     ls_ptrmap seen = {0}, edge_ix = {0};
+    int32_t *last_to = ls_malloc(sizeof *last_to * (n + 1));
+    for (uint32_t i = 0; i < n; i++) last_to[i] = -1;
     for (uint32_t i = 0; i < n; i++) {
         int32_t g = r->of_pos[i];
         const ls_node *nd = p->nodes[i];
         if (g < 0 || nd->kind == LS_NODE_GET_ATTR) continue;
-        edge_ctx c = {&b, g, &seen, &edge_ix, &muts, &edges};
+        edge_ctx c = {&b, g, &seen, &edge_ix, &muts, last_to, &edges};
         for (uint16_t a = 0; a < nd->nargs; a++) ls_arg_each_node(&nd->args[a], edge_of_arg, &c);
     }
     ls_ptrmap_free(&seen);
     ls_ptrmap_free(&edge_ix);
+    free(last_to);
     /* the order, then everything renumbered in it */
     uint32_t R = b.regs.n;
     uint32_t *order = ls_malloc(sizeof *order * (R + 1)), *new_of = ls_malloc(sizeof *new_of * (R + 1));
@@ -544,6 +566,7 @@ void ls_regions_build(const ls_program *p, ls_regions *r)
     free(b.stage);
     free(b.parent);
     free(b.spec_of_pos);
+    free(b.data_bytes);
     ls_ptrmap_free(&b.tag_reg);
     ls_ptrmap_free(&b.sub_reg);
     ls_ptrmap_free(&spec_of_name);
