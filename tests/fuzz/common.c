@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "delegation.h"
 #include "export.h"
 #include "passes.h"
@@ -115,4 +116,17 @@ void fuzz_program(const ls_program *p)
         ls_history_free(&h);
     }
     ls_pipeline_opts_free(&o);
+}
+
+void fuzz_backend(const ls_backend *be, const ls_blob *blob, const ls_value *in, uint32_t nin)
+{
+    void *h = NULL;
+    ls_error err;
+    if (be->init(blob, NULL, 0, NULL, &h, &err) != 0) return;
+    ls_value *out = NULL;
+    uint32_t nout = 0;
+    if (be->execute(h, in, nin, &out, &nout, &err) == 0)
+        for (uint32_t i = 0; i < nout; i++) ls_value_release(&out[i]);
+    free(out);
+    be->destroy(h);
 }

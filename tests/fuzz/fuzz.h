@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "program.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,5 +22,8 @@ const char *fuzz_path(const uint8_t *data, size_t size);
 void fuzz_program(const ls_program *p);
 /* p run once on generated inputs, when its tensors are small enough to allocate. */
 void fuzz_run(const ls_program *p);
+/* A delegate blob through a backend: init, one execute on in[0..nin) when init takes it,
+ * destroy. Takes nothing. */
+void fuzz_backend(const ls_backend *be, const ls_blob *blob, const ls_value *in, uint32_t nin);
 
 #endif

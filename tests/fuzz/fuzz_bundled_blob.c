@@ -38,15 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         else in[i] = ls_value_tensor(t);
     }
     ls_bb_graph_free(g);
-    void *h = NULL;
-    if (ok && ls_bundled_backend.init(blob, NULL, 0, NULL, &h, &err) == 0) {
-        ls_value *out = NULL;
-        uint32_t nout = 0;
-        if (ls_bundled_backend.execute(h, in, nin, &out, &nout, &err) == 0)
-            for (uint32_t i = 0; i < nout; i++) ls_value_release(&out[i]);
-        free(out);
-        ls_bundled_backend.destroy(h);
-    }
+    if (ok) fuzz_backend(&ls_bundled_backend, blob, in, nin);
     for (uint32_t i = 0; i < nin; i++) ls_value_release(&in[i]);
     free(in);
     ls_blob_unref(blob);

@@ -51,15 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (small) {
         ls_program *tw = NULL;
         if (ls_xnn_twin(g, blob, NULL, "fuzz", &tw, &err) == 0) ls_program_unref(tw);
-        void *h = NULL;
-        if (ls_xnnpack_backend.init(blob, NULL, 0, NULL, &h, &err) == 0) {
-            ls_value *out = NULL;
-            uint32_t nout = 0;
-            if (ls_xnnpack_backend.execute(h, in, nin, &out, &nout, &err) == 0)
-                for (uint32_t i = 0; i < nout; i++) ls_value_release(&out[i]);
-            free(out);
-            ls_xnnpack_backend.destroy(h);
-        }
+        fuzz_backend(&ls_xnnpack_backend, blob, in, nin);
     }
     for (uint32_t i = 0; i < nin; i++) ls_value_release(&in[i]);
     free(in);

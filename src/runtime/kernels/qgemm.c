@@ -181,16 +181,12 @@ static void vnni_run(int64_t M, int64_t N, int64_t K, const int8_t *A, int64_t l
     lk_parallel(M, 2.0 * (double)N * (double)K4, vnni_rows, &j);
     ls_free_aligned(a);
 }
-#endif
 
 static bool use_vnni(void)
 {
-#ifdef LS_QGEMM_VNNI
     return getenv("LS_NO_VNNI") == NULL && vnni_here();
-#else
-    return false;
-#endif
 }
+#endif
 
 static void portable(int64_t M, int64_t N, int64_t K, const int8_t *A, int64_t lda, const int8_t *B, int64_t ldb,
                      int32_t *C, int64_t ldc)
