@@ -13,6 +13,8 @@
 #include "reader.h"
 #include "testutil.h"
 #include "verify.h"
+#include "history.h"
+#include "../src/formats/pt2/pt2_internal.h" /* the whole-tree load, to compare the streamed one with */
 
 static ls_program *load_ok(const char *path, const ls_load_opts *opts)
 {
@@ -514,6 +516,100 @@ START_TEST(generated_programs)
 }
 END_TEST
 
+/* The streamed load (json_stream.c: nodes a element at a time, tensor_values by entry) gives
+ * the program the whole tree gives: same nodes, ids and contents (no difference by
+ * ls_diff_programs), with tensor_values in graph order or reversed, and the same message for a
+ * text broken inside the nodes. */
+static ls_program *load_whole(const char *text, size_t len, ls_error *err)
+{
+    ls_json_arena_begin();
+    cJSON *root = ls_json_parse("t.json", text, len, err);
+    ls_program *p = NULL;
+    if (root && ls_load_json_tree("t.json", "model", root, NULL, true, 0, &p, err) != 0) p = NULL;
+    ls_json_arena_end();
+    return p;
+}
+
+static void same_both_ways(const char *text, size_t len)
+{
+    ls_error e1, e2;
+    ls_program *a = NULL, *b = load_whole(text, len, &e2);
+    int rc = ls_load_json("t.json", text, len, NULL, &a, &e1);
+    if (!b) { /* refused: refused the same way */
+        ck_assert_int_ne(rc, 0);
+        ck_assert_str_eq(e1.msg, e2.msg);
+        return;
+    }
+    ck_assert_msg(rc == 0, "%s", e1.msg);
+    ck_assert_uint_eq(a->n_nodes, b->n_nodes);
+    ck_assert_uint_eq(a->n_inputs, b->n_inputs);
+    ck_assert_uint_eq(a->n_tags, b->n_tags);
+    ls_change *ch;
+    uint32_t n;
+    ls_diff_programs(b, a, &ch, &n);
+    ck_assert_msg(n == 0, "%u differences, the first: %s", n, n ? ch[0].node : "");
+    free(ch);
+    for (uint32_t i = 0; i < a->n_nodes; i++) {
+        ck_assert_ptr_eq(a->nodes[i]->name, b->nodes[i]->name);
+        ck_assert_uint_eq(a->nodes[i]->id, b->nodes[i]->id);
+        ck_assert_uint_eq(a->nodes[i]->nvals, b->nodes[i]->nvals);
+        if (a->nodes[i]->nvals) ck_assert(ls_tmeta_equal(&a->nodes[i]->vals[0], &b->nodes[i]->vals[0]));
+    }
+    ls_program_unref(a);
+    ls_program_unref(b);
+}
+
+START_TEST(streamed_load_is_the_whole_load)
+{
+    ls_gen_opts o = ls_gen_defaults(2000);
+    o.partitions = 40;
+    o.constants = 20;
+    o.split_every = 7;
+    size_t len;
+    char *json = ls_gen_json(&o, &len);
+    same_both_ways(json, len);
+    /* tensor_values backwards: every lookup misses the cursor and goes through the index */
+    cJSON *root = cJSON_Parse(json);
+    cJSON *graph = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "graph_module"), "graph");
+    cJSON *tv = cJSON_DetachItemFromObject(graph, "tensor_values"), *rev = cJSON_CreateObject();
+    while (tv->child) {
+        cJSON *last = tv->child;
+        while (last->next) last = last->next;
+        char *key = ls_strdup(last->string);
+        cJSON_AddItemToObject(rev, key, cJSON_DetachItemViaPointer(tv, last));
+        free(key);
+    }
+    cJSON_Delete(tv);
+    cJSON_AddItemToObject(graph, "tensor_values", rev);
+    char *back = cJSON_Print(root);
+    same_both_ways(back, strlen(back));
+    free(back);
+    cJSON_Delete(root);
+    /* broken inside a node: the same message both ways */
+    char *bad = ls_strdup(json);
+    char *t = strstr(bad, "\"target\"");
+    ck_assert_ptr_nonnull(t);
+    t[1] = '\x01'; /* a control byte inside a key: cJSON takes it, and the node then has no target */
+    same_both_ways(bad, len);
+    memcpy(t, " \"target", 8); /* whitespace is any byte up to the space, for cJSON and the scanner */
+    t[0] = '\x02';
+    same_both_ways(bad, len);
+    free(bad);
+    bad = ls_strdup(json);
+    t = strstr(strstr(bad, "\"nodes\""), "{\"target\"");
+    ck_assert_ptr_nonnull(t);
+    t[0] = '[';
+    ls_error e1, e2;
+    ls_program *p = NULL;
+    ck_assert_int_ne(ls_load_json("t.json", bad, len, NULL, &p, &e1), 0);
+    ck_assert_ptr_null(load_whole(bad, len, &e2));
+    ck_assert_str_eq(e1.msg, e2.msg);
+    ck_assert(strstr(e1.msg, "invalid JSON"));
+    free(bad);
+    free(json);
+}
+END_TEST
+
 Suite *reader_suite(void)
 {
     Suite *s = suite_create("reader");
@@ -532,6 +628,7 @@ Suite *reader_suite(void)
     tcase_add_test(tc, corpus_messages_name_the_place);
     tcase_add_test(tc, samples_load_and_info_works);
     tcase_add_test(tc, generated_programs);
+    tcase_add_test(tc, streamed_load_is_the_whole_load);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,6 +3,7 @@
 #ifndef LS_JSON_LOADER_H
 #define LS_JSON_LOADER_H
 
+#include "json_stream.h"
 #include "ops.h"
 #include "ptrmap.h"
 #include "pt2_internal.h"
@@ -13,6 +14,7 @@ typedef struct loader {
     ls_error *err;
     int depth;          /* 0, or how deep inside lowered modules */
     ls_strmap values;   /* value name → node id (keys: the interned node names) */
+    ls_jstream *js;         /* a streamed load (json_stream.c): nodes and tensor_values come from the text */
     const cJSON *tv_all;    /* graph.tensor_values */
     const cJSON *tv_cursor; /* where the next value's entry probably is: writers list them in graph order */
     ls_strmap tvals;        /* value name → its TensorMeta (keys: the file's strings), built on the first miss */
@@ -40,6 +42,10 @@ bool ls_loader_tmeta(loader *L, const char *name, uint64_t hash, ls_tmeta *m);
 /* ls_intern through a small cache of recent strings: most names and metadata repeat. */
 const char *ls_loader_intern(loader *L, const char *s);
 int ls_loader_read_nodes(loader *L, const cJSON *nodes);
+int ls_loader_read_node(loader *L, const cJSON *sn, uint32_t idx);
+/* json_stream.c: the same from L->js */
+int ls_loader_read_nodes_stream(loader *L);
+const cJSON *ls_loader_stream_tval(loader *L, const char *name);
 void ls_loader_name_rest(loader *L);
 const char *ls_arg_value_name(const cJSON *a);
 

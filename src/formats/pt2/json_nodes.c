@@ -161,6 +161,7 @@ static void note_tag(loader *L, const char *tag)
  * last found usually is it; otherwise a hash map of all of them, made once. */
 static const cJSON *find_tval(loader *L, const char *name, uint64_t hash)
 {
+    if (L->js) return ls_loader_stream_tval(L, name);
     const cJSON *c = L->tv_cursor;
     if (c && c->string && strcmp(c->string, name) == 0) {
         L->tv_cursor = c->next;
@@ -359,7 +360,7 @@ static int lowered_module_arg(loader *L, ls_node *call, const cJSON *first, uint
     return 1;
 }
 
-static int read_node(loader *L, const cJSON *sn, uint32_t idx)
+int ls_loader_read_node(loader *L, const cJSON *sn, uint32_t idx)
 {
     /* one pass over the node's members (cJSON's lookups compare every key) */
     const char *target = NULL, *given_name = NULL;
@@ -477,7 +478,7 @@ int ls_loader_read_nodes(loader *L, const cJSON *nodes)
     if (!cJSON_IsArray(nodes)) return ls_fail(L->err, "%s: graph.nodes is not a list", L->where);
     uint32_t idx = 0;
     for (const cJSON *sn = nodes->child; sn; sn = sn->next, idx++)
-        if (read_node(L, sn, idx) != 0) return -1;
+        if (ls_loader_read_node(L, sn, idx) != 0) return -1;
     return 0;
 }
 

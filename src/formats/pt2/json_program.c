@@ -242,7 +242,7 @@ static int load_root(loader *L, const cJSON *root, const char *name, ls_weight_s
     const cJSON *nodes = ls_jget(graph, "nodes");
     ls_strmap_reserve(&L->values, nin + (nodes ? (uint32_t)cJSON_GetArraySize(nodes) : 0) + 16);
     if (rc == 0) rc = read_placeholders(L, ls_jget(graph, "inputs"), in_specs, nin);
-    if (rc == 0) rc = ls_loader_read_nodes(L, nodes);
+    if (rc == 0) rc = L->js ? ls_loader_read_nodes_stream(L) : ls_loader_read_nodes(L, nodes);
     if (rc == 0) rc = read_output_node(L, ls_jget(graph, "outputs"));
     if (rc == 0) {
         ls_program_set_inputs(L->p, in_specs, nin);
@@ -259,11 +259,11 @@ static int load_root(loader *L, const cJSON *root, const char *name, ls_weight_s
     return ls_read_weights(L->p, L->where, ws, metadata_only, L->err);
 }
 
-int ls_load_json_tree(const char *where, const char *name, const cJSON *root, ls_weight_source *ws,
-                      bool metadata_only, int depth, ls_program **out, ls_error *err)
+static int load_tree(const char *where, const char *name, const cJSON *root, ls_jstream *js, ls_weight_source *ws,
+                     bool metadata_only, int depth, ls_program **out, ls_error *err)
 {
     *out = NULL;
-    loader L = {.where = ls_intern(where), .err = err, .depth = depth};
+    loader L = {.where = ls_intern(where), .err = err, .depth = depth, .js = js};
     L.lowered_module_name = ls_intern("lowered_module");
     int rc = load_root(&L, root, name ? name : "model", ws, metadata_only);
     ls_strmap_free(&L.values);
@@ -280,14 +280,43 @@ int ls_load_json_tree(const char *where, const char *name, const cJSON *root, ls
     return 0;
 }
 
+int ls_load_json_tree(const char *where, const char *name, const cJSON *root, ls_weight_source *ws,
+                      bool metadata_only, int depth, ls_program **out, ls_error *err)
+{
+    return load_tree(where, name, root, NULL, ws, metadata_only, depth, out, err);
+}
+
+/* The document streamed (json_stream.h) when it is laid out for it, else parsed whole; either
+ * way the same program, or the same message. */
 int ls_load_json_ex(const char *where, const char *name, const char *json, size_t len, ls_weight_source *ws,
                     bool metadata_only, int depth, ls_program **out, ls_error *err)
 {
     *out = NULL;
     ls_json_arena_begin();
-    cJSON *root = ls_json_parse(where, json, len, err);
-    int rc = root ? ls_load_json_tree(where, name, root, ws, metadata_only, depth, out, err) : -1;
+    ls_jstream js;
+    cJSON *root = NULL;
+    bool streamed = false;
+    if (len && ls_jstream_plan(&js, json, len)) {
+        if (ls_json_check_text(where, json, len, err) != 0) {
+            ls_json_arena_end();
+            return -1;
+        }
+        size_t n;
+        char *skeleton = ls_jstream_skeleton(&js, &n);
+        const char *end = NULL;
+        root = cJSON_ParseWithLengthOpts(skeleton, n, &end, false);
+        if (root) { /* only whitespace may follow, as ls_json_parse wants */
+            while (end < skeleton + n && (unsigned char)*end <= 32) end++;
+            if (end != skeleton + n) root = NULL;
+        }
+        free(skeleton);
+        streamed = root != NULL;
+        if (!streamed) ls_jstream_free(&js); /* something else is wrong: the whole parse says what */
+    }
+    if (!streamed) root = ls_json_parse(where, json, len, err);
+    int rc = root ? load_tree(where, name, root, streamed ? &js : NULL, ws, metadata_only, depth, out, err) : -1;
     ls_json_free(root);
+    if (streamed) ls_jstream_free(&js);
     ls_json_arena_end();
     return rc;
 }

@@ -253,12 +253,20 @@ static void chunk_release(arena_chunk *c)
 static char *arena_next, *arena_end; /* free space of arena_head */
 
 /* A new chunk for n bytes and more; kept out of arena_malloc so its fast path stays a bump. */
+static arena_chunk *arena_reuse; /* chunks a rewind gave back, for the next growth */
+
 static __attribute__((noinline)) void *arena_grow(size_t n)
 {
     size_t cap = arena_head ? arena_head->cap * 2 : (size_t)1 << 20;
     if (cap > ARENA_CHUNK_MAX) cap = ARENA_CHUNK_MAX;
     if (cap < n) cap = n;
-    arena_chunk *c = chunk_new(cap);
+    arena_chunk *c = NULL;
+    if (arena_reuse && arena_reuse->cap >= n) {
+        c = arena_reuse;
+        arena_reuse = c->next;
+    } else {
+        c = chunk_new(cap);
+    }
     c->next = arena_head;
     arena_head = c;
     arena_next = (char *)c->data + n;
@@ -298,7 +306,30 @@ void ls_json_arena_end(void)
         chunk_release(arena_head);
         arena_head = next;
     }
+    while (arena_reuse) {
+        arena_chunk *next = arena_reuse->next;
+        chunk_release(arena_reuse);
+        arena_reuse = next;
+    }
     pthread_mutex_unlock(&arena_lock);
+}
+
+ls_json_mark ls_json_arena_mark(void)
+{
+    return (ls_json_mark){arena_head, arena_next, arena_end};
+}
+
+void ls_json_arena_rewind(ls_json_mark m)
+{
+    if (!arena_depth) return;
+    while (arena_head && arena_head != (arena_chunk *)m.head) { /* newer chunks: kept for reuse */
+        arena_chunk *c = arena_head;
+        arena_head = c->next;
+        c->next = arena_reuse;
+        arena_reuse = c;
+    }
+    arena_next = m.next;
+    arena_end = m.end;
 }
 
 void ls_json_free(cJSON *j)
@@ -323,7 +354,7 @@ static void line_col(const char *text, size_t at, size_t *line, size_t *col)
  * deserialize, artifact.exported_program.decode("utf-8")), and \u0000 in a string, which a C
  * string would cut short. Escapes only occur inside strings, so a scan of backslashes finds
  * every \u0000 without following the strings themselves. */
-static int check_text(const char *where, const char *text, size_t len, ls_error *err)
+int ls_json_check_text(const char *where, const char *text, size_t len, ls_error *err)
 {
     const char *why;
     size_t bad = ls_utf8_check(text, len, &why), line, col;
@@ -350,7 +381,7 @@ cJSON *ls_json_parse(const char *where, const char *text, size_t len, ls_error *
         ls_fail(err, "%s: empty file", where);
         return NULL;
     }
-    if (check_text(where, text, len, err) != 0) return NULL;
+    if (ls_json_check_text(where, text, len, err) != 0) return NULL;
     const char *was = ls_reading(ls_intern(where)); /* parsing: the tree can be 10x the text */
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
@@ -365,6 +396,12 @@ cJSON *ls_json_parse(const char *where, const char *text, size_t len, ls_error *
     } else {
         end = cJSON_GetErrorPtr();
     }
+    ls_json_fail_at(where, text, len, end, err);
+    return NULL;
+}
+
+void ls_json_fail_at(const char *where, const char *text, size_t len, const char *end, ls_error *err)
+{
     if (!end || end < text || end > text + len) end = text + len;
     /* Line and column of the failure, and how deep the nesting was there: cJSON refuses more
      * than CJSON_NESTING_LIMIT levels, which deserves its own message. */
@@ -395,7 +432,6 @@ cJSON *ls_json_parse(const char *where, const char *text, size_t len, ls_error *
         near[n] = 0;
         ls_fail(err, "%s: line %zu, column %zu: invalid JSON near '%s'", where, line, col, near);
     }
-    return NULL;
 }
 
 /* ---- weight sources */

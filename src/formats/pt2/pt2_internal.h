@@ -52,12 +52,25 @@ int ls_load_json_ex(const char *where, const char *name, const char *json, size_
 void ls_json_arena_begin(void);
 void ls_json_arena_end(void);
 void ls_json_free(cJSON *j);
+/* Where the arena is, and back to it: what was parsed since is dropped (a streamed load parses
+ * each node's element, makes the node, and drops the element). The chunks taken since are kept
+ * for what comes next. */
+typedef struct ls_json_mark {
+    void *head;
+    char *next, *end;
+} ls_json_mark;
+ls_json_mark ls_json_arena_mark(void);
+void ls_json_arena_rewind(ls_json_mark m);
 /* The same from a parsed tree (a lowered module's program sits inside another JSON). */
 int ls_load_json_tree(const char *where, const char *name, const cJSON *root, ls_weight_source *ws,
                       bool metadata_only, int depth, ls_program **out, ls_error *err);
 /* Parses JSON text, failing with "WHERE: invalid JSON at line L, column C: ..." and a clear
  * message when the nesting is deeper than cJSON accepts. */
 cJSON *ls_json_parse(const char *where, const char *text, size_t len, ls_error *err);
+/* ls_json_parse's checks and messages apart: the text is UTF-8 without \u0000 (0, or -1 with
+ * err set); and the message for a parse that failed at `end` of text. */
+int ls_json_check_text(const char *where, const char *text, size_t len, ls_error *err);
+void ls_json_fail_at(const char *where, const char *text, size_t len, const char *end, ls_error *err);
 
 /* Fills the state dict and constants of p from the weight source (or, without one or with
  * metadata_only, from the placeholders' metadata: has_weights = false). Checks that each
