@@ -432,6 +432,76 @@ START_TEST(pte_is_its_own_step_zero)
 }
 END_TEST
 
+/* Every constant method of every real file (exir's _emit_prim_getters: Int, Double, Bool, String
+ * and Tensor values) runs to exactly the values flatc decodes: the QNN llama's
+ * get_kv_output_<i>_quant_attr returns a String ('torch.uint8') after its scale and zero point,
+ * which once came back as None. */
+START_TEST(constant_methods_return_what_the_file_stores)
+{
+    if (!tu_shared("data/pte")) return;
+    uint32_t checked = 0, strings = 0;
+    for (size_t i = 0; i < PT_NREAL; i++) {
+        cJSON *j = decoded(pt_real_files[i]);
+        ck_assert_ptr_nonnull(j);
+        ls_pte_file *f = open_real(pt_real_files[i], NULL, 0);
+        const cJSON *plans = cJSON_GetObjectItem(j, "execution_plan");
+        for (uint32_t m = 0; m < f->n_methods; m++) {
+            if (f->methods[m].kind != LS_PTE_METHOD_CONSTANT) continue;
+            const cJSON *plan = cJSON_GetArrayItem(plans, (int)m);
+            const cJSON *vals = cJSON_GetObjectItem(plan, "values"), *outs = cJSON_GetObjectItem(plan, "outputs");
+            ls_program *p;
+            ls_error err;
+            ck_assert_msg(ls_pte_file_method(f, f->methods[m].name, &p, &err) == 0, "%s", err.msg);
+            ls_runner *r = ls_runner_new(p, &err);
+            ck_assert_msg(r, "%s: %s", f->methods[m].name, err.msg);
+            ls_value *ov;
+            uint32_t nout;
+            ck_assert_msg(ls_runner_run(r, NULL, 0, &ov, &nout, &err) == 0, "%s: %s", f->methods[m].name, err.msg);
+            ck_assert_uint_eq(nout, json_len(outs));
+            for (uint32_t k = 0; k < nout; k++) {
+                const cJSON *v = cJSON_GetArrayItem(vals, cJSON_GetArrayItem(outs, (int)k)->valueint);
+                const char *type = cJSON_GetObjectItem(v, "val_type")->valuestring;
+                const cJSON *val = cJSON_GetObjectItem(v, "val");
+                const char *where = f->methods[m].name;
+                if (!strcmp(type, "Int")) {
+                    ck_assert_msg(ov[k].kind == LS_V_INT, "%s out %u: kind %d", where, k, ov[k].kind);
+                    ck_assert_int_eq(ov[k].i, (int64_t)cJSON_GetObjectItem(val, "int_val")->valuedouble);
+                } else if (!strcmp(type, "Bool")) {
+                    ck_assert_msg(ov[k].kind == LS_V_BOOL, "%s out %u: kind %d", where, k, ov[k].kind);
+                    ck_assert(ov[k].b == cJSON_IsTrue(cJSON_GetObjectItem(val, "bool_val")));
+                } else if (!strcmp(type, "Double")) { /* flatc prints 12 decimal places */
+                    ck_assert_msg(ov[k].kind == LS_V_FLOAT, "%s out %u: kind %d", where, k, ov[k].kind);
+                    double want = cJSON_GetObjectItem(val, "double_val")->valuedouble;
+                    ck_assert_msg(fabs(ov[k].f - want) <= 5e-13 + 1e-11 * fabs(want), "%s out %u: %.17g, want %.17g", where, k,
+                                  ov[k].f, want);
+                } else if (!strcmp(type, "String")) {
+                    ck_assert_msg(ov[k].kind == LS_V_STRING, "%s out %u: kind %d, want a String", where, k, ov[k].kind);
+                    ck_assert_str_eq(ov[k].s, cJSON_GetObjectItem(val, "string_val")->valuestring);
+                    strings++;
+                } else if (!strcmp(type, "Tensor")) {
+                    ck_assert_msg(ov[k].kind == LS_V_TENSOR, "%s out %u: kind %d", where, k, ov[k].kind);
+                    const cJSON *sz = cJSON_GetObjectItem(val, "sizes");
+                    ck_assert_uint_eq(ov[k].t->ndim, json_len(sz));
+                    for (uint32_t d = 0; d < ov[k].t->ndim; d++)
+                        ck_assert_int_eq(ov[k].t->sizes[d], cJSON_GetArrayItem(sz, (int)d)->valueint);
+                } else {
+                    ck_abort_msg("%s out %u: a %s value this test does not know", where, k, type);
+                }
+                checked++;
+            }
+            for (uint32_t k = 0; k < nout; k++) ls_value_release(&ov[k]);
+            free(ov);
+            ls_runner_free(r);
+            ls_program_unref(p);
+        }
+        ls_pte_file_unref(f);
+        cJSON_Delete(j);
+    }
+    ck_assert_uint_ge(checked, 60); /* 27 constant methods of the llama, 4 of cc_const_methods, 3 of xor */
+    ck_assert_uint_eq(strings, 14); /* get_kv_output_0..9_quant_attr, __et_training_fqn_forward's 4 names */
+}
+END_TEST
+
 Suite *pte_file_suite(void)
 {
     Suite *s = suite_create("pte_file");
@@ -445,6 +515,7 @@ Suite *pte_file_suite(void)
     tcase_add_test(tc, xor_training_step_matches_the_network_by_hand);
     tcase_add_test(tc, every_real_file_at_step_0_in_the_cli);
     tcase_add_test(tc, pte_is_its_own_step_zero);
+    tcase_add_test(tc, constant_methods_return_what_the_file_stores);
     suite_add_tcase(s, tc);
     return s;
 }

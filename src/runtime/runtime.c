@@ -152,6 +152,7 @@ static int bind_placeholder(ls_runner *r, uint32_t pos, const ls_node *n, const 
         case LS_ARG_INT: ph->cval = ls_value_int(s->value.v.i); break;
         case LS_ARG_FLOAT: ph->cval = ls_value_float(s->value.v.f); break;
         case LS_ARG_BOOL: ph->cval = ls_value_bool(s->value.v.b); break;
+        case LS_ARG_STRING: ph->cval = (ls_value){.kind = LS_V_STRING, .s = s->value.v.s}; break;
         default: ph->cval = ls_value_none(); break;
         }
         return 0;
@@ -531,6 +532,8 @@ int ls_runner_run(ls_runner *r, const ls_value *inputs, uint32_t n_inputs, ls_va
                 v = ls_value_float(a->v.f);
             } else if (a->kind == LS_ARG_BOOL) {
                 v = ls_value_bool(a->v.b);
+            } else if (a->kind == LS_ARG_STRING) { /* a constant method's String (interned) */
+                v = (ls_value){.kind = LS_V_STRING, .s = a->v.s};
             }
             if (user) {
                 if (v.kind == LS_V_TENSOR)
