@@ -141,5 +141,11 @@ const ls_pte_external *ls_pte_file_external(const ls_pte_file *f, const char *me
 bool ls_pte_file_is_external(const ls_pte_file *f, const char *key);
 /* Bytes of all named data of the .pte and its .ptd files. */
 uint64_t ls_pte_file_named_total(const ls_pte_file *f);
+/* Whether entry e is one of the file's external tensors: a .ptd entry an EXTERNAL tensor reads,
+ * whose bytes count as that tensor's (a weight), not as data a delegate reads by key. */
+bool ls_pte_named_is_tensor(const ls_pte_file *f, const ls_pte_named *e);
+/* The named data that is no external tensor (what delegates read by key): how many entries,
+ * and their bytes in *bytes. */
+uint32_t ls_pte_file_delegate_data(const ls_pte_file *f, uint64_t *bytes);
 
 #endif

@@ -11,6 +11,7 @@
 #include "named_data.h"
 #include "ops.h"
 #include "ptrmap.h"
+#include "pte_file.h"
 #include "verify.h"
 
 int ls_cmd_info(int argc, char **argv);
@@ -129,6 +130,21 @@ static void summary_free(summary *s)
     free(s->unknown.v);
 }
 
+/* The named data delegates read by key: a .ptd's entries that are the file's external tensors
+ * are weights, counted with the tensors, not twice. */
+static uint32_t delegate_named_data(const ls_program *p, uint64_t *bytes)
+{
+    const ls_pte_file *f = ls_program_pte_file(p);
+    uint32_t n = 0;
+    *bytes = 0;
+    for (uint32_t i = 0; i < ls_named_data_count(p->named_data); i++) {
+        if (f && ls_pte_file_is_external(f, ls_named_data_key(p->named_data, i))) continue;
+        n++;
+        *bytes += ls_named_data_blob(p->named_data, i)->size;
+    }
+    return n;
+}
+
 static uint32_t sub_nodes(const ls_submodule *sub)
 {
     return sub->program ? sub->program->n_nodes : 0;
@@ -175,9 +191,8 @@ static void print_human(const char *path, const ls_program *p, const summary *s,
     }
     print_counts("inputs", p->n_inputs, &s->inputs, true, 8);
     print_counts("outputs", p->n_outputs, &s->outputs, false, 8);
-    uint32_t n_named = ls_named_data_count(p->named_data);
-    uint64_t named_bytes = 0;
-    for (uint32_t i = 0; i < n_named; i++) named_bytes += ls_named_data_blob(p->named_data, i)->size;
+    uint64_t named_bytes;
+    uint32_t n_named = delegate_named_data(p, &named_bytes);
     if (!p->has_weights && !p->weights_unread) printf("  %-9s metadata only: no weight data (none in the file, or --metadata-only)\n", "weights");
     else if (s->weight_tensors || n_named) {
         printf("  %-9s %s in %u tensor%s", "weights", ls_fmt_bytes(s->weight_bytes, hb, sizeof hb), s->weight_tensors,
@@ -278,8 +293,8 @@ static void print_json(const char *path, const ls_program *p, const summary *s, 
     ls_buf_json_str(&b, p->torch_version);
     ls_buf_printf(&b, ",\"schema_version\":\"%d.%d\",\"has_weights\":%s,\"weight_bytes\":%" PRIu64, p->schema_major,
                   p->schema_minor, p->has_weights || p->weights_unread ? "true" : "false", s->weight_bytes);
-    uint64_t named_bytes = 0;
-    for (uint32_t i = 0; i < ls_named_data_count(p->named_data); i++) named_bytes += ls_named_data_blob(p->named_data, i)->size;
+    uint64_t named_bytes;
+    delegate_named_data(p, &named_bytes);
     ls_buf_printf(&b, ",\"named_data_bytes\":%" PRIu64, named_bytes);
     ls_buf_printf(&b, ",\"nodes\":{\"total\":%u", p->n_nodes);
     json_counts(&b, "by_kind", &s->kinds, false);

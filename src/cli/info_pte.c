@@ -124,7 +124,7 @@ void info_pte_text(const ls_program *p)
     uint64_t named_bytes = 0;
     for (uint32_t i = 0; i < f->n_named; i++) {
         const ls_pte_named *e = &f->named[i];
-        if (e->ptd >= 0 && ls_pte_file_is_external(f, e->key)) continue;
+        if (ls_pte_named_is_tensor(f, e)) continue;
         listed++;
         named_bytes += e->bytes;
     }
@@ -132,7 +132,7 @@ void info_pte_text(const ls_program *p)
         printf("  %-9s %u entr%s, %s:", "named", listed, listed == 1 ? "y" : "ies", ls_fmt_bytes(named_bytes, hb, sizeof hb));
         for (uint32_t i = 0; i < f->n_named && shown < 4; i++) {
             const ls_pte_named *e = &f->named[i];
-            if (e->ptd >= 0 && ls_pte_file_is_external(f, e->key)) continue;
+            if (ls_pte_named_is_tensor(f, e)) continue;
             printf("%s%.16s%s %s", shown++ ? " · " : " ", e->key, strlen(e->key) > 16 ? "…" : "", ls_fmt_bytes(e->bytes, hb, sizeof hb));
             for (uint32_t r = 0; r < e->n_readers && r < 2; r++) printf("%s%s", r ? ", " : " → ", e->readers[r].name);
             if (e->ptd >= 0) printf(" (%s)", f->ptd_paths[e->ptd]);

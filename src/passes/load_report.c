@@ -41,11 +41,13 @@ static void delegate_sentence(ls_report *r, const ls_program *p, const ls_deleg_
 static void data_sentences(ls_report *r, const ls_pte_file *f, const char *method)
 {
     char hb[32];
-    if (f->n_named) {
+    uint64_t named_bytes;
+    uint32_t n_named = ls_pte_file_delegate_data(f, &named_bytes); /* a .ptd's tensors are counted below */
+    if (n_named) {
         uint32_t read = 0;
-        for (uint32_t i = 0; i < f->n_named; i++) read += f->named[i].n_readers > 0;
-        ls_report_add(r, NULL, NULL, "named data: %u entr%s, %s; %u named by a delegate's blob", f->n_named,
-                      f->n_named == 1 ? "y" : "ies", ls_fmt_bytes(ls_pte_file_named_total(f), hb, sizeof hb), read);
+        for (uint32_t i = 0; i < f->n_named; i++) read += !ls_pte_named_is_tensor(f, &f->named[i]) && f->named[i].n_readers > 0;
+        ls_report_add(r, NULL, NULL, "named data: %u entr%s, %s; %u named by a delegate's blob", n_named,
+                      n_named == 1 ? "y" : "ies", ls_fmt_bytes(named_bytes, hb, sizeof hb), read);
     }
     uint32_t ext = 0, missing = 0;
     uint64_t bytes = 0;

@@ -475,6 +475,23 @@ uint64_t ls_pte_file_named_total(const ls_pte_file *f)
     return n;
 }
 
+bool ls_pte_named_is_tensor(const ls_pte_file *f, const ls_pte_named *e)
+{
+    return e->ptd >= 0 && ls_pte_file_is_external(f, e->key);
+}
+
+uint32_t ls_pte_file_delegate_data(const ls_pte_file *f, uint64_t *bytes)
+{
+    uint32_t n = 0;
+    *bytes = 0;
+    for (uint32_t i = 0; i < f->n_named; i++)
+        if (!ls_pte_named_is_tensor(f, &f->named[i])) {
+            n++;
+            *bytes += f->named[i].bytes;
+        }
+    return n;
+}
+
 /* ---- the loader reader.c calls */
 
 int ls_load_pte_opts(const char *path, const char *method, const char *const *data, uint32_t n_data, ls_program **out,
