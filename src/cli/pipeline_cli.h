@@ -22,6 +22,8 @@
     "                        emit the initial data of mutated buffers (exir writes none unless asked)\n"            \
     "  --mutable-buffer-names\n"                                                                                      \
     "                        and their names (exir's emit_mutable_buffer_names)\n"            \
+    "  --relower             a .pte: run the lowering pipeline on the method opened (without it, or\n"              \
+    "                        --backend, --portable or --pipeline, a .pte is its own step 0, as it is)\n"      \
     "  --memory-planning greedy|naive\n"                                                                              \
     "                        memory_plan's algorithm, as exir's MemoryPlanningPass (default greedy)\n"               \
     "                        (all three also as --opt=value)\n"
