@@ -35,6 +35,29 @@ START_TEST(help_fits_80_columns)
 }
 END_TEST
 
+/* Each command's --help lists the options issue 14 added: every command that reads a .pte takes
+ * --method, --data and --ops, and every one that runs the pipeline --relower (which was taken but
+ * in no help). */
+START_TEST(command_help_lists_the_pte_options)
+{
+    const char *readers[] = {"info", "verify", "passes", "partitions", "graph", "diff", "run", "export"};
+    const char *pipeline[] = {"passes", "partitions", "graph", "diff", "run", "export"};
+    for (size_t i = 0; i < sizeof readers / sizeof *readers; i++) {
+        char *out = NULL;
+        ck_assert_int_eq(tu_runf(&out, "%s --help", readers[i]), 0);
+        ck_assert_msg(tu_contains(out, "--method NAME") && tu_contains(out, "--data FILE.ptd") && tu_contains(out, "--ops FILE"),
+                      "%s --help: %s", readers[i], out);
+        free(out);
+    }
+    for (size_t i = 0; i < sizeof pipeline / sizeof *pipeline; i++) {
+        char *out = NULL;
+        ck_assert_int_eq(tu_runf(&out, "%s --help", pipeline[i]), 0);
+        ck_assert_msg(tu_contains(out, "--relower"), "%s --help: %s", pipeline[i], out);
+        free(out);
+    }
+}
+END_TEST
+
 Suite *cli_text_suite(void)
 {
     Suite *s = suite_create("cli_text");
@@ -42,6 +65,7 @@ Suite *cli_text_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, passes_lines_leave_out_noise);
     tcase_add_test(tc, help_fits_80_columns);
+    tcase_add_test(tc, command_help_lists_the_pte_options);
     suite_add_tcase(s, tc);
     return s;
 }
