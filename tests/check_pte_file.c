@@ -376,8 +376,21 @@ START_TEST(every_real_file_at_step_0_in_the_cli)
         ck_assert_msg(rc == 0, "%s: %s", pt_real_files[i], out);
         cJSON *pj = cJSON_Parse(out);
         ck_assert_msg(pj, "%s: partitions --json is not JSON", pt_real_files[i]);
-        cJSON_Delete(pj);
         free(out);
+        /* the partition graph counts what the delegation table counts: an opaque delegate as one
+         * call (the QNN and OpenVINO files drew 'QnnBackend · 0 nodes', '0 delegated') */
+        ck_assert_int_eq(tu_runf(&out, "graph %s --json", path), 0);
+        cJSON *gj = cJSON_Parse(out);
+        free(out);
+        ck_assert_ptr_nonnull(gj);
+        double cpu = cJSON_GetObjectItem(pj, "cpu_nodes")->valuedouble, all = cJSON_GetObjectItem(pj, "compute_nodes")->valuedouble;
+        ck_assert_msg(cJSON_GetObjectItem(gj, "cpu_nodes")->valuedouble == cpu &&
+                          cJSON_GetObjectItem(gj, "delegated_nodes")->valuedouble == all - cpu,
+                      "%s: graph %g on the CPU, %g delegated; partitions %g of %g on the CPU", pt_real_files[i],
+                      cJSON_GetObjectItem(gj, "cpu_nodes")->valuedouble, cJSON_GetObjectItem(gj, "delegated_nodes")->valuedouble,
+                      cpu, all);
+        cJSON_Delete(gj);
+        cJSON_Delete(pj);
         ck_assert_int_eq(tu_runf(&out, "info %s --json", path), 0);
         cJSON *info = cJSON_Parse(out);
         free(out);

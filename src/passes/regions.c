@@ -356,6 +356,11 @@ static void describe(build *b, const uint32_t *members, const uint32_t *start)
                 rg->n_nodes += ls_deleg_is_compute(sp->nodes[i]);
                 add_op(ops, &n_ops, &other, sp->nodes[i]);
             }
+            if (!sp) { /* a blob lowerscope cannot read: one call, as the delegation table counts it */
+                rg->n_nodes = 1;
+                rg->ops = ls_intern("opaque blob: one call");
+                continue;
+            }
             for (uint32_t i = 0; sp && i < sp->n_inputs; i++) { /* what it holds, and the state it keeps */
                 int32_t pos = sp->inputs[i].name ? ls_program_find(sp, sp->inputs[i].name) : -1;
                 if (pos >= 0 && ls_input_kind_holds_data(sp->inputs[i].kind)) count_data(rg, sp, &sp->inputs[i], sp->nodes[pos], NULL, UINT64_MAX);
