@@ -290,6 +290,7 @@ typedef struct ls_recorded {
     char *debug_handle_map;   /* {method: {instruction: handle(s)}}; NULL when absent */
     char *delegate_map;       /* {method: {instruction: {"name", "delegate_map"}}}; NULL when absent */
     int32_t handles_step;     /* the step (0..n, n: the program itself) whose nodes carry the maps' handles; -1 none */
+    bool ids_matched;         /* the programs' node ids follow one another (the pipeline matches them once) */
 } ls_recorded;
 ls_recorded *ls_recorded_new(const char *source); /* one reference, through .origin */
 /* The steps p's file recorded, or NULL. */
@@ -383,6 +384,11 @@ void ls_program_remove(ls_program *p, uint32_t pos);
 void ls_program_set_nodes(ls_program *p, ls_node **nodes, uint32_t n);
 /* Call after changing a node's args or name in place (after ls_program_edit). */
 void ls_program_touch(ls_program *p);
+/* Gives the node at position i the id ids[i] (distinct, non-zero) and rewrites every argument
+ * naming a node to match (nodes another program shares are copied first). For a program read
+ * apart from the steps before it (an ETRecord's members), so that its ids say which node is
+ * which from step to step, as they do in a history the passes made. */
+void ls_program_renumber(ls_program *p, const uint32_t *ids);
 
 /* ---- lookups (O(1) after the index is built; the index is rebuilt lazily after changes) */
 int32_t ls_program_find(const ls_program *p, const char *name); /* position or -1 */

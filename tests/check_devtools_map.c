@@ -154,6 +154,37 @@ START_TEST(an_etrecord_opens_as_its_steps_and_places_the_same_events)
     ck_assert_int_eq(h.steps[0].program->dialect, LS_DIALECT_ATEN);
     ck_assert_int_eq(h.steps[1].program->dialect, LS_DIALECT_EDGE);
     ck_assert_uint_eq(p->n_subs, 2);
+    /* what to_backend changed, though the two members share no node ids: the twelve adds, muls,
+     * subs and divs the delegates took are removed, the calls and getitems added, and a node
+     * changed is the same op on both sides (the step said 'no node changed'; by raw ids the UI
+     * showed cos as once a mul) */
+    const ls_program *s0 = h.steps[0].program, *s1 = h.steps[1].program;
+    uint32_t removed = 0, added = 0, changed = 0;
+    for (uint32_t c = 0; c < h.steps[1].n_changes; c++) {
+        const ls_change *ch = &h.steps[1].changes[c];
+        if (ch->program) continue;
+        if (ch->kind == LS_CHANGE_REMOVED) {
+            const ls_node *n = ls_program_node(s0, ch->node_id);
+            ck_assert_ptr_nonnull(n);
+            ck_assert_msg(ls_program_pos(s1, ch->node_id) < 0, "%s removed but its id is in step 1", n->name);
+            ck_assert(n->op && (n->op->id == LS_OP_add_Tensor || n->op->id == LS_OP_mul_Tensor || n->op->id == LS_OP_sub_Tensor ||
+                               n->op->id == LS_OP_div_Tensor));
+            removed++;
+        } else if (ch->kind == LS_CHANGE_ADDED) {
+            ck_assert_int_lt(ls_program_pos(s0, ch->node_id), 0);
+            added++;
+        } else {
+            const ls_node *was = ls_program_node(s0, ch->node_id), *now = ls_program_node(s1, ch->node_id);
+            ck_assert(was && now);
+            ck_assert_msg(was->kind == now->kind && was->op == now->op, "%s was %s", now->name, was->name);
+            changed++;
+        }
+    }
+    ck_assert_uint_eq(removed, 12);
+    ck_assert_uint_eq(added, 6); /* two get_attrs, two calls, two getitems */
+    ck_assert_uint_ge(changed, 4); /* cos and the atan2s: now Edge ops */
+    const ls_node *cos1 = s1->nodes[ls_program_find(s1, ls_intern("aten_cos_default"))];
+    ck_assert_str_eq(ls_program_node(s0, cos1->id)->name, "cos");
 
     /* the delegate map links each delegate to the Edge nodes inside its lowered module */
     ls_etr_delegates ds;

@@ -405,6 +405,44 @@ void ls_program_touch(ls_program *p)
     drop_index(p);
 }
 
+static void renumber_arg(ls_arg *a, const uint32_t *to, uint32_t cap)
+{
+#define RENUMBER(x) ((x) && (x) < cap && to[x] ? to[x] : (x))
+    switch (a->kind) {
+    case LS_ARG_NODE: a->v.node = RENUMBER(a->v.node); break;
+    case LS_ARG_NODES:
+    case LS_ARG_OPT_NODES:
+        for (uint32_t k = 0; k < a->n; k++) a->v.nodes[k] = RENUMBER(a->v.nodes[k]);
+        break;
+    case LS_ARG_SYMINTS:
+        for (uint32_t k = 0; k < a->n; k++)
+            if (a->v.symints[k].is_node) a->v.symints[k].node = RENUMBER(a->v.symints[k].node);
+        break;
+    default: break;
+    }
+#undef RENUMBER
+}
+
+void ls_program_renumber(ls_program *p, const uint32_t *ids)
+{
+    uint32_t cap = p->next_id, next = 1;
+    for (uint32_t i = 0; i < p->n_nodes; i++)
+        if (p->nodes[i]->id >= cap) cap = p->nodes[i]->id + 1;
+    uint32_t *to = ls_calloc(cap, sizeof *to);
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        to[p->nodes[i]->id] = ids[i];
+        if (ids[i] >= next) next = ids[i] + 1;
+    }
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        ls_node *n = ls_program_edit(p, i);
+        for (uint16_t k = 0; k < n->nargs; k++) renumber_arg(&n->args[k], to, cap);
+        n->id = ids[i];
+    }
+    free(to);
+    p->next_id = next;
+    drop_index(p);
+}
+
 ls_node *ls_program_edit(ls_program *p, uint32_t pos)
 {
     p->as_read = false;

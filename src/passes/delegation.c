@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "pte_file.h"
 #include "ptrmap.h"
 
 bool ls_deleg_is_compute(const ls_node *n)
@@ -36,7 +37,17 @@ const char *ls_deleg_cpu_reason(const ls_history *h, uint32_t step, const ls_nod
     if (!n->op) return "unknown op";
     uint32_t first = 1; /* the first partition step */
     while (first <= step && first < h->n && strcmp(h->steps[first].pass, "partition") != 0) first++;
-    if (first > step || first >= h->n) return "not partitioned yet";
+    if (first > step || first >= h->n) {
+        /* a recorded lowering (an ETRecord) has no partition step: past its to_backend, a CPU
+         * node is one the lowering left there */
+        if (step == 0 && h->n && ls_program_pte_file(h->steps[0].program)) /* a .pte as the file holds it */
+            return "left on the CPU by the lowering that wrote the file";
+        const ls_recorded *r = h->n ? ls_program_recorded(h->steps[h->n - 1].program) : NULL;
+        for (uint32_t s = 1; r && s <= step && s < h->n; s++)
+            if (!strcmp(h->steps[s].pass, "to_backend") || !strcmp(h->steps[s].pass, "to_executorch"))
+                return ls_internf("left on the CPU by the lowering the %s recorded", r->source);
+        return "not partitioned yet";
+    }
     for (uint32_t s = step; s > first; s--) /* the step that made it (the to_executorch steps make write-backs) */
         for (uint32_t c = 0; c < h->steps[s].n_changes; c++) {
             const ls_change *ch = &h->steps[s].changes[c];

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "align.h"
 #include "export.h"
 #include "passes.h"
 #include "pte_file.h"
@@ -279,11 +280,34 @@ static void finish(ls_history *h)
     __atomic_store_n(&h->done, true, __ATOMIC_RELEASE);
 }
 
+/* Programs a file recorded apart (an ETRecord's members) share no node ids: b's nodes take the
+ * ids of a's they match by identity, as `diff --with` matches two files (align.h), the others
+ * new ones, and so do the nodes of each lowered module of b that a has too. Then a step's
+ * changes, the UI's marks and "was:" lines are by id as after any pass. */
+static void match_ids(const ls_program *a, ls_program *b)
+{
+    ls_alignment al;
+    ls_align_programs(a, b, LS_ALIGN_BY_IDENTITY, &al);
+    uint32_t *ids = ls_malloc(sizeof *ids * (b->n_nodes + 1)), next = a->next_id;
+    for (uint32_t j = 0; j < b->n_nodes; j++) {
+        const ls_align_row *row = &al.v[al.row_of_b[j]];
+        ids[j] = row->a >= 0 ? a->nodes[row->a]->id : next++;
+    }
+    ls_alignment_free(&al);
+    ls_program_renumber(b, ids);
+    free(ids);
+    for (uint32_t k = 0; k < b->n_subs; k++) {
+        const ls_submodule *sa = ls_program_sub(a, b->subs[k].name);
+        if (sa && sa->program && b->subs[k].program) match_ids(sa->program, b->subs[k].program);
+    }
+}
+
 /* The steps a file recorded (an ETRecord): its programs as they are, in order, the loaded one
- * last. Programs read from separate members share no node ids, so no change list is made. */
+ * last, each step's changes by the ids match_ids gives them (once: a second pipeline run on the
+ * same file, the UI's :backend, finds them matched). */
 static void recorded_steps(ls_program *loaded, const ls_pipeline_opts *opts, ls_history *h)
 {
-    const ls_recorded *r = ls_program_recorded(loaded);
+    ls_recorded *r = ls_program_recorded(loaded);
     h->steps = ls_calloc(r->n + 1, sizeof *h->steps);
     h->n_planned = r->n + 1;
     for (uint32_t i = 0; i <= r->n; i++) {
@@ -294,10 +318,16 @@ static void recorded_steps(ls_program *loaded, const ls_pipeline_opts *opts, ls_
         ls_report_add(&s->report, NULL, NULL, "the program the %s recorded as `%s`: %u nodes%s", r->source,
                       i < r->n ? r->members[i] : r->member, p->n_nodes,
                       (int32_t)i == r->handles_step ? "; its nodes carry the debug handles the maps name" : "");
-        if (!i) ls_verify(s->program, &s->verify);
-        else verify_step(opts, s, &h->steps[i - 1]);
+        if (!i) {
+            ls_verify(s->program, &s->verify);
+        } else {
+            if (!r->ids_matched) match_ids(h->steps[i - 1].program, p);
+            ls_diff_programs(h->steps[i - 1].program, p, &s->changes, &s->n_changes);
+            verify_step(opts, s, &h->steps[i - 1]);
+        }
         publish(h, opts, i);
     }
+    r->ids_matched = true;
     finish(h);
 }
 
