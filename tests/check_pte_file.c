@@ -377,6 +377,14 @@ START_TEST(every_real_file_at_step_0_in_the_cli)
         cJSON *pj = cJSON_Parse(out);
         ck_assert_msg(pj, "%s: partitions --json is not JSON", pt_real_files[i]);
         free(out);
+        /* a kernel the file runs on the CPU was left there by the lowering that wrote the file,
+         * not 'not partitioned yet' */
+        const cJSON *cpu_rows = cJSON_GetObjectItem(pj, "cpu");
+        for (uint32_t k = 0; k < json_len(cpu_rows); k++) {
+            const char *why = cJSON_GetObjectItem(cJSON_GetArrayItem(cpu_rows, (int)k), "why")->valuestring;
+            ck_assert_msg(!strcmp(why, "left on the CPU by the lowering that wrote the file") || tu_contains(why, "unknown op"),
+                          "%s: %s", pt_real_files[i], why);
+        }
         /* the partition graph counts what the delegation table counts: an opaque delegate as one
          * call (the QNN and OpenVINO files drew 'QnnBackend · 0 nodes', '0 delegated') */
         ck_assert_int_eq(tu_runf(&out, "graph %s --json", path), 0);
