@@ -250,6 +250,18 @@ START_TEST(external_data_given_found_or_missing)
                   "%s", err.msg);
     ls_program_unref(p);
 
+    /* a .ptd given that holds other keys (the xor's): the message names it, not 'not given' */
+    const char *other[] = {pt_path("et_android_xor", ".ptd")};
+    f = open_real("rs_data_map_model", other, 1);
+    ck_assert_uint_eq(f->n_missing, 2);
+    ck_assert(ls_pte_file_method(f, NULL, &p, &err) == 0);
+    ck_assert_ptr_null(ls_runner_new(p, &err));
+    ck_assert_msg(tu_contains(err.msg, "'a' is stored outside the program, and no .ptd in use holds it (et_android_xor.ptd)") &&
+                      !tu_contains(err.msg, "not given"),
+                  "%s", err.msg);
+    ls_program_unref(p);
+    ls_pte_file_unref(f);
+
     /* the same key in two data files: refused as ExecuTorch's MergedDataMap refuses it */
     const char *twice[] = {ptd_path, ptd_path};
     ck_assert_int_ne(ls_pte_file_open(pte_path, twice, 2, &f, &err), 0);

@@ -103,6 +103,18 @@ static const char *missing_data(const ls_origin *o, const char *target)
     for (uint32_t i = 0; i < f->n_externals; i++) {
         const ls_pte_external *e = &f->externals[i];
         if (e->key != target || e->ptd >= 0) continue;
+        if (f->n_ptds) { /* data files were given or found, but none holds this key */
+            ls_buf b = {0};
+            for (uint32_t k = 0; k < f->n_ptds; k++) {
+                const char *slash = strrchr(f->ptd_paths[k], '/');
+                ls_buf_printf(&b, "%s%s", k ? ", " : "", slash ? slash + 1 : f->ptd_paths[k]);
+            }
+            const char *msg = ls_internf("'%s' is stored outside the program, and no .ptd in use holds it (%s): give "
+                                         "the one that does with --data FILE.ptd",
+                                         e->key, b.s);
+            ls_buf_free(&b);
+            return msg;
+        }
         return ls_internf("'%s' is stored outside the program, in a .ptd data file that was not given: "
                           "run with --data FILE.ptd (exir writes it beside the .pte as %s or " LS_PTD_DEFAULT_NAME ")",
                           e->key, stem_ptd(f->path));
