@@ -179,6 +179,37 @@ START_TEST(truncated_and_flipped_files_are_refused_cleanly)
 }
 END_TEST
 
+/* Another ExecuTorch file given as an ETDump is named by what it is and where it goes, as
+ * reader.c names files that are not programs (a .pte said 'file identifier is "eh00", expected
+ * "ED00" (byte 8)'). The real .pte and .ptd files, and a zip. */
+START_TEST(other_files_given_as_an_etdump_are_named)
+{
+    ls_etdump d;
+    ls_error err;
+    for (size_t i = 0; i < PT_NREAL && tu_shared("data/pte"); i++) {
+        size_t n;
+        uint8_t *bytes = pt_load(pt_path(pt_real_files[i], ".pte"), &n);
+        ck_assert_ptr_nonnull(bytes);
+        ck_assert_int_ne(ls_etdump_read(bytes, n, "x.etdp", &d, &err), 0);
+        ck_assert_msg(tu_contains(err.msg, "not an ETDump (\"ED00\") but an ExecuTorch program (.pte): give it as FILE"),
+                      "%s: %s", pt_real_files[i], err.msg);
+        free(bytes);
+    }
+    if (tu_shared("data/pte")) {
+        size_t n;
+        uint8_t *bytes = pt_load(pt_path("et_android_xor", ".ptd"), &n);
+        ck_assert_int_ne(ls_etdump_read(bytes, n, "x.etdp", &d, &err), 0);
+        ck_assert_msg(tu_contains(err.msg, "an external data file (.ptd, \"FT01\"): give it with --data"), "%s", err.msg);
+        free(bytes);
+    }
+    const uint8_t zip[8] = {'P', 'K', 3, 4, 0, 0, 0, 0}, bpte[12] = {0, 0, 0, 0, 'B', 'P', '0', '8'};
+    ck_assert_int_ne(ls_etdump_read(zip, sizeof zip, "x.etdp", &d, &err), 0);
+    ck_assert_msg(tu_contains(err.msg, "a zip archive (an ETRecord or a .pt2)"), "%s", err.msg);
+    ck_assert_int_ne(ls_etdump_read(bpte, sizeof bpte, "x.etdp", &d, &err), 0);
+    ck_assert_msg(tu_contains(err.msg, "a bundled program (.bpte"), "%s", err.msg);
+}
+END_TEST
+
 Suite *etdump_suite(void)
 {
     Suite *s = suite_create("etdump");
@@ -188,6 +219,7 @@ Suite *etdump_suite(void)
     tcase_add_test(tc, elapsed_time_wraps_like_the_inspector);
     tcase_add_test(tc, flatc_decodes_them_with_executorchs_schema);
     tcase_add_test(tc, truncated_and_flipped_files_are_refused_cleanly);
+    tcase_add_test(tc, other_files_given_as_an_etdump_are_named);
     suite_add_tcase(s, tc);
     return s;
 }

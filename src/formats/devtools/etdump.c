@@ -241,6 +241,17 @@ void ls_etdump_free(ls_etdump *d)
     memset(d, 0, sizeof *d);
 }
 
+/* Another ExecuTorch file given where an ETDump is expected (by the identifiers reader.c sniffs),
+ * and where it goes instead. */
+static const char *other_file(const uint8_t *d, size_t n)
+{
+    if (n >= 8 && memcmp(d + 4, "ET", 2) == 0) return "an ExecuTorch program (.pte): give it as FILE";
+    if (n >= 8 && memcmp(d + 4, "BP08", 4) == 0) return "a bundled program (.bpte, \"BP08\"): give it as FILE";
+    if (n >= 8 && memcmp(d + 4, "FT01", 4) == 0) return "an external data file (.ptd, \"FT01\"): give it with --data";
+    if (n >= 4 && d[0] == 'P' && d[1] == 'K') return "a zip archive (an ETRecord or a .pt2): give it as FILE";
+    return NULL;
+}
+
 int ls_etdump_read(const uint8_t *data, size_t size, const char *name, ls_etdump *out, ls_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -250,6 +261,10 @@ int ls_etdump_read(const uint8_t *data, size_t size, const char *name, ls_etdump
     if (ls_fb_reader_init(&r, data, size, out->name, err) != 0) return -1;
     if (size >= 12 && memcmp(data + 4, "ED00", 4) == 0 && memcmp(data + 8, "ED00", 4) != 0)
         return ls_fail(err, "%s: \"ED00\" at byte 4, not 8: an ETDump without its size prefix (flatcc writes one)", out->name);
+    const char *other = other_file(data, size);
+    if (other)
+        return ls_fail(err, "%s: not an ETDump (\"ED00\") but %s, and the ETDump its run wrote to --etdump", out->name,
+                       other);
     if (ls_fb_root_size_prefixed(&r, "ED00", &root) != 0) return -1;
     if (ls_fb_u32(&r, &root, 0, "version", 0, &out->version) < 0) goto fail;
     ls_fb_vec vec;
