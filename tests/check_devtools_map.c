@@ -258,6 +258,9 @@ START_TEST(an_etrecord_opens_as_its_steps_and_places_the_same_events)
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "unmatched")), 2);
     cJSON_Delete(j);
     free(out);
+    rc = tu_runf(&out, "run %s --etdump %s", f.etr_path, f.etdp_path); /* the method that ran, not the model's name */
+    ck_assert_msg(rc == 0 && tu_contains(out, ": 2 runs of forward recorded in "), "%s", out);
+    free(out);
     rc = tu_runf(&out, "info %s", f.etr_path);
     ck_assert_msg(rc == 0 && tu_contains(out, "ETRecord, method forward: export (exported_program) → to_backend"), "%s", out);
     ck_assert_msg(tu_contains(out, ": BundledBackend → lowered_module_"), "%s", out);

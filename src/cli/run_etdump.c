@@ -168,7 +168,9 @@ int cli_run_etdump(const cli_devtools_run *o)
         ls_buf_puts(&b, "\n  ]\n}\n");
         fputs(b.s, stdout);
     } else {
-        printf("%s: %u run%s of %s recorded in %s, placed by %s\n", o->path, pr.runs, pr.runs == 1 ? "" : "s", p->name,
+        const ls_recorded *rec = ls_program_recorded(loaded); /* the method the runs ran, not the program's name */
+        const char *method = p->method ? p->method : rec && rec->method ? rec->method : p->name;
+        printf("%s: %u run%s of %s recorded in %s, placed by %s\n", o->path, pr.runs, pr.runs == 1 ? "" : "s", method,
                o->etdump, by_handles ? "the ETRecord's debug handles" : "the program's instructions");
         if (pr.execute_seconds > 0) printf("  Method::execute  %.3f ms a run\n", pr.execute_seconds * 1e3 / (pr.runs ? pr.runs : 1));
         printf("  %u profile events: %u on a node, %u framework, %u inside a delegate with no node of their own, %u unmatched\n",
