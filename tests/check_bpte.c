@@ -216,6 +216,17 @@ START_TEST(cases_the_runtime_refuses_say_why)
     ck_assert_msg(res.status == LS_BP_ERROR && tu_contains(res.message, "data type Int not supported"), "%s", res.message);
     ls_bp_case_result_free(&res);
     ls_bp_runner_free(r);
+    /* the CLI: each case's line says why once (it read 'forward case 0: error: FILE: forward case
+     * 0: ...'), and the summary is one line */
+    const char *path = dt_bpte_write(&b, NULL, NULL);
+    char *out;
+    int rc = tu_runf(&out, "run %s", path);
+    ck_assert_msg(rc == 1, "exit %d: %s", rc, out);
+    ck_assert_msg(tu_contains(out, "  forward case 0: error: 0 inputs for the method's 1\n") &&
+                      tu_contains(out, "  forward case 1: error: no expected outputs") &&
+                      tu_contains(out, "\n3 cases: 0 passed, 0 failed, 3 could not be checked\n"),
+                  "%s", out);
+    free(out);
     c[0].n_inputs = 1;
     c[1].n_expected = 2;
     ls_bpte_free(&b);
@@ -247,6 +258,30 @@ START_TEST(truncated_and_flipped_files_are_refused_cleanly)
 }
 END_TEST
 
+/* A bundled program whose method needs a backend lowerscope lacks (the QNN llama's bytes with
+ * kv_forward's cases): each case cannot run, the summary says so on its line, exit 3. */
+START_TEST(cases_of_a_method_lowerscope_cannot_run_exit_3)
+{
+    const char *qnn = pt_path("et_stories260k_hybrid_llama_qnn", ".pte");
+    if (!qnn) return;
+    ls_bpte b;
+    dt_bpte_make(&b);
+    free(b.program);
+    b.program = pt_load(qnn, &b.program_size);
+    ck_assert_ptr_nonnull(b.program);
+    b.suites[0].method_name = ls_intern("kv_forward");
+    const char *path = dt_bpte_write(&b, NULL, NULL);
+    char *out;
+    int rc = tu_runf(&out, "run %s", path);
+    ck_assert_msg(rc == 3, "exit %d: %s", rc, out);
+    ck_assert_msg(tu_contains(out, "kv_forward case 0: cannot run: ") && tu_contains(out, "needs QnnBackend") &&
+                      tu_contains(out, "\n3 cases: 0 passed, 0 failed, 3 need what lowerscope lacks\n"),
+                  "%s", out);
+    free(out);
+    ls_bpte_free(&b);
+}
+END_TEST
+
 Suite *bpte_suite(void)
 {
     Suite *s = suite_create("bpte");
@@ -256,6 +291,7 @@ Suite *bpte_suite(void)
     tcase_add_test(tc, written_files_keep_the_schema_and_read_back);
     tcase_add_test(tc, cases_run_and_a_wrong_expectation_fails);
     tcase_add_test(tc, cases_the_runtime_refuses_say_why);
+    tcase_add_test(tc, cases_of_a_method_lowerscope_cannot_run_exit_3);
     tcase_add_test(tc, truncated_and_flipped_files_are_refused_cleanly);
     suite_add_tcase(s, tc);
     return s;

@@ -49,7 +49,21 @@ static void json_case(ls_buf *b, const ls_bp_case_result *r)
     ls_buf_puts(b, "]}");
 }
 
-static void print_case(const ls_bp_case_result *r)
+/* The case's line names the file and the case already: the message without them at its start
+ * ("FILE: forward case 0: FILE: program: ..." reads "program: ..."). */
+static const char *case_message(const char *msg, const char *file, const ls_bp_case_result *r)
+{
+    size_t fl = strlen(file);
+    for (;;) {
+        char head[320];
+        snprintf(head, sizeof head, "%s case %u: ", r->method ? r->method : "?", r->index);
+        if (!strncmp(msg, file, fl) && !strncmp(msg + fl, ": ", 2)) msg += fl + 2;
+        else if (!strncmp(msg, head, strlen(head))) msg += strlen(head);
+        else return msg;
+    }
+}
+
+static void print_case(const ls_bp_case_result *r, const char *file)
 {
     printf("  %s case %u: %s", r->method ? r->method : "?", r->index, ls_bp_status_text(r->status));
     if (r->status == LS_BP_PASS || r->status == LS_BP_FAIL) {
@@ -57,7 +71,7 @@ static void print_case(const ls_bp_case_result *r)
         if (r->has_stats) printf(", max abs error %.3g, max rel error %.3g", r->max_abs, r->max_rel);
         printf("; %.3f ms)\n", r->seconds * 1e3);
     } else {
-        printf(": %s\n", r->message);
+        printf(": %s\n", case_message(r->message, file, r));
     }
     for (uint32_t k = 0; k < r->n_outputs; k++)
         if (!r->outputs[k].pass) printf("    output %u: %s\n", k, r->outputs[k].why);
@@ -99,7 +113,7 @@ int cli_run_bundled(const cli_devtools_run *o)
                 ls_buf_puts(&js, first ? "\n    " : ",\n    ");
                 json_case(&js, &res);
             } else {
-                print_case(&res);
+                print_case(&res, b.name);
             }
             first = false;
             ls_bp_case_result_free(&res);
@@ -107,9 +121,12 @@ int cli_run_bundled(const cli_devtools_run *o)
     ls_buf_printf(&js, "\n  ],\n  \"summary\": {\"cases\": %u, \"passed\": %u, \"failed\": %u, \"errors\": %u, \"cannot_run\": %u}\n}\n",
                   total, passed, failed, errors, cannot);
     if (o->json) fputs(js.s, stdout);
-    else printf("%u case%s: %u passed, %u failed%s", total, total == 1 ? "" : "s", passed, failed, errors ? "" : "\n");
-    if (!o->json && errors) printf(", %u could not be checked\n", errors);
-    if (!o->json && cannot) printf("%u case%s need what lowerscope lacks\n", cannot, cannot == 1 ? "" : "s");
+    else {
+        printf("%u case%s: %u passed, %u failed", total, total == 1 ? "" : "s", passed, failed);
+        if (errors) printf(", %u could not be checked", errors);
+        if (cannot) printf(", %u need%s what lowerscope lacks", cannot, cannot == 1 ? "s" : "");
+        printf("\n");
+    }
     ls_buf_free(&js);
     ls_bp_runner_free(r);
     ls_bpte_free(&b);
