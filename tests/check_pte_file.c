@@ -544,6 +544,11 @@ START_TEST(constant_methods_return_what_the_file_stores)
     }
     ck_assert_uint_ge(checked, 60); /* 27 constant methods of the llama, 4 of cc_const_methods, 3 of xor */
     ck_assert_uint_eq(strings, 14); /* get_kv_output_0..9_quant_attr, __et_training_fqn_forward's 4 names */
+    /* info marks the method opened, a constant one among the folded too */
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "info %s --method get_dim", pt_path("et_stories260k_hybrid_llama_qnn", ".pte")), 0);
+    ck_assert_msg(tu_contains(out, "27 constant methods (get_dim* among them"), "%s", out);
+    free(out);
 }
 END_TEST
 

@@ -117,7 +117,10 @@ void info_pte_text(const ls_program *p)
         printf(")");
         first = false;
     }
-    if (fold) printf("%s%u constant methods (info --json lists them)", first ? " " : " · ", constants);
+    const ls_pte_method *open = ls_pte_file_find_method(f, p->method);
+    if (fold && open && open->kind == LS_PTE_METHOD_CONSTANT) /* the one opened stays marked */
+        printf("%s%u constant methods (%s* among them; info --json lists them)", first ? " " : " · ", constants, open->name);
+    else if (fold) printf("%s%u constant methods (info --json lists them)", first ? " " : " · ", constants);
     printf("\n");
     /* named data: the .pte's, and a .ptd's entries no external tensor is (a delegate's data) */
     uint32_t shown = 0, listed = 0;
