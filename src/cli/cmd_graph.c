@@ -48,9 +48,9 @@ static void print_text(const cli_run *r, int s, const ls_regions *rg, bool fold,
         delegates += rg->v[i].kind == LS_REGION_TAG || rg->v[i].kind == LS_REGION_DELEGATE;
     }
     char a[32], b[32];
-    printf("%s, %s: %u CPU island%s, %u delegate%s; %u nodes on the CPU, %u delegated; to the delegates %s, back %s\n",
+    printf("%s, %s: %u CPU island%s, %u delegate%s; %u node%s on the CPU, %u delegated; to the delegates %s, back %s\n",
            r->args.path, t.s, islands, islands == 1 ? "" : "s", delegates, delegates == 1 ? "" : "s", rg->cpu_nodes,
-           rg->delegated_nodes, ls_fmt_bytes(rg->cpu_to_delegates, a, sizeof a),
+           rg->cpu_nodes == 1 ? "" : "s", rg->delegated_nodes, ls_fmt_bytes(rg->cpu_to_delegates, a, sizeof a),
            ls_fmt_bytes(rg->delegates_to_cpu, b, sizeof b));
     ls_buf_free(&t);
     ls_region_boxes bx;

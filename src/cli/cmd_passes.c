@@ -48,7 +48,8 @@ static void print_text(const cli_run *r)
         char *title = ls_buf_take(&t);
         uint32_t add, rem, chg;
         count_changes(s, &add, &rem, &chg);
-        printf("\n%s: %u nodes", title, s->program ? s->program->n_nodes : 0);
+        uint32_t nn = s->program ? s->program->n_nodes : 0;
+        printf("\n%s: %u node%s", title, nn, nn == 1 ? "" : "s");
         if (s->program && s->program->n_subs) printf(" + %u lowered module%s", s->program->n_subs, s->program->n_subs == 1 ? "" : "s");
         if (i && add + rem + chg) printf(", +%u -%u ~%u", add, rem, chg);
         else if (i) printf(", no node changed");

@@ -46,7 +46,7 @@ static void print_findings(const char *path, const ls_verify_result *vr, const l
         printf("%s: invalid: %u error%s, %u warning%s\n", path, vr->n_errors, vr->n_errors == 1 ? "" : "s", warnings,
                warnings == 1 ? "" : "s");
     else {
-        printf("%s: valid: %u nodes", path, p->n_nodes);
+        printf("%s: valid: %u node%s", path, p->n_nodes, p->n_nodes == 1 ? "" : "s");
         if (subs) printf(", %u lowered submodule%s", subs, subs == 1 ? "" : "s");
         if (!p->has_weights) printf(", metadata only (weight data not checked)");
         printf(", %u warning%s\n", warnings, warnings == 1 ? "" : "s");

@@ -83,7 +83,10 @@ void ls_pte_load_report(const ls_program *p, bool relowered, ls_report *r)
     const ls_pte_method *m = ls_pte_file_find_method(f, p->method);
     ls_buf b = {0};
     ls_pte_file_methods_text(f, &b);
-    if (m)
+    if (m && m->kind == LS_PTE_METHOD_CONSTANT) /* exir's _emit_prim_getters: no instruction, values stored */
+        ls_report_add(r, NULL, NULL, "`%s`, a constant method: no instructions, it returns %u value%s the file stores; its methods: %s",
+                      m->name, m->n_outputs, m->n_outputs == 1 ? "" : "s", b.s);
+    else if (m)
         ls_report_add(r, NULL, NULL, "`%s`, a %s of %u instruction%s (%u kernel call%s, %u delegate call%s), as the file holds it; its methods: %s",
                       m->name, ls_pte_method_kind_name((ls_pte_method_kind)m->kind), m->n_instructions,
                       m->n_instructions == 1 ? "" : "s", m->n_kernel_calls, m->n_kernel_calls == 1 ? "" : "s",
