@@ -67,7 +67,8 @@ typedef enum ls_xnn_quant_kind {
     LS_XNN_Q_PER_CHANNEL_GROUP = 4,
 } ls_xnn_quant_kind;
 
-/* XNodeUnion tags (schema.fbs; XNNTanh and XNNExp follow XNNGelu in the current schema). */
+/* XNodeUnion tags (schema.fbs; XNNTanh, XNNExp and XNNSin follow XNNGelu in the newest schema read:
+ * runtime_schema.fbs at pytorch/executorch 0144bfeb). */
 #define LS_XNN_NODE_TYPES(X)                                                                                   \
     X(1, Add) X(2, FullyConnected) X(3, Softmax) X(4, Sigmoid) X(5, StaticTranspose) X(6, Clamp) X(7, Conv2d) \
     X(8, Div) X(9, StaticResizeBilinear2D) X(10, StaticConstantPad) X(11, AvgPooling2d) X(12, Minimum)         \
@@ -76,12 +77,12 @@ typedef enum ls_xnn_quant_kind {
     X(24, Hardswish) X(25, LeakyReLU) X(26, Maximum) X(27, Negate) X(28, Square) X(29, ELU) X(30, Abs)         \
     X(31, PReLU) X(32, Concatenate2) X(33, Concatenate3) X(34, Concatenate4) X(35, StaticSlice)               \
     X(36, ScaledDotProductAttention) X(37, BatchMatrixMultiply) X(38, Concatenate5) X(39, ConvTranspose2d)    \
-    X(40, ReciprocalSquareRoot) X(41, Log) X(42, Gelu) X(43, Tanh) X(44, Exp)
+    X(40, ReciprocalSquareRoot) X(41, Log) X(42, Gelu) X(43, Tanh) X(44, Exp) X(45, Sin)
 typedef enum ls_xnn_node_type {
 #define LS_XNN_ENUM_(tag, name) LS_XNN_##name = tag,
     LS_XNN_NODE_TYPES(LS_XNN_ENUM_)
 #undef LS_XNN_ENUM_
-    LS_XNN_NODE_TYPE_MAX = 44
+    LS_XNN_NODE_TYPE_MAX = 45
 } ls_xnn_node_type;
 /* "XNNConv2d"; NULL for a tag the schema lowerscope follows does not have. */
 const char *ls_xnn_node_type_name(uint8_t type);

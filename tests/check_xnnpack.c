@@ -242,23 +242,23 @@ START_TEST(xnn_bad_blobs)
         ls_blob_unref(c);
     }
     ck_assert(self_write);
-    /* XNNAdd's union type (1) made 45, a type past the schema's last (XNNExp, 44) */
+    /* XNNAdd's union type (1) made 46, a type past the schema's last (XNNSin, 45) */
     size_t type_at = 0;
     for (size_t at = fb; at < b->size && !type_at; at++) {
         if (b->data[at] != 1) continue;
-        c = patched(b, at, 45);
+        c = patched(b, at, 46);
         if (ls_xnn_decode(c->data, c->size, "t", &g, &err) == 0) {
-            if (g->n_nodes == 1 && g->nodes[0].type == 45) type_at = at;
+            if (g->n_nodes == 1 && g->nodes[0].type == 46) type_at = at;
             ls_xnn_graph_free(g);
         }
         ls_blob_unref(c);
     }
     ck_assert_uint_ne(type_at, 0);
-    c = patched(b, type_at, 45);
+    c = patched(b, type_at, 46);
     void *h = NULL;
     ck_assert_int_eq(ls_xnnpack_backend.init(c, NULL, 0, NULL, &h, &err), -1);
     ck_assert_int_eq(err.code, LS_ERR_NEEDS);
-    ck_assert_msg(tu_contains(err.msg, "xnode type 45 is not in the XNNPACK schema"), "%s", err.msg);
+    ck_assert_msg(tu_contains(err.msg, "xnode type 46 is not in the XNNPACK schema"), "%s", err.msg);
     /* the same through the CLI: the .pte with that byte changed runs with exit 3 */
     size_t n;
     uint8_t *file = pt_load(pt_path("cc_add", ".pte"), &n);
@@ -266,16 +266,16 @@ START_TEST(xnn_bad_blobs)
     for (size_t at = 0; at + b->size <= n && !hit; at++)
         if (!memcmp(file + at, b->data, b->size)) hit = file + at;
     ck_assert_ptr_nonnull(hit);
-    hit[type_at] = 45;
+    hit[type_at] = 46;
     char path[512];
-    snprintf(path, sizeof path, "%s/cc_add_type45.pte", tu_tmpdir());
+    snprintf(path, sizeof path, "%s/cc_add_type46.pte", tu_tmpdir());
     FILE *f = fopen(path, "wb");
     fwrite(file, 1, n, f);
     fclose(f);
     free(file);
     char *out = NULL;
     ck_assert_int_eq(tu_runf(&out, "run %s", path), 3);
-    ck_assert_msg(tu_contains(out, "xnode type 45"), "%s", out);
+    ck_assert_msg(tu_contains(out, "xnode type 46"), "%s", out);
     free(out);
     ls_blob_unref(c);
     ls_program_unref(p);

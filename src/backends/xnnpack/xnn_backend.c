@@ -30,7 +30,7 @@ static lsx_kernel kernel_of(uint8_t type)
     case LS_XNN_Maximum: case LS_XNN_PReLU: return lsx_binary;
     case LS_XNN_Sigmoid: case LS_XNN_Clamp: case LS_XNN_Floor: case LS_XNN_SquareRoot: case LS_XNN_Ceiling:
     case LS_XNN_Hardswish: case LS_XNN_Negate: case LS_XNN_Square: case LS_XNN_Abs: case LS_XNN_ReciprocalSquareRoot:
-    case LS_XNN_Log: case LS_XNN_Gelu: case LS_XNN_Tanh: case LS_XNN_Exp: case LS_XNN_ELU: case LS_XNN_LeakyReLU:
+    case LS_XNN_Log: case LS_XNN_Gelu: case LS_XNN_Tanh: case LS_XNN_Exp: case LS_XNN_Sin: case LS_XNN_ELU: case LS_XNN_LeakyReLU:
         return lsx_unary;
     case LS_XNN_Softmax: return lsx_softmax;
     case LS_XNN_Convert: return lsx_convert;
@@ -158,7 +158,7 @@ static int xnn_init(const ls_blob *processed, const ls_compile_spec *specs, uint
             rc = tn ? ls_fail_needs(err, "XnnpackBackend: xnodes[%u]: %s is not supported by lowerscope's interpreter", i, tn)
                     : ls_fail_needs(err,
                                     "XnnpackBackend: xnodes[%u]: xnode type %u is not in the XNNPACK schema lowerscope "
-                                    "follows (its last type is XNNExp, 44)",
+                                    "follows (its last type is XNNSin, 45)",
                                     i, g->nodes[i].type);
         }
     for (uint32_t i = 0; i < g->n_values && rc == 0; i++)

@@ -150,6 +150,7 @@ int lsx_unary(lsx_run *R, uint32_t node)
     case LS_XNN_Log: for (int64_t i = 0; i < count; i++) o[i] = logf(x[i]); break;
     case LS_XNN_Exp: for (int64_t i = 0; i < count; i++) o[i] = expf(x[i]); break;
     case LS_XNN_Tanh: for (int64_t i = 0; i < count; i++) o[i] = tanhf(x[i]); break;
+    case LS_XNN_Sin: for (int64_t i = 0; i < count; i++) o[i] = sinf(x[i]); break;
     case LS_XNN_Gelu: for (int64_t i = 0; i < count; i++) o[i] = gelu(x[i]); break;
     case LS_XNN_ELU: for (int64_t i = 0; i < count; i++) o[i] = x[i] > 0 ? x[i] : p * expm1f(x[i]); break;
     case LS_XNN_LeakyReLU: for (int64_t i = 0; i < count; i++) o[i] = x[i] < 0 ? x[i] * p : x[i]; break;

@@ -33,7 +33,7 @@ lsx_layout lsx_node_layout(uint8_t type)
     case LS_XNN_Softmax: case LS_XNN_Sigmoid: case LS_XNN_Clamp: case LS_XNN_Floor: case LS_XNN_Convert:
     case LS_XNN_GlobalAvgPooling2d: case LS_XNN_SquareRoot: case LS_XNN_Ceiling: case LS_XNN_Hardswish:
     case LS_XNN_Negate: case LS_XNN_Square: case LS_XNN_Abs: case LS_XNN_ReciprocalSquareRoot: case LS_XNN_Log:
-    case LS_XNN_Gelu: case LS_XNN_Tanh: case LS_XNN_Exp: return LSX_L_1X1;
+    case LS_XNN_Gelu: case LS_XNN_Tanh: case LS_XNN_Exp: case LS_XNN_Sin: return LSX_L_1X1;
     case LS_XNN_FullyConnected: return LSX_L_FC;
     case LS_XNN_StaticTranspose: case LS_XNN_StaticReshape: return LSX_L_DIMS;
     case LS_XNN_StaticResizeBilinear2D: return LSX_L_RESIZE;

@@ -485,6 +485,7 @@ static int unary(twin *T, const ls_xnn_node *n)
     case LS_XNN_Log: y = CALL(T, log, &m, 1, N(x)); break;
     case LS_XNN_Exp: y = CALL(T, exp, &m, 1, N(x)); break;
     case LS_XNN_Tanh: y = CALL(T, tanh, &m, 1, N(x)); break;
+    case LS_XNN_Sin: y = CALL(T, sin, &m, 1, N(x)); break;
     case LS_XNN_Gelu: y = CALL(T, gelu, &m, 2, N(x), A_str("none")); break;
     case LS_XNN_ELU: {
         uint32_t e = CALL(T, sub_Scalar, &m, 3, N(CALL(T, exp, &m, 1, N(x))), ls_arg_int(1), ls_arg_int(1));

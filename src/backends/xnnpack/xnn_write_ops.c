@@ -533,12 +533,11 @@ int lsw_emit_call(lsw *W, uint32_t pos)
     case LS_OP_slice_copy_Tensor:
     case LS_OP_constant_pad_nd: return movement(W, n);
     case LS_OP_cat: return cat(W, n);
-    case LS_OP_sin:
+    case LS_OP_sin: return unary(W, n, LS_XNN_Sin); /* op_sin.py; XNNSin is tag 45 (runtime_schema.fbs, 0144bfeb) */
     case LS_OP_cos:
-        /* op_sin.py / op_cos.py serialize XNNSin / XNNCos, members added to XNodeUnion after XNNExp
-         * (44): their tags are not in the schema lowerscope follows, so no blob is written */
-        return lsw_needs(W, n, "XNN%s's union tag is newer than the XNNPACK schema lowerscope follows (up to XNNExp, 44)",
-                         n->op->id == LS_OP_sin ? "Sin" : "Cos");
+        /* op_cos.py serializes XNNCos, a member added to XNodeUnion after XNNSin: the newest schema
+         * read (runtime_schema.fbs at 0144bfeb) ends at XNNSin (45), so its tag is not known here */
+        return lsw_needs(W, n, "XNNCos's union tag is newer than the XNNPACK schema lowerscope follows (up to XNNSin, 45)");
     default: return lsw_needs(W, n, "no XNNPACK node is written for %s", n->op->qualname);
     }
 }
