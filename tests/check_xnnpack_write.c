@@ -294,11 +294,46 @@ static ls_program *qmlp(bool dynamic)
     return ls_builder_finish(b);
 }
 
+/* Dynamic quantization in the blob is per token, whatever the Edge graph says: row r of the
+ * delegate's output is what the Edge program (per tensor) gives when every row of x is row r
+ * (then the tensor's range is the row's). x's rows span 0.01 to 100, so per tensor would leave
+ * row 0 a tenth of a step wide and far from this. */
+static void per_token_rows(const ls_program *edge, const ls_program *lowered)
+{
+    int64_t xs[2] = {4, 16};
+    float xv[64], rv[64];
+    const float span[4] = {0.01f, 1, 10, 100};
+    for (int i = 0; i < 64; i++) xv[i] = span[i / 16] * (float)((i * 5) % 9 - 4) / 4.0f;
+    ls_runner *rl = pf_runner(lowered), *re = pf_runner(edge);
+    ls_error err;
+    ls_value x = ls_value_tensor(pf_f32(2, xs, xv)), *y, *yr;
+    uint32_t ny, nr;
+    ck_assert_msg(ls_runner_run(rl, &x, 1, &y, &ny, &err) == 0, "%s", err.msg);
+    for (int r = 0; r < 4; r++) {
+        for (int i = 0; i < 64; i++) rv[i] = xv[r * 16 + i % 16];
+        ls_value xr = ls_value_tensor(pf_f32(2, xs, rv));
+        ck_assert_msg(ls_runner_run(re, &xr, 1, &yr, &nr, &err) == 0, "%s", err.msg);
+        const float *a = y[0].t->data, *b = yr[0].t->data;
+        for (int j = 0; j < 8; j++)
+            ck_assert_msg(fabsf(a[r * 8 + j] - b[r * 8 + j]) <= 1e-5f + 1e-4f * fabsf(b[r * 8 + j]),
+                          "row %d out %d: the delegate gives %g, per token %g", r, j, a[r * 8 + j], b[r * 8 + j]);
+        pf_values_free(yr, nr);
+        ls_value_release(&xr);
+    }
+    pf_values_free(y, ny);
+    ls_value_release(&x);
+    ls_runner_free(rl);
+    ls_runner_free(re);
+}
+
 /* Static: the blob computes in int8 exactly what the Edge program's quantize/dequantize kernels
  * give (the output is the q's int8, dequantized on the CPU), so they agree to float32's
- * tolerance; its twin too. Dynamic: the Edge program quantizes x per tensor as the blob's
- * qdint8 Convert does (choose_qparams' rule), so they agree to 1e-5; the twin keeps x float,
- * the int8 step of the activations away: atol 0.02 (measured 0.008). */
+ * tolerance; its twin too. Dynamic: the blob's qdint8 Converts are per token
+ * (num_nonbatch_dims 1, as quant_params.py writes and defineTensor requires), the Edge
+ * program's choose_qparams per tensor: seeded inputs (rows of one scale) agree to atol 0.02
+ * (differences of 0.004 seen), per_token_rows holds each row to the Edge program exactly; the twin
+ * keeps x float, the int8 step of the activations away: atol 0.02. A blob saying 2 non-batch
+ * dims is refused, as defineTensor refuses it. */
 START_TEST(xnn_quantized_mlp)
 {
     for (int dyn = 0; dyn < 2; dyn++) {
@@ -326,11 +361,26 @@ START_TEST(xnn_quantized_mlp)
             ck_assert_int_eq(o->datatype, dyn ? LS_XNN_DT_FP32 : LS_XNN_DT_QINT8);
             if (!dyn) ck_assert(fabsf(b->scales[1] - x->scale * w->scales[1]) <= 1e-9f); /* QuantParams.from_bias */
             if (fcs == 1) ck_assert(n->has_min_max && n->out_min == 0); /* the relu, fused */
+            if (dyn) ck_assert(x->quant == LS_XNN_Q_PER_TOKEN_DYNAMIC && x->num_nonbatch_dims == 1);
         }
         ck_assert_uint_eq(fcs, 2);
+        if (dyn) {
+            ls_xnn_value *x = NULL;
+            for (uint32_t i = 0; i < g->n_values && !x; i++)
+                if (g->values[i].datatype == LS_XNN_DT_QDINT8) x = &g->values[i];
+            ck_assert_ptr_nonnull(x);
+            x->num_nonbatch_dims = 2;
+            ls_blob *bad;
+            ck_assert_int_eq(ls_xnn_encode(g, NULL, 0, &bad, &err), 0);
+            ls_xnn_graph *g2;
+            ck_assert_int_eq(ls_xnn_decode(bad->data, bad->size, "qmlp2", &g2, &err), -1);
+            ck_assert_msg(tu_contains(err.msg, "num_nonbatch_dims 2") && tu_contains(err.msg, "per token"), "%s", err.msg);
+            ls_blob_unref(bad);
+            per_token_rows(p, last);
+        }
         ls_xnn_graph_free(g);
         for (uint64_t seed = 0; seed < 4; seed++) {
-            runs_agree(p, last, seed, 1e-5, 1e-5, dyn ? "dynamic" : "static");
+            runs_agree(p, last, seed, 1e-5, dyn ? 0.02 : 1e-5, dyn ? "dynamic" : "static");
             ls_value_diff *d;
             uint32_t nd;
             int bad = ls_xnn_compare_twin(blob, last->named_data, NULL, 0, seed, 0, dyn ? 0.02 : 1e-6, &d, &nd, &err);

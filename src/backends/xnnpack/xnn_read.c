@@ -115,7 +115,9 @@ static int read_quant(ls_fb_reader *r, const ls_fb_table *qt, uint8_t kind, ls_x
         TRY(f32_field(r, qt, 0, "scale", 0, &v->scale));
         TRY(ls_fb_i32(r, qt, 1, "zero_point", 0, &v->zero_point));
         return 0;
-    case LS_XNN_Q_PER_TOKEN_DYNAMIC: TRY(ls_fb_i32(r, qt, 0, "num_nonbatch_dims", 0, &v->num_nonbatch_dims)); return 0;
+    case LS_XNN_Q_PER_TOKEN_DYNAMIC:
+        TRY(ls_fb_i32(r, qt, 0, "num_nonbatch_dims", 0, &v->num_nonbatch_dims));
+        return 0;
     case LS_XNN_Q_PER_CHANNEL:
     case LS_XNN_Q_PER_CHANNEL_GROUP: {
         bool group = kind == LS_XNN_Q_PER_CHANNEL_GROUP;
@@ -508,6 +510,15 @@ static int check_graph(ls_xnn_graph *g, const char *name, ls_error *err)
                 return ls_fail(err, "%s: xvalues[%u]: %u scales for %u channels on dim %d", name, i, v->n_scales,
                                v->dims[v->channel_dim], v->channel_dim);
         }
+        /* defineTensor (XNNCompiler.cpp), PerTokenDynamicQuant: "Dynamically quantized tensor should
+         * not have constant data" and "... currently only support per token quantization" */
+        if (v->quant == LS_XNN_Q_PER_TOKEN_DYNAMIC && v->constant_idx)
+            return ls_fail(err, "%s: xvalues[%u]: a dynamically quantized value with constant data", name, i);
+        if (v->quant == LS_XNN_Q_PER_TOKEN_DYNAMIC && v->num_nonbatch_dims != 1)
+            return ls_fail(err,
+                           "%s: xvalues[%u]: num_nonbatch_dims %d (ExecuTorch's XNNPACK delegate quantizes dynamically "
+                           "per token only: 1)",
+                           name, i, v->num_nonbatch_dims);
         if (v->quant == LS_XNN_Q_PER_CHANNEL_GROUP) {
             /* defineTensor: qbint4 only; "scale size != output channels * input channels / group size" */
             if (v->datatype != LS_XNN_DT_QBINT4)

@@ -133,8 +133,10 @@ static uint32_t q_value(lsw *W, const ls_node *of, int lay, uint8_t dt, float sc
     uint32_t v = lsw_value(W, dt, m->ndim, dims);
     ls_xnn_value *x = &W->values.v[v];
     if (dt == LS_XNN_DT_QDINT8) {
+        /* per token, whatever the Edge graph's choose_qparams: quant_params.py's
+         * _from_dynamic_input_node writes num_nonbatch_dims = 1, the only count defineTensor takes */
         x->quant = LS_XNN_Q_PER_TOKEN_DYNAMIC;
-        x->num_nonbatch_dims = m->ndim;
+        x->num_nonbatch_dims = 1;
     } else {
         x->quant = LS_XNN_Q_PER_TENSOR;
         x->scale = scale;
