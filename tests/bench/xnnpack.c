@@ -21,6 +21,7 @@
 #include "runtime.h"
 #include "sha256.h"
 #include "xnnpack_blob.h"
+#include "../xnn_build.h"
 
 enum { RUNS = 9 };
 
@@ -162,81 +163,15 @@ static void bench_lowered(const char *what, ls_program *p, double flops)
 
 /* ---- 2. hand-made blobs: fp32 and its int8 twins */
 
-typedef struct gb {
-    LS_VEC(ls_xnn_value) v;
-    LS_VEC(ls_xnn_node) n;
-    LS_VEC(ls_xnn_constant) c;
-    ls_named_data *named;
-} gb;
-
-static uint32_t gv(gb *g, uint8_t dt, int nd, const uint32_t *dims, uint32_t flags, uint32_t ext)
-{
-    ls_xnn_value x = {.id = g->v.n, .datatype = dt, .ndim = (uint8_t)nd, .flags = flags, .external_id = ext};
-    memcpy(x.dims, dims, sizeof *dims * nd);
-    ls_vec_push(&g->v, x);
-    return x.id;
-}
-
-static uint32_t gconst(gb *g, uint8_t dt, int nd, const uint32_t *dims, const void *bytes, size_t n)
-{
-    char key[65];
-    ls_sha256_hex(bytes, n, key);
-    ls_blob *b = ls_blob_new(n);
-    memcpy(b->data, bytes, n);
-    ls_error err;
-    ls_named_data_put(g->named, key, b, 0, &err);
-    ls_blob_unref(b);
-    ls_xnn_constant c = {.offset = UINT64_MAX, .size = n, .named_key = ls_intern(key)};
-    if (!g->c.n) ls_vec_push(&g->c, ((ls_xnn_constant){0}));
-    ls_vec_push(&g->c, c);
-    uint32_t id = gv(g, dt, nd, dims, 0, LS_XNN_INVALID_ID);
-    g->v.v[id].constant_idx = g->c.n - 1;
-    return id;
-}
-
-static void gnode(gb *g, uint8_t type, const uint32_t *in, int nin, uint32_t out)
-{
-    ls_xnn_node x = {.type = type, .n_in = (uint8_t)nin, .n_out = 1, .out = {out}, .out_min = -INFINITY, .out_max = INFINITY};
-    memcpy(x.in, in, sizeof *in * nin);
-    ls_vec_push(&g->n, x);
-}
-
-static ls_blob *gfinish(gb *g, uint32_t n_externs)
-{
-    LS_VEC(uint32_t) ins = {0}, outs = {0};
-    for (uint32_t i = 0; i < g->v.n; i++) {
-        if (g->v.v[i].flags & LS_XNN_FLAG_EXTERNAL_INPUT) ls_vec_push(&ins, i);
-        if (g->v.v[i].flags & LS_XNN_FLAG_EXTERNAL_OUTPUT) ls_vec_push(&outs, i);
-    }
-    ls_xnn_graph x = {.version = ls_intern("0"), .values = g->v.v, .n_values = g->v.n, .nodes = g->n.v, .n_nodes = g->n.n,
-                      .num_externs = n_externs, .input_ids = ins.v, .n_input_ids = ins.n, .output_ids = outs.v,
-                      .n_output_ids = outs.n, .constants = g->c.v, .n_constants = g->c.n};
-    ls_blob *blob;
-    ls_error err;
-    if (ls_xnn_encode(&x, NULL, 0, &blob, &err) != 0) blob = NULL;
-    free(ins.v);
-    free(outs.v);
-    return blob;
-}
-
-static void gfree(gb *g)
-{
-    for (uint32_t i = 0; i < g->v.n; i++) free(g->v.v[i].scales);
-    free(g->v.v);
-    free(g->n.v);
-    free(g->c.v);
-    ls_named_data_unref(g->named);
-}
-
 enum { FP32, QS8, QD8 };
 
 /* x [M, K] fp32 → (Convert to qint8 / qdint8) → FullyConnected or 3×3 Conv2d (NHWC) → (Convert) → fp32 */
 static ls_blob *layer_blob(int kind, bool conv, const uint32_t *xd, uint32_t K, uint32_t N, ls_named_data **named)
 {
-    gb g = {.named = ls_named_data_new()};
+    xb_graph g = {.named = ls_named_data_new()};
     int nd = conv ? 4 : 2;
     uint32_t od[4] = {xd[0], conv ? xd[1] : N, xd[2], N};
-    uint32_t x = gv(&g, LS_XNN_DT_FP32, nd, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0), in = x;
+    uint32_t x = xb_value(&g, LS_XNN_DT_FP32, nd, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0), in = x;
     uint32_t wd4[4] = {N, 3, 3, K}, wd2[2] = {N, K}, bd[1] = {N};
     size_t wn = (size_t)N * K * (conv ? 9 : 1);
     uint32_t seed = 5;
@@ -245,8 +180,8 @@ static ls_blob *layer_blob(int kind, bool conv, const uint32_t *xd, uint32_t K, 
         float *wf = malloc(wn * 4), *bf = malloc(N * 4);
         for (size_t i = 0; i < wn; i++) wf[i] = frand(&seed) * 0.05f;
         for (uint32_t i = 0; i < N; i++) bf[i] = frand(&seed) * 0.1f;
-        w = gconst(&g, LS_XNN_DT_FP32, nd, conv ? wd4 : wd2, wf, wn * 4);
-        b = gconst(&g, LS_XNN_DT_FP32, 1, bd, bf, N * 4);
+        w = xb_const(&g, LS_XNN_DT_FP32, nd, conv ? wd4 : wd2, wf, wn * 4);
+        b = xb_const(&g, LS_XNN_DT_FP32, 1, bd, bf, N * 4);
         free(wf);
         free(bf);
     } else {
@@ -254,14 +189,14 @@ static ls_blob *layer_blob(int kind, bool conv, const uint32_t *xd, uint32_t K, 
         int32_t *bq = malloc(N * 4);
         for (size_t i = 0; i < wn; i++) wq[i] = (int8_t)(frand(&seed) * 127);
         for (uint32_t i = 0; i < N; i++) bq[i] = (int32_t)(frand(&seed) * 1000);
-        w = gconst(&g, LS_XNN_DT_QCINT8, nd, conv ? wd4 : wd2, wq, wn);
+        w = xb_const(&g, LS_XNN_DT_QCINT8, nd, conv ? wd4 : wd2, wq, wn);
         ls_xnn_value *wv = &g.v.v[w];
         wv->quant = LS_XNN_Q_PER_CHANNEL;
         wv->n_scales = N;
         wv->scales = malloc(N * 4);
         for (uint32_t i = 0; i < N; i++) wv->scales[i] = 0.0004f;
         if (kind == QS8) {
-            b = gconst(&g, LS_XNN_DT_QCINT32, 1, bd, bq, N * 4);
+            b = xb_const(&g, LS_XNN_DT_QCINT32, 1, bd, bq, N * 4);
             ls_xnn_value *bv = &g.v.v[b];
             bv->quant = LS_XNN_Q_PER_CHANNEL;
             bv->n_scales = N;
@@ -270,21 +205,21 @@ static ls_blob *layer_blob(int kind, bool conv, const uint32_t *xd, uint32_t K, 
         } else {
             float *bf = malloc(N * 4);
             for (uint32_t i = 0; i < N; i++) bf[i] = frand(&seed) * 0.1f;
-            b = gconst(&g, LS_XNN_DT_FP32, 1, bd, bf, N * 4);
+            b = xb_const(&g, LS_XNN_DT_FP32, 1, bd, bf, N * 4);
             free(bf);
         }
         free(wq);
         free(bq);
-        in = gv(&g, kind == QS8 ? LS_XNN_DT_QINT8 : LS_XNN_DT_QDINT8, nd, xd, 0, LS_XNN_INVALID_ID);
+        in = xb_value(&g, kind == QS8 ? LS_XNN_DT_QINT8 : LS_XNN_DT_QDINT8, nd, xd, 0, LS_XNN_INVALID_ID);
         ls_xnn_value *iv = &g.v.v[in];
         iv->quant = kind == QS8 ? LS_XNN_Q_PER_TENSOR : LS_XNN_Q_PER_TOKEN_DYNAMIC;
         iv->scale = 0.01f, iv->zero_point = 3, iv->num_nonbatch_dims = 1;
-        gnode(&g, LS_XNN_Convert, &x, 1, in);
+        xb_node(&g, LS_XNN_Convert, &x, 1, in);
     }
-    uint32_t out = gv(&g, kind == QS8 ? LS_XNN_DT_QINT8 : LS_XNN_DT_FP32, nd, od, kind == QS8 ? 0 : LS_XNN_FLAG_EXTERNAL_OUTPUT,
+    uint32_t out = xb_value(&g, kind == QS8 ? LS_XNN_DT_QINT8 : LS_XNN_DT_FP32, nd, od, kind == QS8 ? 0 : LS_XNN_FLAG_EXTERNAL_OUTPUT,
                       kind == QS8 ? LS_XNN_INVALID_ID : 1);
     if (kind == QS8) g.v.v[out].quant = LS_XNN_Q_PER_TENSOR, g.v.v[out].scale = 0.05f, g.v.v[out].zero_point = -2;
-    gnode(&g, conv ? LS_XNN_Conv2d : LS_XNN_FullyConnected, (const uint32_t[]){in, w, b}, 3, out);
+    xb_node(&g, conv ? LS_XNN_Conv2d : LS_XNN_FullyConnected, (const uint32_t[]){in, w, b}, 3, out);
     if (conv) {
         ls_xnn_node *c = &g.n.v[g.n.n - 1];
         c->p.conv = (__typeof__(c->p.conv)){.pad_top = 1, .pad_right = 1, .pad_bottom = 1, .pad_left = 1, .kernel_h = 3,
@@ -292,12 +227,12 @@ static ls_blob *layer_blob(int kind, bool conv, const uint32_t *xd, uint32_t K, 
                                             .group_in = K, .group_out = N, .groups = 1};
     }
     if (kind == QS8) {
-        uint32_t f = gv(&g, LS_XNN_DT_FP32, nd, od, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
-        gnode(&g, LS_XNN_Convert, &out, 1, f);
+        uint32_t f = xb_value(&g, LS_XNN_DT_FP32, nd, od, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+        xb_node(&g, LS_XNN_Convert, &out, 1, f);
     }
-    ls_blob *blob = gfinish(&g, 2);
+    ls_blob *blob = xb_finish(&g, 2);
     *named = ls_named_data_ref(g.named);
-    gfree(&g);
+    xb_free(&g);
     return blob;
 }
 

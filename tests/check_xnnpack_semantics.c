@@ -1,0 +1,129 @@
+/* The interpreter's semantics of single xnodes, each on a blob made by hand and a result worked
+ * by hand from how pytorch/executorch backends/xnnpack/runtime/XNNCompiler.cpp defines the node
+ * for XNNPACK (define*Node, defineTensor; read at 4f41e652):
+ * - defineAvgPooling2dNode passes no dilation: a dilated average pool pools undilated;
+ * - defineDepthwiseConv2dNode: depth multiplier group_out / group_in, input channels = groups,
+ *   output channel c reading input channel c / multiplier;
+ * - a static qs8 fully connected node clamps to output_min_max in the output's steps;
+ * - defineTensor gives XNNPACK blockwise scales as bf16, fp32 ones through
+ *   convertF32TensorToBF16 (×1.00389105, truncated);
+ * - scales kept in a constant (scale_buffer_idx) are refused by name, not guessed.
+ * Each blob is also held to its portable twin where the twin takes the node. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "runtime.h"
+#include "testutil.h"
+#include "xnn_build.h"
+
+/* Runs a blob on one input; returns output 0 (the caller unrefs it). */
+static ls_tensor *run1(const ls_blob *blob, const ls_named_data *named, ls_tensor *x)
+{
+    void *h;
+    ls_error err;
+    ck_assert_msg(ls_xnnpack_backend.init(blob, NULL, 0, named, &h, &err) == 0, "%s", err.msg);
+    ls_value in = ls_value_tensor(x), *out;
+    uint32_t n;
+    ck_assert_msg(ls_xnnpack_backend.execute(h, &in, 1, &out, &n, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(n, 1);
+    ls_tensor *t = ls_tensor_ref(out[0].t);
+    ls_value_release(&out[0]);
+    free(out);
+    ls_value_release(&in);
+    ls_xnnpack_backend.destroy(h);
+    return t;
+}
+
+static ls_tensor *f32(int nd, const int64_t *dims, const float *v)
+{
+    ls_tensor *t = ls_tensor_alloc(LS_DT_F32, nd, dims);
+    memcpy(t->data, v, sizeof *v * (size_t)t->numel);
+    return t;
+}
+
+static void twin_agrees(const ls_blob *blob, const ls_named_data *named)
+{
+    ls_value_diff *d;
+    uint32_t nd;
+    ls_error err;
+    int bad = ls_xnn_compare_twin(blob, named, NULL, 0, 3, 1e-5, 1e-6, &d, &nd, &err);
+    ck_assert_msg(bad == 0, "twin: %s", bad < 0 ? err.msg : d[0].why);
+    free(d);
+}
+
+/* groups 2, group_in 1, group_out 2: multiplier 2, 4 output channels, filter [1, 1, 1, 4] =
+ * 1, 2, 3, 4 on x = (5, 7): channel c reads x[c / 2], so 5·1, 5·2, 7·3, 7·4 = 5, 10, 21, 28. */
+START_TEST(xnn_depthwise_multiplier_order)
+{
+    xb_graph g = {0};
+    uint32_t xd[4] = {1, 1, 1, 2}, wd[4] = {1, 1, 1, 4}, od[4] = {1, 1, 1, 4};
+    const float wv[4] = {1, 2, 3, 4};
+    uint32_t x = xb_value(&g, LS_XNN_DT_FP32, 4, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0);
+    uint32_t w = xb_const(&g, LS_XNN_DT_FP32, 4, wd, wv, sizeof wv);
+    uint32_t y = xb_value(&g, LS_XNN_DT_FP32, 4, od, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+    ls_xnn_node *n = xb_node(&g, LS_XNN_DepthwiseConv2d, (const uint32_t[]){x, w, LS_XNN_INVALID_ID}, 3, y);
+    n->p.conv = (__typeof__(n->p.conv)){.kernel_h = 1, .kernel_w = 1, .stride_h = 1, .stride_w = 1, .dilation_h = 1,
+                                        .dilation_w = 1, .group_in = 1, .group_out = 2, .groups = 2};
+    ls_blob *blob = xb_finish(&g, 2);
+    ck_assert_ptr_nonnull(blob);
+    int64_t dims[4] = {1, 1, 1, 2};
+    const float xv[2] = {5, 7}, want[4] = {5, 10, 21, 28};
+    ls_tensor *o = run1(blob, g.named, f32(4, dims, xv));
+    ck_assert_int_eq(o->numel, 4);
+    for (int i = 0; i < 4; i++) ck_assert_float_eq_tol(((float *)o->data)[i], want[i], 1e-6);
+    ls_tensor_unref(o);
+    twin_agrees(blob, g.named);
+    ls_blob_unref(blob);
+    xb_free(&g);
+}
+END_TEST
+
+/* qs8: x int8 (3, 5) at scale 0.5, zero point 1 is (1, 2); w qcint8 (2, 4) at 0.25 is (0.5, 1);
+ * bias qcint32 4 at 0.125 is 0.5: y = 0.5 + 2 + 0.5 = 3, at output scale 1, zero point 0. With
+ * output_min_max [0, 2] the node gives 2, without it 3. */
+START_TEST(xnn_qs8_fully_connected_clamps_in_steps)
+{
+    for (int clamp = 0; clamp < 2; clamp++) {
+        xb_graph g = {0};
+        uint32_t xd[2] = {1, 2}, wd[2] = {1, 2}, bd[1] = {1}, od[2] = {1, 1};
+        const int8_t wq[2] = {2, 4};
+        const int32_t bq[1] = {4};
+        uint32_t x = xb_value(&g, LS_XNN_DT_QINT8, 2, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0);
+        g.v.v[x].quant = LS_XNN_Q_PER_TENSOR, g.v.v[x].scale = 0.5f, g.v.v[x].zero_point = 1;
+        uint32_t w = xb_const(&g, LS_XNN_DT_QCINT8, 2, wd, wq, sizeof wq);
+        g.v.v[w].quant = LS_XNN_Q_PER_CHANNEL, g.v.v[w].n_scales = 1, g.v.v[w].scales = malloc(4);
+        g.v.v[w].scales[0] = 0.25f;
+        uint32_t b = xb_const(&g, LS_XNN_DT_QCINT32, 1, bd, bq, sizeof bq);
+        g.v.v[b].quant = LS_XNN_Q_PER_CHANNEL, g.v.v[b].n_scales = 1, g.v.v[b].scales = malloc(4);
+        g.v.v[b].scales[0] = 0.125f;
+        uint32_t y = xb_value(&g, LS_XNN_DT_QINT8, 2, od, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+        g.v.v[y].quant = LS_XNN_Q_PER_TENSOR, g.v.v[y].scale = 1, g.v.v[y].zero_point = 0;
+        ls_xnn_node *n = xb_node(&g, LS_XNN_FullyConnected, (const uint32_t[]){x, w, b}, 3, y);
+        if (clamp) n->has_min_max = true, n->out_min = 0, n->out_max = 2;
+        ls_blob *blob = xb_finish(&g, 2);
+        ck_assert_ptr_nonnull(blob);
+        int64_t dims[2] = {1, 2};
+        ls_tensor *xt = ls_tensor_alloc(LS_DT_I8, 2, dims);
+        ((int8_t *)xt->data)[0] = 3, ((int8_t *)xt->data)[1] = 5;
+        ls_tensor *o = run1(blob, g.named, xt);
+        ck_assert_int_eq(o->dtype, LS_DT_I8);
+        ck_assert_int_eq(((int8_t *)o->data)[0], clamp ? 2 : 3);
+        ls_tensor_unref(o);
+        ls_blob_unref(blob);
+        xb_free(&g);
+    }
+}
+END_TEST
+
+Suite *xnnpack_semantics_suite(void)
+{
+    Suite *s = suite_create("xnnpack_semantics");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, xnn_depthwise_multiplier_order);
+    tcase_add_test(tc, xnn_qs8_fully_connected_clamps_in_steps);
+    suite_add_tcase(s, tc);
+    return s;
+}
