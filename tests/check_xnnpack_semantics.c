@@ -54,6 +54,33 @@ static void twin_agrees(const ls_blob *blob, const ls_named_data *named)
     free(d);
 }
 
+/* x = 1..9 as [1, 3, 3, 1]; a 2x2 average pool, stride 1, whose dilation fields say 2. XNNPACK
+ * never sees the dilation: 2x2 outputs, (1+2+4+5)/4 = 3, 4, 6, 7 (dilated it would be one
+ * output, (1+3+7+9)/4 = 5). */
+START_TEST(xnn_avg_pool_ignores_dilation)
+{
+    xb_graph g = {0};
+    uint32_t xd[4] = {1, 3, 3, 1}, od[4] = {1, 2, 2, 1};
+    uint32_t x = xb_value(&g, LS_XNN_DT_FP32, 4, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0);
+    uint32_t y = xb_value(&g, LS_XNN_DT_FP32, 4, od, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+    ls_xnn_node *n = xb_node(&g, LS_XNN_AvgPooling2d, &x, 1, y);
+    n->p.pool = (__typeof__(n->p.pool)){.pool_h = 2, .pool_w = 2, .stride_h = 1, .stride_w = 1, .dilation_h = 2,
+                                        .dilation_w = 2};
+    ls_blob *blob = xb_finish(&g, 2);
+    ck_assert_ptr_nonnull(blob);
+    int64_t dims[4] = {1, 3, 3, 1};
+    const float xv[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, want[4] = {3, 4, 6, 7};
+    ls_tensor *o = run1(blob, g.named, f32(4, dims, xv));
+    ck_assert_int_eq(o->numel, 4);
+    ck_assert(o->sizes[1] == 2 && o->sizes[2] == 2);
+    for (int i = 0; i < 4; i++) ck_assert_float_eq_tol(((float *)o->data)[i], want[i], 1e-6);
+    ls_tensor_unref(o);
+    twin_agrees(blob, g.named);
+    ls_blob_unref(blob);
+    xb_free(&g);
+}
+END_TEST
+
 /* groups 2, group_in 1, group_out 2: multiplier 2, 4 output channels, filter [1, 1, 1, 4] =
  * 1, 2, 3, 4 on x = (5, 7): channel c reads x[c / 2], so 5·1, 5·2, 7·3, 7·4 = 5, 10, 21, 28. */
 START_TEST(xnn_depthwise_multiplier_order)
@@ -122,6 +149,7 @@ Suite *xnnpack_semantics_suite(void)
 {
     Suite *s = suite_create("xnnpack_semantics");
     TCase *tc = tcase_create("core");
+    tcase_add_test(tc, xnn_avg_pool_ignores_dilation);
     tcase_add_test(tc, xnn_depthwise_multiplier_order);
     tcase_add_test(tc, xnn_qs8_fully_connected_clamps_in_steps);
     suite_add_tcase(s, tc);

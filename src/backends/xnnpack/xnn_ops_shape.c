@@ -209,7 +209,10 @@ int lsx_pool2d(lsx_run *R, uint32_t node)
     ls_tensor *in = lsx_in(R, node, 0);
     if (!in || nhwc(R, node, in) != 0) return -1;
     int64_t N = in->sizes[0], H = in->sizes[1], W = in->sizes[2], C = in->sizes[3];
-    int64_t dh = p->dilation_h ? p->dilation_h : 1, dw = p->dilation_w ? p->dilation_w : 1;
+    /* defineAvgPooling2dNode passes no dilation (xnn_define_average_pooling_2d has none): the
+     * fields are ignored there */
+    bool avg = n->type == LS_XNN_AvgPooling2d;
+    int64_t dh = p->dilation_h && !avg ? p->dilation_h : 1, dw = p->dilation_w && !avg ? p->dilation_w : 1;
     int64_t sh = p->stride_h ? p->stride_h : 1, sw = p->stride_w ? p->stride_w : 1;
     int64_t eh = (int64_t)(p->pool_h - 1) * dh + 1, ew = (int64_t)(p->pool_w - 1) * dw + 1;
     int64_t ph = H + p->pad_top + p->pad_bottom, pw = W + p->pad_left + p->pad_right;

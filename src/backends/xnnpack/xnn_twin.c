@@ -380,7 +380,8 @@ static int pool2d(twin *T, const ls_xnn_node *n)
     ls_tmeta mo = meta_of(T, LS_DT_F32, 4, od);
     ls_tmeta mb = meta_of(T, LS_DT_BOOL, 4, od);
     int64_t sh = p->stride_h ? p->stride_h : 1, sw = p->stride_w ? p->stride_w : 1;
-    int64_t dh = p->dilation_h ? p->dilation_h : 1, dw = p->dilation_w ? p->dilation_w : 1;
+    /* average pooling has no dilation in XNNPACK (defineAvgPooling2dNode passes none) */
+    int64_t dh = p->dilation_h && maxp ? p->dilation_h : 1, dw = p->dilation_w && maxp ? p->dilation_w : 1;
     uint32_t acc = 0;
     for (int64_t ky = 0; ky < p->pool_h; ky++)
         for (int64_t kx = 0; kx < p->pool_w; kx++) {
