@@ -145,6 +145,46 @@ START_TEST(xnn_qs8_fully_connected_clamps_in_steps)
 }
 END_TEST
 
+/* x = (1, 1) → Convert to qdint8 (per row: scale 1/255, zero point -128, exact) → fully connected
+ * with a qbint4 weight (9, 15), zero point 8, so (1, 7) in steps, one group of 2 with the fp32
+ * scale 0.1. XNNPACK gets the scale as bf16: 0.1f × 1.00389105 = 0.1003891, truncated to
+ * 0x3dcd = 0.10009765625, so y = 8 × 0.10009765625 = 0.80078125 (0.8 with the fp32 scale). */
+START_TEST(xnn_blockwise_scales_are_bf16)
+{
+    xb_graph g = {0};
+    uint32_t xd[2] = {1, 2}, wd[2] = {1, 2}, od[2] = {1, 1};
+    const uint8_t wq[1] = {9 | 15 << 4}; /* the even element in the low nibble */
+    uint32_t x = xb_value(&g, LS_XNN_DT_FP32, 2, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0);
+    uint32_t q = xb_value(&g, LS_XNN_DT_QDINT8, 2, xd, 0, LS_XNN_INVALID_ID);
+    g.v.v[q].quant = LS_XNN_Q_PER_TOKEN_DYNAMIC, g.v.v[q].num_nonbatch_dims = 1;
+    uint32_t w = xb_const(&g, LS_XNN_DT_QBINT4, 2, wd, wq, sizeof wq);
+    g.v.v[w].quant = LS_XNN_Q_PER_CHANNEL_GROUP, g.v.v[w].group_size = 2, g.v.v[w].n_scales = 1;
+    g.v.v[w].scales = malloc(4);
+    g.v.v[w].scales[0] = 0.1f;
+    uint32_t y = xb_value(&g, LS_XNN_DT_FP32, 2, od, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+    xb_node(&g, LS_XNN_Convert, &x, 1, q);
+    xb_node(&g, LS_XNN_FullyConnected, (const uint32_t[]){q, w, LS_XNN_INVALID_ID}, 3, y);
+    ls_blob *blob = xb_finish(&g, 2);
+    ck_assert_ptr_nonnull(blob);
+    int64_t dims[2] = {1, 2};
+    const float xv[2] = {1, 1};
+    ls_tensor *o = run1(blob, g.named, f32(2, dims, xv));
+    ck_assert_msg(fabsf(((float *)o->data)[0] - 0.80078125f) < 1e-6f, "y = %.9g, not 0.80078125", ((float *)o->data)[0]);
+    ls_tensor_unref(o);
+    /* the twin dequantizes the weight with the same bf16 scale */
+    ls_value_diff *d;
+    uint32_t nd;
+    ls_error err;
+    ls_value in = ls_value_tensor(f32(2, dims, xv));
+    int bad = ls_xnn_compare_twin(blob, g.named, &in, 1, 0, 1e-5, 1e-6, &d, &nd, &err);
+    ck_assert_msg(bad == 0, "twin: %s", bad < 0 ? err.msg : d[0].why);
+    free(d);
+    ls_value_release(&in);
+    ls_blob_unref(blob);
+    xb_free(&g);
+}
+END_TEST
+
 Suite *xnnpack_semantics_suite(void)
 {
     Suite *s = suite_create("xnnpack_semantics");
@@ -152,6 +192,7 @@ Suite *xnnpack_semantics_suite(void)
     tcase_add_test(tc, xnn_avg_pool_ignores_dilation);
     tcase_add_test(tc, xnn_depthwise_multiplier_order);
     tcase_add_test(tc, xnn_qs8_fully_connected_clamps_in_steps);
+    tcase_add_test(tc, xnn_blockwise_scales_are_bf16);
     suite_add_tcase(s, tc);
     return s;
 }

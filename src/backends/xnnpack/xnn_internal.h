@@ -118,6 +118,9 @@ int lsx_reshape(lsx_run *R, uint32_t node);
 int lsx_slice(lsx_run *R, uint32_t node);
 int lsx_concat(lsx_run *R, uint32_t node);
 int lsx_pad(lsx_run *R, uint32_t node);
+/* Scale `at` of a blockwise (qbint4) weight as XNNPACK gets it: XNNCompiler.cpp's defineTensor
+ * passes bf16 scales, and fp32 ones through convertF32TensorToBF16 (×1.00389105, truncated). */
+float lsx_block_scale(const ls_xnn_value *d, int64_t at);
 /* Packing at init for the nodes with weights (FullyConnected, the convolutions). */
 int lsx_prepare_weights(lsx_run *R, uint32_t node);
 void lsx_prep_free(lsx_prep *p);

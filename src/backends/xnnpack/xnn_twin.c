@@ -185,7 +185,7 @@ static int weight_floats(twin *T, uint32_t id, int64_t rows, int64_t cols, float
             float s = v->quant == LS_XNN_Q_PER_TENSOR ? v->scale : 1.0f;
             int64_t ch = v->quant == LS_XNN_Q_PER_CHANNEL ? (v->channel_dim == (int)v->ndim - 1 ? c : r) : 0;
             if (v->quant == LS_XNN_Q_PER_CHANNEL && v->scales && ch < v->n_scales) s = v->scales[ch];
-            if (v->quant == LS_XNN_Q_PER_CHANNEL_GROUP && v->scales) s = v->scales[r * (cols / v->group_size) + c / v->group_size];
+            if (v->quant == LS_XNN_Q_PER_CHANNEL_GROUP) s = lsx_block_scale(v, r * (cols / v->group_size) + c / v->group_size);
             float x;
             switch (v->datatype) {
             case LS_XNN_DT_FP32: memcpy(&x, p + 4 * i, 4); break;

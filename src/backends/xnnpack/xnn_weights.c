@@ -48,6 +48,19 @@ static bool is_quantized_weight(uint8_t dt)
            dt == LS_XNN_DT_QUINT8;
 }
 
+float lsx_block_scale(const ls_xnn_value *d, int64_t at)
+{
+    float s = d->scales && at >= 0 && at < d->n_scales ? d->scales[at] : 1.0f;
+    if (d->scales_bf16) return s; /* read as bf16: exact */
+    /* convertF32TensorToBF16: scaled so that it rounds when truncated, then the low half dropped */
+    float adjusted = s * 1.00389105f;
+    uint32_t bits;
+    memcpy(&bits, &adjusted, 4);
+    bits &= 0xffff0000u;
+    memcpy(&s, &bits, 4);
+    return s;
+}
+
 /* The scale of element (n, k) of a quantized weight whose output channel is the row n. */
 static float w_scale(const ls_xnn_value *d, int64_t n, int64_t k)
 {
@@ -56,8 +69,7 @@ static float w_scale(const ls_xnn_value *d, int64_t n, int64_t k)
     case LS_XNN_Q_PER_CHANNEL: return d->scales && n < d->n_scales ? d->scales[n] : 1.0f;
     case LS_XNN_Q_PER_CHANNEL_GROUP: {
         int64_t groups = d->dims[1] / (uint32_t)d->group_size;
-        int64_t at = n * groups + k / d->group_size;
-        return d->scales && at < d->n_scales ? d->scales[at] : 1.0f;
+        return lsx_block_scale(d, n * groups + k / d->group_size);
     }
     default: return 1.0f;
     }
@@ -149,7 +161,7 @@ static int pack(lsx_run *R, uint32_t node, const ls_xnn_value *wd, const ls_tens
         p->group = wd->group_size;
         int64_t groups = K / p->group;
         p->wscale = ls_malloc(sizeof *p->wscale * (size_t)(N * groups + 1));
-        for (int64_t i = 0; i < N * groups; i++) p->wscale[i] = wd->scales[i];
+        for (int64_t i = 0; i < N * groups; i++) p->wscale[i] = lsx_block_scale(wd, i);
     } else {
         p->wscale = ls_malloc(sizeof *p->wscale * (size_t)(N + 1));
         for (int64_t n = 0; n < N; n++) p->wscale[n] = w_scale(wd, n, 0);
