@@ -185,6 +185,34 @@ START_TEST(xnn_blockwise_scales_are_bf16)
 }
 END_TEST
 
+/* A weight whose per-channel scales are in constant 1 (scale_buffer_idx) is refused at init
+ * with exit code 3, naming the value; the reader still reads the blob. */
+START_TEST(xnn_scale_buffer_refused)
+{
+    xb_graph g = {0};
+    uint32_t xd[2] = {1, 2}, wd[2] = {1, 2}, od[2] = {1, 1};
+    const int8_t wq[2] = {1, 2};
+    uint32_t x = xb_value(&g, LS_XNN_DT_FP32, 2, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0);
+    uint32_t w = xb_const(&g, LS_XNN_DT_QCINT8, 2, wd, wq, sizeof wq);
+    g.v.v[w].quant = LS_XNN_Q_PER_CHANNEL, g.v.v[w].scale_buffer_idx = 1;
+    uint32_t y = xb_value(&g, LS_XNN_DT_FP32, 2, od, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+    xb_node(&g, LS_XNN_FullyConnected, (const uint32_t[]){x, w, LS_XNN_INVALID_ID}, 3, y);
+    ls_blob *blob = xb_finish(&g, 2);
+    ck_assert_ptr_nonnull(blob);
+    ls_xnn_graph *gr;
+    ls_error err;
+    ck_assert_msg(ls_xnn_decode(blob->data, blob->size, "sb", &gr, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(gr->values[w].scale_buffer_idx, 1);
+    ls_xnn_graph_free(gr);
+    void *h = NULL;
+    ck_assert_int_eq(ls_xnnpack_backend.init(blob, NULL, 0, g.named, &h, &err), -1);
+    ck_assert_int_eq(err.code, LS_ERR_NEEDS);
+    ck_assert_msg(tu_contains(err.msg, "xvalues[1]") && tu_contains(err.msg, "scale_buffer_idx"), "%s", err.msg);
+    ls_blob_unref(blob);
+    xb_free(&g);
+}
+END_TEST
+
 Suite *xnnpack_semantics_suite(void)
 {
     Suite *s = suite_create("xnnpack_semantics");
@@ -193,6 +221,7 @@ Suite *xnnpack_semantics_suite(void)
     tcase_add_test(tc, xnn_depthwise_multiplier_order);
     tcase_add_test(tc, xnn_qs8_fully_connected_clamps_in_steps);
     tcase_add_test(tc, xnn_blockwise_scales_are_bf16);
+    tcase_add_test(tc, xnn_scale_buffer_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -161,6 +161,12 @@ static int xnn_init(const ls_blob *processed, const ls_compile_spec *specs, uint
                                     "follows (its last type is XNNSin, 45)",
                                     i, g->nodes[i].type);
         }
+    /* newer writers may keep a weight's scales in a constant (scale_buffer_idx, runtime_schema.fbs
+     * at 0144bfeb); whether those are fp32 or bf16 is not in the sources read: refused, never guessed */
+    for (uint32_t i = 0; i < g->n_values && rc == 0; i++)
+        if (g->values[i].scale_buffer_idx && !g->values[i].scales)
+            rc = ls_fail_needs(err, "XnnpackBackend: xvalues[%u]: scales kept in constant %u (scale_buffer_idx), which "
+                               "lowerscope's interpreter does not read", i, g->values[i].scale_buffer_idx);
     for (uint32_t i = 0; i < g->n_values && rc == 0; i++)
         if (g->values[i].constant_idx) rc = constant_tensor(h, i, err);
     if (rc == 0) rc = find_externals(h, err);

@@ -39,11 +39,13 @@ static ls_fb_ref quant_params(ls_fbb *b, const ls_xnn_value *v)
     case LS_XNN_Q_PER_CHANNEL:
         ls_fbb_add_ref(b, 0, scales);
         ls_fbb_add_i32(b, 1, v->channel_dim, 0);
+        ls_fbb_add_u32(b, 2, v->scale_buffer_idx, 0);
         break;
     case LS_XNN_Q_PER_CHANNEL_GROUP:
         ls_fbb_add_ref(b, 0, scales);
         ls_fbb_add_i32(b, 1, v->channel_dim, 0);
         ls_fbb_add_i32(b, 2, v->group_size, 0);
+        ls_fbb_add_u32(b, 4, v->scale_buffer_idx, 0);
         break;
     default: break;
     }
