@@ -32,9 +32,15 @@ bool ls_tmeta_is_dynamic(const ls_tmeta *m);
 bool ls_tmeta_equal(const ls_tmeta *a, const ls_tmeta *b);
 /* Whether a tensor of metadata `have` (or a tensor, ls_tensor_fits) is one `want` describes: the same dtype
  * (any when want's is unknown), the same rank, and the same size in every dimension want
- * knows (symbolic and negative sizes match anything). One rule for the runtime, the bundled
- * delegate and the run command. */
+ * knows (symbolic and negative sizes match anything), and for a bounded want (a .pte's dynamic
+ * tensor) no more elements than its bound. One rule for the runtime, the bundled delegate and
+ * the run command. */
 bool ls_tmeta_fits(const ls_tmeta *want, const ls_tmeta *have);
+/* A .pte's DYNAMIC_BOUND or DYNAMIC_UNBOUND tensor, whose dims pte_load marks "<=N": the most
+ * elements ExecuTorch resizes it to (its serialized numel: TensorImpl::internal_resize_contiguous,
+ * "Attempted to resize a bounded tensor with a maximum capacity of %zu elements to %zu
+ * elements."; any shape of the same rank within it). -1 for other metadata. */
+int64_t ls_tmeta_numel_bound(const ls_tmeta *m);
 /* "float32[4, 5]", "bool[]", "float32[s0, 8]" into buf; returns buf. */
 char *ls_tmeta_str(const ls_tmeta *m, char *buf, size_t cap);
 /* Checks that the element count and byte size fit (no overflow, below limit_bytes). */

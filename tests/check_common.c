@@ -131,6 +131,20 @@ START_TEST(tensors_fit_their_metadata)
     want.sizes[0] = 3;
     ck_assert(!ls_tensor_fits(&want, t));
     ls_tensor_unref(t);
+    /* a .pte's bounded [<=2, <=3] (6 elements): any [a, b] with a·b <= 6, as ExecuTorch resizes */
+    ls_tmeta_init(&want, LS_DT_F32, 2, (int64_t[]){2, 3});
+    want.sym[0] = ls_intern("<=2"), want.sym[1] = ls_intern("<=3");
+    ck_assert_int_eq(ls_tmeta_numel_bound(&want), 6);
+    ls_tmeta_init(&have, LS_DT_F32, 2, (int64_t[]){1, 6});
+    ck_assert(ls_tmeta_fits(&want, &have));
+    have.sizes[0] = 2, have.sizes[1] = 2;
+    ck_assert(ls_tmeta_fits(&want, &have));
+    have.sizes[1] = 4; /* 8 elements */
+    ck_assert(!ls_tmeta_fits(&want, &have));
+    have.sizes[0] = INT64_MAX / 2; /* no overflow on the way */
+    ck_assert(!ls_tmeta_fits(&want, &have));
+    want.sym[0] = ls_intern("s0"), want.sym[1] = NULL; /* torch's symbols are not bounds */
+    ck_assert_int_eq(ls_tmeta_numel_bound(&want), -1);
 }
 END_TEST
 

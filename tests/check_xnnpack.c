@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "npy.h"
 #include "progfixtures.h"
 #include "pte_test.h"
 #include "runtime.h"
@@ -131,6 +132,20 @@ START_TEST(xnn_hand_worked_cases)
         pf_values_free(out, nout);
         ls_value_release(&in);
     }
+    /* 9 elements is past the input's DYNAMIC_BOUND capacity of 8: ExecuTorch's set_input fails
+     * (TensorImpl::internal_resize_contiguous), and so do the runner and `lowerscope run` (exit 2) */
+    ls_error err;
+    ls_value *out;
+    uint32_t nout;
+    ls_value big = ls_value_tensor(f32_seq(9, 0, 1));
+    ck_assert_int_ne(ls_runner_run(r, &big, 1, &out, &nout, &err), 0);
+    char npy[600], *text = NULL;
+    snprintf(npy, sizeof npy, "%s/nine.npy", tu_tmpdir());
+    ck_assert_int_eq(ls_npy_save(npy, big.t, &err), 0);
+    ck_assert_int_eq(tu_runf(&text, "run %s --input input_0=%s", pt_path("cc_dynamic", ".pte"), npy), 2);
+    ck_assert_msg(tu_contains(text, "maximum capacity of 8 elements to 9 elements"), "%s", text);
+    free(text);
+    ls_value_release(&big);
     ls_runner_free(r);
     ls_program_unref(p);
 }

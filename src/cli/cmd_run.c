@@ -301,8 +301,13 @@ static int load_given(run_opts *o, const ls_node **ins, uint32_t nin)
                 char s1[128], s2[128];
                 ls_tmeta got;
                 ls_tensor_meta(gi->t, &got);
-                ls_cli_error("%s: input '%s' expects %s, the file holds %s", gi->file, gi->name, ls_tmeta_str(m, s1, sizeof s1),
-                             ls_tmeta_str(&got, s2, sizeof s2));
+                int64_t bound = ls_tmeta_numel_bound(m);
+                char why[160] = "";
+                if (bound >= 0 && got.ndim == m->ndim)
+                    snprintf(why, sizeof why, " (ExecuTorch: \"Attempted to resize a bounded tensor with a maximum capacity "
+                             "of %lld elements to %lld elements.\")", (long long)bound, (long long)ls_tmeta_numel(&got));
+                ls_cli_error("%s: input '%s' expects %s, the file holds %s%s", gi->file, gi->name,
+                             ls_tmeta_str(m, s1, sizeof s1), ls_tmeta_str(&got, s2, sizeof s2), why);
                 return -1;
             }
         }

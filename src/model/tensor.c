@@ -60,11 +60,33 @@ static void str_append(char *buf, size_t cap, size_t *len, const char *text, siz
     buf[*len] = 0;
 }
 
+int64_t ls_tmeta_numel_bound(const ls_tmeta *m)
+{
+    int64_t n = 1;
+    bool bounded = false;
+    for (int d = 0; d < m->ndim; d++) {
+        bounded |= m->sym[d] && m->sym[d][0] == '<' && m->sym[d][1] == '=';
+        if (m->sizes[d] < 0) return -1;
+        n = n > INT64_MAX / (m->sizes[d] ? m->sizes[d] : 1) ? INT64_MAX : n * m->sizes[d];
+    }
+    return bounded ? n : -1;
+}
+
 static bool fits(const ls_tmeta *want, ls_dtype dtype, int ndim, const int64_t *sizes)
 {
     if ((want->dtype != LS_DT_UNKNOWN && want->dtype != dtype) || want->ndim != ndim) return false;
     for (int d = 0; d < ndim; d++)
         if (!want->sym[d] && want->sizes[d] >= 0 && want->sizes[d] != sizes[d]) return false;
+    int64_t bound = ls_tmeta_numel_bound(want);
+    if (bound >= 0 && ndim > 0) { /* ExecuTorch returns at once for a 0-d tensor */
+        int64_t n = 1;
+        for (int d = 0; d < ndim; d++) {
+            if (sizes[d] < 0) return false;
+            if (sizes[d] && n > bound / sizes[d]) return false; /* past the bound, and no overflow */
+            n *= sizes[d];
+        }
+        if (n > bound) return false;
+    }
     return true;
 }
 
