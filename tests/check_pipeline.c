@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen_program.h"
 #include "passtest.h"
+#include "progress.h"
 #include "progfixtures.h"
 #include "reader.h"
 #include "testutil.h"
@@ -214,6 +216,58 @@ START_TEST(watched_run_publishes_step_by_step)
     ls_history empty = {0};
     ck_assert_uint_eq(ls_history_ready(&empty, &done), 0);
     ck_assert(!done);
+    ls_pipeline_opts_free(&o);
+    ls_program_unref(p);
+}
+END_TEST
+
+/* Progress reports: a streamed load says how many bytes of its text it has read (every 4096
+ * nodes), a watched pipeline each step as it begins. */
+typedef struct progress_log {
+    uint32_t reads, steps;
+    uint64_t last_done, total;
+    bool monotonic;
+    char first_step[128];
+} progress_log;
+
+static void on_progress(void *ctx, const char *what, uint64_t done, uint64_t total)
+{
+    progress_log *l = ctx;
+    if (!strncmp(what, "reading ", 8)) {
+        l->monotonic &= done >= l->last_done && done <= total;
+        l->last_done = done;
+        l->total = total;
+        l->reads++;
+    } else if (!strncmp(what, "step ", 5)) {
+        if (!l->steps++) snprintf(l->first_step, sizeof l->first_step, "%s", what);
+    }
+}
+
+START_TEST(progress_of_a_load_and_a_pipeline)
+{
+    progress_log log = {.monotonic = true};
+    ls_progress_set(on_progress, &log);
+    ls_gen_opts g = ls_gen_defaults(20000);
+    size_t len;
+    char *json = ls_gen_json(&g, &len);
+    ls_program *p;
+    ls_error err;
+    ck_assert_int_eq(ls_load_json("gen.json", json, len, NULL, &p, &err), 0);
+    free(json);
+    ck_assert_uint_ge(log.reads, 4); /* 20000 nodes: at 0, 4096, 8192, ... */
+    ck_assert(log.monotonic);
+    ck_assert_uint_eq(log.total, len);
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_pipeline_watch w = {.step_begin = ls_progress_step};
+    o.watch = &w;
+    ls_history h;
+    ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
+    ck_assert_uint_eq(log.steps, h.n - 1);
+    ls_plan_step plan[64];
+    ck_assert_str_eq(log.first_step, ls_internf("step 1 of %u: to_edge", ls_pipeline_plan(&o, plan, 64)));
+    ls_progress_set(NULL, NULL);
+    ls_history_free(&h);
     ls_pipeline_opts_free(&o);
     ls_program_unref(p);
 }
@@ -447,6 +501,7 @@ Suite *pipeline_suite(void)
     tcase_add_test(tc, history_of_shared_constant);
     tcase_add_test(tc, failing_pass_stops);
     tcase_add_test(tc, watched_run_publishes_step_by_step);
+    tcase_add_test(tc, progress_of_a_load_and_a_pipeline);
     tcase_add_test(tc, steps_are_found_by_number_pass_or_backend);
     tcase_add_test(tc, samples_through_default_pipeline);
     tcase_add_test(tc, folded_output_sample_aten_clone);

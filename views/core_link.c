@@ -19,6 +19,7 @@
 
 #include "ops.h"
 #include "passes.h"
+#include "progress.h"
 #include "pte_file.h"
 #include "reader.h"
 #include "ui.h"
@@ -102,7 +103,9 @@ static ui_step_rows *derive_step(ui_live *L, const ls_history *h, uint32_t k)
     ui_tagtab log = {0};
     ui_derive_tags(&L->d, p, &log);
     ui_part cpu = {.name = "CPU", .backend = "portable", .color = -1};
-    ui_step_rows *sr = ui_rows_build(&L->d, h, k, p, k ? h->steps[k - 1].program : NULL, NULL, &cpu);
+    ls_history upto = *h; /* as the UI will see it: steps 0..k (k is made, not yet published) */
+    upto.n = k + 1;
+    ui_step_rows *sr = ui_rows_build(&L->d, &upto, k, p, k ? h->steps[k - 1].program : NULL, NULL, &cpu);
     sr->tag_log = log;
     uint32_t n_users;
     if (p->n_nodes) ls_program_users(p, 0, &n_users);
@@ -177,7 +180,10 @@ int ui_core_open_live(const char *path, ls_history **h, ls_error *err)
     ls_program *p = NULL;
     const ls_load_opts *lo = load_opts_used ? NULL : &load_opts;
     load_opts_used = true;
-    if (ls_load(path, lo, &p, err) != 0) return -1;
+    ls_progress_tty_begin(); /* before the UI starts: the load's progress on the terminal */
+    int rc = ls_load(path, lo, &p, err);
+    ls_progress_tty_end();
+    if (rc != 0) return -1;
     loaded_at = ls_now();
     return live_start(p, &pipeline_opts, h, err);
 }

@@ -421,6 +421,9 @@ ui_step_rows *ui_rows_build(ui_derive *d, const ls_history *h, uint32_t step, co
         for (uint32_t i = 0; i < prog->n_nodes; i++)
             if (ls_deleg_on_cpu(prog->nodes[i])) sr->cpu_pos[sr->n_cpu++] = i;
         build_held(sr);
+        ls_deleg_cpu_groups_build(h, step, &sr->cpu_groups);
+        ls_regions_build(prog, &sr->regions);
+        ls_region_boxes_build(&sr->regions, true, false, &sr->boxes); /* the g screen's first view */
     }
     /* the graph pane's columns are as wide as the widest name and op of the step */
     sr->name_w = sr->op_w = 1;
@@ -460,7 +463,12 @@ void ui_rows_free(ui_step_rows *sr)
     free(sr->removed);
     free(sr->removed_ids);
     free(sr->parts);
-    if (sr->has_table) ls_deleg_table_free(&sr->table);
+    if (sr->has_table) {
+        ls_deleg_table_free(&sr->table);
+        ls_deleg_cpu_groups_free(&sr->cpu_groups);
+        ls_regions_free(&sr->regions);
+        ls_region_boxes_free(&sr->boxes);
+    }
     free(sr->cpu_pos);
     free(sr->held);
     free(sr->finding_next);

@@ -497,7 +497,7 @@ static void handle_key(ui *u, int key)
 static void event_loop(ui *u)
 {
     char cmd[1024];
-    double t0 = 0;
+    double t0 = 0, c0 = 0;
     bool timing = false, first = true;
     while (!u->quit && !g_stop) {
         ui_sync(u);
@@ -505,18 +505,19 @@ static void event_loop(ui *u)
         if (ui_search_pending(u) && !u->script) ui_search_step(u, 0.008);
         if (!u->headless) timeout(ui_search_pending(u) ? 0 : ui_running(u) ? 100 : 400);
         ui_draw(u);
-        if (first && ui_core_loaded_at() > 0) ui_script_note(u, "first-screen", ls_now() - ui_core_loaded_at());
+        if (first && ui_core_loaded_at() > 0) ui_script_note(u, "first-screen", ls_now() - ui_core_loaded_at(), 0);
         if (first && u->script && !u->script_no_wait) ui_wait_pipeline(u); /* scripts see the whole history */
         first = false;
-        if (timing) ui_script_timed(u, ls_now() - t0);
+        if (timing) ui_script_timed(u, ls_now() - t0, ui_thread_cpu() - c0);
         if (u->script && ui_search_pending(u)) { /* a script's next event sees the search done */
             while (ui_search_step(u, 1.0)) {
             }
             ui_draw(u);
-            ui_script_note(u, "search-done", ls_now() - t0);
+            ui_script_note(u, "search-done", ls_now() - t0, ui_thread_cpu() - c0);
         }
         int key = read_key(u, cmd, sizeof cmd);
         t0 = ls_now();
+        c0 = ui_thread_cpu();
         timing = u->script != NULL;
         if (key == UI_KEY_NONE) { /* end of the script */
             ui_run_action(u, ui_keys_flush(u));
@@ -782,7 +783,6 @@ out:
     ui_around_free(u);
     ui_compare_free(u);
     free(u->filter_ids);
-    ls_deleg_cpu_groups_free(&u->table_groups);
     free(u->matches);
     ui_history_free(u);
     if (u->owned_h) ui_core_free(u->owned_h);

@@ -197,6 +197,9 @@ typedef struct ui_step_rows {
     bool has_table;
     ls_deleg_table table;
     uint32_t *cpu_pos, n_cpu;
+    ls_deleg_cpu_groups cpu_groups; /* the CPU list by reason */
+    ls_regions regions;             /* the partition graph's regions (the g screen) */
+    ls_region_boxes boxes;          /* and its boxes, folded, drawn with box-drawing characters */
     /* at the top level: every data input of the step's programs (the top level's, then each
      * lowered module's), chained by target and by the bytes they hold (the node pane's "held by") */
     struct ui_held *held;
@@ -479,6 +482,7 @@ struct ui {
     /* the partition graph screen (view_partgraph.c) and the neighbourhood (view_around.c) */
     ui_boxview pg, around;
     ls_regions pg_regions;
+    bool pg_boxes_shared; /* pg_boxes are the step's (rows.c) */
     ls_region_boxes pg_boxes;
     uint32_t pg_step;
     bool pg_unfold;       /* Enter on a folded box: draw every region */
@@ -492,10 +496,6 @@ struct ui {
     bool sort_reverse; /* smallest first */
     uint32_t *around_ids; /* per box: the node id it shows (0: a "+N more" box) */
     /* the delegation table's CPU groups (view_table.c) */
-    ls_deleg_cpu_groups table_groups; /* the CPU list's groups by reason, made once per step */
-    const ls_history *table_groups_h;
-    uint32_t table_groups_step;
-    bool table_groups_valid;
     uint32_t table_groups_from; /* the row of the first group line */
     /* the compare screen (view_compare.c): this step on the left, another on the right */
     ls_history *cmp_h;     /* another file's or backend's history (owned); NULL: this history */
@@ -578,8 +578,9 @@ void ui_script_free(ui *u);
 int ui_script_next(ui *u, char *cmd, size_t cap);
 /* With LOWERSCOPE_KEY_TIMES=FILE: the last event took `seconds` (acting and drawing); a note
  * of something else timed (the first screen). */
-void ui_script_timed(ui *u, double seconds);
-void ui_script_note(ui *u, const char *label, double seconds);
+void ui_script_timed(ui *u, double seconds, double cpu_seconds);
+void ui_script_note(ui *u, const char *label, double seconds, double cpu_seconds);
+double ui_thread_cpu(void); /* CPU seconds of the calling thread */
 int ui_save_display(ui *u, const char *path, ls_error *err);
 
 /* ---- text screens */

@@ -3,7 +3,8 @@
  * as boxes in topological order, the tensors entering each box written above it (regions.h:
  * the same drawing as `lowerscope graph`). j/k go from box to box, Enter opens a box's nodes in
  * the graph pane (a delegate: its lowered graph; a folded box: every region drawn), < and >
- * scroll a wide row. Built once per step, O(n). */
+ * scroll a wide row. The regions come with the step's rows (rows.c, made as the step finishes);
+ * the boxes and their drawing are made when the screen opens, O(regions). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,10 @@
 void ui_partgraph_free(ui *u)
 {
     ui_boxview_free(&u->pg);
-    ls_region_boxes_free(&u->pg_boxes);
-    ls_regions_free(&u->pg_regions);
+    if (u->pg_boxes_shared) memset(&u->pg_boxes, 0, sizeof u->pg_boxes); /* the step's, like the regions */
+    else ls_region_boxes_free(&u->pg_boxes);
+    u->pg_boxes_shared = false;
+    memset(&u->pg_regions, 0, sizeof u->pg_regions); /* the step's (rows.c): not ours to free */
 }
 
 /* The region holding the node selected in the graph pane (a lowered module's nodes: its box). */
@@ -35,8 +38,14 @@ void ui_partgraph_build(ui *u)
 {
     ui_partgraph_free(u);
     u->pg_step = u->step;
-    ls_regions_build(u->h->steps[u->step].program, &u->pg_regions);
-    ls_region_boxes_build(&u->pg_regions, !u->pg_unfold, !u->utf8, &u->pg_boxes);
+    const ui_step_rows *sr = ui_top_rows(u, u->step);
+    if (sr && sr->has_table) u->pg_regions = sr->regions; /* made once per step with its rows */
+    if (sr && sr->has_table && !u->pg_unfold && u->utf8) {
+        u->pg_boxes = sr->boxes;
+        u->pg_boxes_shared = true;
+    } else {
+        ls_region_boxes_build(&u->pg_regions, !u->pg_unfold, !u->utf8, &u->pg_boxes);
+    }
     const ls_region_boxes *bx = &u->pg_boxes;
     int32_t *color = ls_malloc(sizeof *color * (bx->n + 1));
     for (uint32_t b = 0; b < bx->n; b++) {

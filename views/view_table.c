@@ -45,16 +45,16 @@ static void taken(const ls_deleg_table *full, ls_buf *b)
 }
 
 /* The groups of what stays on the CPU, by reason, as lines (each Enter goes to its first node). */
+static const ls_deleg_cpu_groups *groups_of(ui *u)
+{
+    static const ls_deleg_cpu_groups none;
+    const ui_step_rows *sr = ui_top_rows(u, u->step);
+    return sr && sr->has_table ? &sr->cpu_groups : &none; /* made with the step's rows (rows.c) */
+}
+
 static void cpu_groups(ui *u, ui_lines *l, const ls_deleg_table *full)
 {
-    if (!u->table_groups_valid || u->table_groups_h != u->h || u->table_groups_step != u->step) {
-        ls_deleg_cpu_groups_free(&u->table_groups);
-        ls_deleg_cpu_groups_build(u->h, u->step, &u->table_groups);
-        u->table_groups_h = u->h;
-        u->table_groups_step = u->step;
-        u->table_groups_valid = true;
-    }
-    const ls_deleg_cpu_groups *g = &u->table_groups;
+    const ls_deleg_cpu_groups *g = groups_of(u);
     if (!g->n) return;
     ls_buf tk = {0}, ops = {0};
     taken(full, &tk);
@@ -185,7 +185,7 @@ static void title(ui *u, ls_buf *b)
 static void activate(ui *u, uint32_t row)
 {
     if (row < u->screen_lines.n && u->screen_lines.v[row].fold) { /* a group: to its first node in the list */
-        const ls_deleg_cpu_group *gr = &u->table_groups.v[u->screen_lines.v[row].fold - 1];
+        const ls_deleg_cpu_group *gr = &groups_of(u)->v[u->screen_lines.v[row].fold - 1];
         const ui_step_rows *sr = ui_top_rows(u, u->step);
         for (uint32_t k = 0; sr && k < sr->n_cpu; k++)
             if (sr->cpu_pos[k] == gr->nodes[0]) {

@@ -1,5 +1,6 @@
 /* Command dispatch, --help and --version. */
 #include "cli.h"
+#include "progress.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -120,7 +121,10 @@ int ls_cli_load(const char *cmd, const char *usage, int argc, char **argv, unsig
     if (ls_cli_parse(cmd, usage, argc, argv, accept, a) != LS_EXIT_OK) return LS_EXIT_INPUT;
     ls_error err;
     a->load.weight_sizes_only = (accept & CLI_WEIGHT_SIZES) != 0;
-    if (ls_load(a->path, &a->load, p, &err) != 0) {
+    ls_progress_tty_begin(); /* a load over a second says how far it is, on a terminal */
+    int rc = ls_load(a->path, &a->load, p, &err);
+    ls_progress_tty_end();
+    if (rc != 0) {
         ls_cli_error("%s", err.msg);
         return LS_EXIT_INPUT;
     }

@@ -13,6 +13,7 @@
 #include "check_cli.h"
 #include "bpte.h"
 #include "cli.h"
+#include "progress.h"
 #include "npy.h"
 #include "passes.h"
 #include "pipeline_cli.h"
@@ -225,7 +226,13 @@ static int choose_program(const run_opts *o, run_target *t)
         if (!(t->r = ls_runner_new(t->p, &err))) ls_cli_error("%s", err.msg);
         return t->r ? 0 : err.code == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
     }
-    if (ls_pipeline_run(t->loaded, &o->pipeline, &t->h, &err) != 0) {
+    ls_pipeline_opts po = o->pipeline;
+    ls_pipeline_watch watch = {.step_begin = ls_progress_step}; /* a progress line on a terminal */
+    if (!po.watch) po.watch = &watch;
+    ls_progress_tty_begin();
+    int prc = ls_pipeline_run(t->loaded, &po, &t->h, &err);
+    ls_progress_tty_end();
+    if (prc != 0) {
         ls_cli_error("run: %s", err.msg);
         return -1;
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "signature.h"
 #include "ops.h"
 
@@ -20,7 +21,13 @@ int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, 
         return LS_EXIT_INPUT;
     }
     if (ls_cli_load(cmd, usage, argc, argv, accept, &r->args, &r->loaded) != LS_EXIT_OK) return LS_EXIT_INPUT;
-    if (ls_pipeline_run(r->loaded, &r->opts, &r->h, &err) != 0) {
+    ls_pipeline_watch watch = {.step_begin = ls_progress_step}; /* a progress line on a terminal */
+    if (!r->opts.watch) r->opts.watch = &watch;
+    ls_progress_tty_begin();
+    int rc = ls_pipeline_run(r->loaded, &r->opts, &r->h, &err);
+    ls_progress_tty_end();
+    if (r->opts.watch == &watch) r->opts.watch = NULL;
+    if (rc != 0) {
         ls_cli_error("%s: %s", cmd, err.msg);
         return LS_EXIT_INPUT;
     }

@@ -522,7 +522,7 @@ void ls_regions_build(const ls_program *p, ls_regions *r)
         edges.v[e].from = new_of[edges.v[e].from];
         edges.v[e].to = new_of[edges.v[e].to];
     }
-    qsort(edges.v, edges.n, sizeof *edges.v, cmp_edges);
+    if (edges.n) qsort(edges.v, edges.n, sizeof *edges.v, cmp_edges); /* qsort wants an array, even of none */
     r->edges = edges.v;
     r->n_edges = edges.n;
     /* members grouped by region */

@@ -1,7 +1,11 @@
 /* What the benchmarks share (benchutil.h). */
 #include "benchutil.h"
 
+#include "gen_program.h"
 #include "runtime.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,4 +68,47 @@ void bench_print_header(const char *name)
     }
     printf("%s benchmark: %d thread%s for large work, load average %.2f\n", name, ls_runtime_threads(),
            ls_runtime_threads() == 1 ? "" : "s", load);
+}
+
+int bench_gen_pt2(unsigned nodes, const char *dir, char *path, size_t cap, size_t *json_bytes)
+{
+    ls_gen_opts o = ls_gen_defaults(nodes);
+    o.partitions = nodes / 50;
+    o.constants = nodes / 200;
+    o.shared_fraction = 0.1;
+    o.share_partitions = 1000;
+    o.cpu_boundaries = true;
+    o.with_data = true;
+    snprintf(path, cap, "%s/gen%u.pt2", dir, nodes);
+    if (json_bytes) {
+        size_t len;
+        free(ls_gen_json(&o, &len));
+        *json_bytes = len;
+    }
+    ls_error err;
+    if (ls_gen_write_pt2(&o, path, &err) != 0) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+int bench_run(char *const argv[], char *const env[], double *cpu, long *peak_kb)
+{
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        for (int i = 0; env && env[i]; i++) putenv(env[i]);
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) dup2(null, 1);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) < 0) return -1;
+    if (cpu)
+        *cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+    if (peak_kb) *peak_kb = ru.ru_maxrss;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

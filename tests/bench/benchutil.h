@@ -20,4 +20,15 @@ double bench_median(double *v, int n);
  * measure returned nonzero. */
 int bench_in_child(int (*measure)(const void *arg, void *result), const void *arg, void *result, size_t result_size);
 
+/* A generated program as a .pt2 in dir (the pipeline bench's shape: nodes / 50 partitions split
+ * by a sin the bundled backend leaves on the CPU, nodes / 200 constants, 10% of them read in 1000
+ * partitions); path gets its name. Returns 0, or -1 with a message on stderr. *json_bytes: the
+ * size of its model JSON. */
+int bench_gen_pt2(unsigned nodes, const char *dir, char *path, size_t cap, size_t *json_bytes);
+
+/* Runs argv (argv[0] a path) with the extra environment `env` ("NAME=VALUE", NULL-terminated;
+ * may be NULL) and its output to /dev/null; *cpu the child's user + system seconds, *peak_kb its
+ * largest resident size. Returns its exit code, or -1 when it could not run. */
+int bench_run(char *const argv[], char *const env[], double *cpu, long *peak_kb);
+
 #endif

@@ -1,11 +1,13 @@
 /* Reading an exported program's JSON a part at a time (json_stream.h): where the big parts
  * are, the skeleton without them, the nodes element by element and tensor_values by entry. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json_loader.h"
 #include "json_stream.h"
+#include "progress.h"
 
 bool ls_jstream_plan(ls_jstream *js, const char *s, size_t len)
 {
@@ -72,7 +74,10 @@ int ls_loader_read_nodes_stream(loader *L)
     const char *s = js->text;
     size_t end = js->nodes_end, p = ls_jscan_ws(s, end, js->nodes_at + 1);
     if (p < end && s[p] == ']') return 0;
+    char what[300];
+    snprintf(what, sizeof what, "reading %s", L->where);
     for (uint32_t idx = 0;; idx++) {
+        if ((idx & 4095) == 0 && L->depth == 0) ls_progress(what, p, js->len);
         ls_json_mark m = ls_json_arena_mark();
         const char *after = NULL;
         cJSON *sn = cJSON_ParseWithLengthOpts(s + p, end - p, &after, false);

@@ -1,0 +1,27 @@
+/* Progress of long work (a load of a big file, the pipeline) for whoever shows it: the CLI on
+ * stderr when it is a terminal and the work takes over a second, the UI in its status line.
+ * Work reports through ls_progress(); nothing is shown unless a reporter is set. */
+#ifndef LS_PROGRESS_H
+#define LS_PROGRESS_H
+
+#include <stdint.h>
+
+#include "history.h"
+
+/* what: "reading FILE" (done and total in bytes) or a step ("step 4 of 9: partition (bundled)",
+ * total 0). Called often: a reporter keeps what it needs and returns. */
+typedef void (*ls_progress_fn)(void *ctx, const char *what, uint64_t done, uint64_t total);
+
+void ls_progress_set(ls_progress_fn fn, void *ctx); /* NULL: none */
+void ls_progress(const char *what, uint64_t done, uint64_t total);
+
+/* The terminal reporter: one line on stderr, redrawn in place at most 10 times a second, shown
+ * only when stderr is a terminal and once a second has passed since ls_progress_tty_begin;
+ * ls_progress_tty_end clears it (nothing is left behind on the terminal). */
+void ls_progress_tty_begin(void);
+void ls_progress_tty_end(void);
+
+/* A watch for ls_pipeline_run that reports each step as it begins ("step k of n: pass (backend)"). */
+void ls_progress_step(void *ctx, const ls_history *h, uint32_t k, double seconds);
+
+#endif
