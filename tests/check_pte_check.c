@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../src/formats/pte/pte_internal.h"
+#include "ops.h"
 #include "pte_check.h"
 #include "pte_test.h"
 #include "testutil.h"
@@ -281,6 +282,32 @@ START_TEST(kernel_table)
 }
 END_TEST
 
+/* kernels/quantized/quantized.yaml registers quantize_per_tensor.Tensor_out (and
+ * dequantize_per_tensor.Tensor_out, choose_qparams.Tensor_out): capital T. A name it does not
+ * declare is a missing operator, not a kernel of the quantized library. */
+START_TEST(quantized_kernel_names)
+{
+    ck_assert_str_eq(ls_et_kernel_library("quantized_decomposed::quantize_per_tensor.Tensor_out"), "quantized");
+    ck_assert_str_eq(ls_et_kernel_library("quantized_decomposed::dequantize_per_tensor.Tensor_out"), "quantized");
+    ck_assert_str_eq(ls_et_kernel_library("quantized_decomposed::choose_qparams.Tensor_out"), "quantized");
+    ck_assert_str_eq(ls_et_kernel_library("quantized_decomposed::dequantize_per_channel.out"), "quantized");
+    ck_assert_ptr_null(ls_et_kernel_library("quantized_decomposed::quantize_per_tensor.tensor_out"));
+    ck_assert_ptr_null(ls_et_kernel_library("quantized_decomposed::quantize_per_tensor.tensor"));
+    /* every quantized_decomposed op of the table writes an out variant the library registers */
+    unsigned seen = 0;
+    for (int id = 0; id < LS_OP_COUNT; id++) {
+        const ls_op *op = ls_op_get((ls_op_id)id);
+        if (!op || strcmp(op->ns, "quantized_decomposed") != 0 || !op->out_overload) continue;
+        char name[160];
+        snprintf(name, sizeof name, "%s::%s.%s", op->ns, op->name, op->out_overload);
+        ck_assert_msg(ls_et_kernel_library(name) != NULL, "%s (from %s) is no kernel quantized.yaml declares", name,
+                      op->qualname);
+        seen++;
+    }
+    ck_assert_uint_ge(seen, 7);
+}
+END_TEST
+
 Suite *pte_check_suite(void)
 {
     Suite *s = suite_create("pte_check");
@@ -294,6 +321,7 @@ Suite *pte_check_suite(void)
     tcase_add_test(tc, values_of_the_wrong_kind);
     tcase_add_test(tc, verify_json_and_needs);
     tcase_add_test(tc, kernel_table);
+    tcase_add_test(tc, quantized_kernel_names);
     suite_add_tcase(s, tc);
     return s;
 }
