@@ -42,6 +42,37 @@ START_TEST(quantize_dequantize_per_channel)
 }
 END_TEST
 
+/* The arithmetic of kernels/quantized/cpu/op_dequantize.cpp, where float32 and double differ:
+ * q = -124, scale 0.1. dequantize_per_tensor_out: (q - zp) * (float)scale in float32 =
+ * -124 * 0.100000001f = -12.4000006; dequantize_per_channel_out on int8 (the optimized path,
+ * dequantize_optimized): (q - zp) * scale in double = -12.4 → -12.3999996f; on uint8 (the generic
+ * path, float _scale): q 4, zp 128 → -124 * 0.100000001f = -12.4000006 again. */
+static float f32_at(const ls_value *v, int64_t i)
+{
+    ck_assert_int_eq(v->kind, LS_V_TENSOR);
+    ck_assert_int_eq(v->t->dtype, LS_DT_F32);
+    return ((const float *)v->t->data)[i];
+}
+
+START_TEST(dequantize_float_or_double_as_the_kernel)
+{
+    const float in_float = (float)-124 * (float)0.1, in_double = (float)(-124 * 0.1);
+    ck_assert(in_float != in_double); /* the case tells the two apart */
+    ls_value d = kt_run(LS_OP_dequantize_per_tensor, 6, VT(kt(LS_DT_I8, SHAPE(1), VALS(-124))), VF(0.1), VI(0), VI(-128),
+                        VI(127), VDT(LS_DT_I8));
+    ck_assert_float_eq(f32_at(&d, 0), in_float);
+    ls_value_release(&d);
+    d = kt_run(LS_OP_dequantize_per_channel, 7, VT(kt(LS_DT_I8, SHAPE(1), VALS(-124))), VT(kt(LS_DT_F64, SHAPE(1), VALS(0.1))),
+               VN, VI(0), VI(-128), VI(127), VDT(LS_DT_I8));
+    ck_assert_float_eq(f32_at(&d, 0), in_double);
+    ls_value_release(&d);
+    d = kt_run(LS_OP_dequantize_per_channel, 7, VT(kt(LS_DT_U8, SHAPE(1), VALS(4))), VT(kt(LS_DT_F64, SHAPE(1), VALS(0.1))),
+               VT(kt(LS_DT_I64, SHAPE(1), VALS(128))), VI(0), VI(0), VI(255), VDT(LS_DT_U8));
+    ck_assert_float_eq(f32_at(&d, 0), in_float);
+    ls_value_release(&d);
+}
+END_TEST
+
 /* choose_qparams over [-1, 3] for int8 [-128, 127]: scale 4/255, zp = -128 - round(-1 / (4/255))
  * = -128 + 64 = -64 (round(-63.75) = -64). */
 START_TEST(choose_qparams_tensor)
@@ -83,6 +114,7 @@ Suite *kernels_quant_suite(void)
     tcase_add_test(tc, quantize_dequantize_per_tensor);
     tcase_add_test(tc, quantize_dequantize_per_channel);
     tcase_add_test(tc, choose_qparams_tensor);
+    tcase_add_test(tc, dequantize_float_or_double_as_the_kernel);
     tcase_add_test(tc, convolution_2d);
     suite_add_tcase(s, tc);
     return s;

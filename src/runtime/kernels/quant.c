@@ -5,7 +5,12 @@
  *   quantize (kernels/quantized/cpu/op_quantize.cpp, quantize_val): inv_scale = 1.0f /
  *               (float)scale, q = zero_point + nearbyint((float)(inv_scale * x)) (round half to
  *               even), clamped to [quant_min, quant_max], in the integer dtype;
- *   dequantize (op_dequantize.cpp): (q - zero_point) * scale in float32 (or out_dtype);
+ *   dequantize (op_dequantize.cpp): per tensor (dequantize_per_tensor_out) (q - zero_point) *
+ *               (float)scale in float32; per channel (dequantize_per_channel_out) the same in
+ *               float32, except an int8 input to float32 (can_use_optimized_dequantize_per_channel:
+ *               Char in, contiguous, out_dtype Float or none), which dequantize_optimized
+ *               computes in double, (q - zero_point) * scale, then stores as float; a float64
+ *               out_dtype gets the float32 product widened;
  *   choose_qparams (op_choose_qparams.cpp, choose_qparams): min' = min(min(x), 0), max' =
  *               max(max(x), 0), scale = (max' - min') / (quant_max - quant_min) in double, 0.1
  *               when (float)scale is 0 or its float reciprocal is infinite, raised to 6.1e-5
@@ -111,7 +116,8 @@ static int quantize(ls_kctx *c, const ls_tensor *x, qparams *q, int64_t qmin, in
     return lk_ret(out, y);
 }
 
-static int dequantize(ls_kctx *c, const ls_tensor *x, qparams *q, ls_dtype dt, ls_dtype out_dt, ls_value *out)
+static int dequantize(ls_kctx *c, const ls_tensor *x, qparams *q, ls_dtype dt, ls_dtype out_dt, bool per_channel_op,
+                      ls_value *out)
 {
     if (!is_int_dtype(x->dtype)) return ls_kfail(c, "dequantizes an integer tensor, not %s", ls_dtype_name(x->dtype));
     if (x->dtype != dt) return ls_kfail(c, "the input is %s, dtype says %s", ls_dtype_name(x->dtype), ls_dtype_name(dt));
@@ -121,9 +127,12 @@ static int dequantize(ls_kctx *c, const ls_tensor *x, qparams *q, ls_dtype dt, l
     void *tx;
     const int64_t *xd = lk_as(x, LS_DT_I64, &tx);
     float *yd = lk_alloc_tmp(sizeof(float) * (size_t)(x->numel ? x->numel : 1));
+    /* lowerscope's tensors are contiguous: the optimized path is the int8 → float32 one */
+    bool in_double = per_channel_op && x->dtype == LS_DT_I8 && out_dt == LS_DT_F32;
     for (int64_t i = 0; i < x->numel; i++) {
         int64_t ch = (i / q->inner) % q->channels;
-        yd[i] = (float)(((double)xd[i] - (q->zp ? q->zp[ch] : 0)) * q->scale[ch]);
+        int64_t d = xd[i] - (int64_t)(q->zp ? q->zp[ch] : 0);
+        yd[i] = in_double ? (float)((double)d * q->scale[ch]) : (float)d * (float)q->scale[ch];
     }
     lk_convert(y->data, out_dt, yd, LS_DT_F32, x->numel);
     ls_free_aligned(yd);
@@ -147,7 +156,7 @@ LK_DECL(k_dequantize_per_tensor)
     qparams q;
     one_channel(&q, scale, zp);
     ls_dtype od = nargs > 6 ? lk_dtype_or(&args[6], LS_DT_F32) : LS_DT_F32;
-    return dequantize(c, args[0].t, &q, lk_dtype_or(&args[5], LS_DT_I8), od, out);
+    return dequantize(c, args[0].t, &q, lk_dtype_or(&args[5], LS_DT_I8), od, false, out);
 }
 
 LK_DECL(k_quantize_per_channel)
@@ -164,7 +173,7 @@ LK_DECL(k_dequantize_per_channel)
     qparams q;
     if (per_channel(c, args[0].t, &args[1], &args[2], lk_int(&args[3]), &q) != 0) return -1;
     ls_dtype od = nargs > 7 ? lk_dtype_or(&args[7], LS_DT_F32) : LS_DT_F32;
-    int rc = dequantize(c, args[0].t, &q, lk_dtype_or(&args[6], LS_DT_I8), od, out);
+    int rc = dequantize(c, args[0].t, &q, lk_dtype_or(&args[6], LS_DT_I8), od, true, out);
     qparams_free(&q);
     return rc;
 }
