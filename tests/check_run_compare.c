@@ -228,6 +228,44 @@ START_TEST(a_changed_initial_cache_fails_the_state)
 }
 END_TEST
 
+/* exir writes a mutable buffer with no name (no emit_mutable_buffer_names): a --portable .pte of
+ * kv_cache keeps its cache as an unnamed planned tensor, which the .pte loader calls _buffer_0.
+ * Compared with the .pt2, it pairs with the reference's only state of its dtype and shape; asked
+ * for names, it pairs by its target. */
+START_TEST(an_unnamed_state_of_a_pte_pairs_by_position)
+{
+    const char *orig = sample_path("kv_cache");
+    if (!orig) return;
+    char pte[512], named[512];
+    snprintf(pte, sizeof pte, "%s/kv_portable.pte", tu_tmpdir());
+    snprintf(named, sizeof named, "%s/kv_portable_named.pte", tu_tmpdir());
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "export %s --portable -o %s --force", orig, pte), 0);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "export %s --portable --mutable-buffer-names -o %s --force", orig, named), 0);
+    free(out);
+    int rc;
+    cJSON *j = run_json(&rc, "run %s --compare-with %s --json --steps %d", pte, orig, 3);
+    ck_assert_int_eq(rc, 0);
+    const cJSON *st = item(item(j, "compare"), "state");
+    ck_assert_int_eq(cJSON_GetArraySize(st), 1);
+    const cJSON *cache = cJSON_GetArrayItem(st, 0);
+    ck_assert_str_eq(item(cache, "name")->valuestring, "_buffer_0");
+    ck_assert_str_eq(item(cache, "reference")->valuestring, "cache");
+    ck_assert(cJSON_IsTrue(item(cache, "compared")) && cJSON_IsTrue(item(cache, "pass")));
+    cJSON_Delete(j);
+    ck_assert_int_eq(tu_runf(&out, "run %s --compare-with %s --steps 3", pte, orig), 0);
+    ck_assert_msg(tu_contains(out, "state _buffer_0 vs cache") && tu_contains(out, "1 state tensor, all within"), "%s", out);
+    free(out);
+    j = run_json(&rc, "run %s --compare-with %s --json --steps %d", named, orig, 3);
+    ck_assert_int_eq(rc, 0);
+    cache = cJSON_GetArrayItem(item(item(j, "compare"), "state"), 0);
+    ck_assert_str_eq(item(cache, "name")->valuestring, "cache");
+    ck_assert(cJSON_IsTrue(item(cache, "pass")));
+    cJSON_Delete(j);
+}
+END_TEST
+
 START_TEST(a_program_failing_where_the_reference_runs_is_a_finding)
 {
     const char *path = sample_path("constant_mask");
@@ -392,6 +430,7 @@ Suite *run_compare_suite(void)
     tcase_add_test(tc, kv_cache_state_is_compared_inside_its_delegate);
     tcase_add_test(tc, a_changed_constant_fails_the_comparison);
     tcase_add_test(tc, a_changed_initial_cache_fails_the_state);
+    tcase_add_test(tc, an_unnamed_state_of_a_pte_pairs_by_position);
     tcase_add_test(tc, a_program_failing_where_the_reference_runs_is_a_finding);
     tcase_add_test(tc, two_backends_run_together);
     tcase_add_test(tc, bad_usage_exits_2);

@@ -105,17 +105,52 @@ static const char *target_of(const char *state_name)
     return slash ? slash + 1 : state_name;
 }
 
+/* A state the program's .pte gave no name: exir writes a mutable buffer with no FQN unless asked
+ * (emit_mutable_buffer_names), and the .pte loader calls it _buffer_<value index>. */
+static bool unnamed_state(const char *name)
+{
+    return strncmp(target_of(name), "_buffer_", 8) == 0;
+}
+
+static bool same_shape(const ls_tensor *a, const ls_tensor *b)
+{
+    if (!a || !b || a->dtype != b->dtype || a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->sizes[d] != b->sizes[d]) return false;
+    return true;
+}
+
+/* The reference state for program state i: the untaken one of the same target; for a state its
+ * file left unnamed, the first untaken one no program state names, of the same dtype and shape
+ * (exir keeps the buffers' order: the .pte's values follow the signature's placeholders). */
+static uint32_t ref_state_for(ls_compare_run *c, const ls_runner *program, uint32_t i, const bool *taken,
+                              const bool *named)
+{
+    uint32_t nr = ls_runner_state_count(c->r);
+    const char *name = ls_runner_state_name(program, i), *target = target_of(name);
+    uint32_t j = 0;
+    while (j < nr && (taken[j] || strcmp(target_of(ls_runner_state_name(c->r, j)), target) != 0)) j++;
+    if (j < nr || !unnamed_state(name)) return j;
+    for (j = 0; j < nr; j++)
+        if (!taken[j] && !named[j] && same_shape(ls_runner_state(program, i), ls_runner_state(c->r, j))) return j;
+    return nr;
+}
+
 /* Pairs every state of the program with the reference's state of the same target; reference
  * states left over are states the program lost. */
 static void pair_states(ls_compare_run *c, const ls_runner *program)
 {
     uint32_t np = ls_runner_state_count(program), nr = ls_runner_state_count(c->r);
-    bool *taken = ls_calloc(nr + 1, sizeof *taken);
+    bool *taken = ls_calloc(nr + 1, sizeof *taken), *named = ls_calloc(nr + 1, sizeof *named);
     c->ref_state = ls_calloc((size_t)np + nr + 1, sizeof *c->ref_state);
+    for (uint32_t i = 0; i < np; i++) { /* the reference states some program state names */
+        const char *target = target_of(ls_runner_state_name(program, i));
+        for (uint32_t j = 0; j < nr; j++)
+            if (!strcmp(target_of(ls_runner_state_name(c->r, j)), target)) named[j] = true;
+    }
     for (uint32_t i = 0; i < np; i++) {
-        const char *name = ls_runner_state_name(program, i), *target = target_of(name);
-        uint32_t j = 0;
-        while (j < nr && (taken[j] || strcmp(target_of(ls_runner_state_name(c->r, j)), target) != 0)) j++;
+        const char *name = ls_runner_state_name(program, i);
+        uint32_t j = ref_state_for(c, program, i, taken, named);
         ls_compare_item it = {.run = -1, .index = i, .name = ls_intern(name), .compared = j < nr};
         it.d.pass = true;
         it.d.worst = -1;
@@ -138,6 +173,7 @@ static void pair_states(ls_compare_run *c, const ls_runner *program)
         ls_vec_push(&c->states, it);
     }
     free(taken);
+    free(named);
     c->states_ready = true;
 }
 
