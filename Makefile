@@ -42,7 +42,8 @@ BENCH_SRC := $(filter-out tests/bench/benchutil.c,$(wildcard tests/bench/*.c))
 # $(call objs,DIR,SOURCES)
 objs = $(patsubst %.c,$(1)/%.o,$(2))
 
-.PHONY: all deps run check test test-asan bench samples corpus clean tags
+.PHONY: all deps run check test test-asan bench samples corpus clean tags FORCE
+FORCE:
 all: build/lowerscope
 
 # ---- the flavours share one set of rules: build/ (default), build/asan/, build/bench/, and
@@ -61,9 +62,12 @@ $(1)/lowerscope: $$(call objs,$(1),src/cli/main.c $$(CLI_SRC) $$(VIEW_SRC)) $(1)
 	$$(if $$(Q),@echo "  LD $$@")
 	$(Q)$$(or $(3),$$(CC)) $(2) -o $$@ $$^ $$(LDLIBS)
 
-$(1)/suites.inc: $$(TEST_SRC)
+# made on every run (a removed tests/check_*.c leaves no newer prerequisite behind), replaced
+# only when the list changed, so check_main.o is rebuilt only then
+$(1)/suites.inc: FORCE
 	@mkdir -p $(1)
-	$(Q)grep -ho '^Suite \*[a-z0-9_]*_suite(void)' $$(TEST_SRC) | sed 's/^Suite \*\(.*\)_suite(void)/LS_SUITE(\1)/' | sort > $$@
+	$(Q)grep -ho '^Suite \*[a-z0-9_]*_suite(void)' $$(TEST_SRC) /dev/null | sed 's/^Suite \*\(.*\)_suite(void)/LS_SUITE(\1)/' | sort > $$@.tmp; \
+	  if cmp -s $$@.tmp $$@; then rm -f $$@.tmp; else mv $$@.tmp $$@; fi
 
 $(1)/tests/check_main.o: $(1)/suites.inc
 $(1)/check_all: $$(call objs,$(1),$$(TEST_SRC) tests/check_main.c tests/testutil.c tests/progfixtures.c $$(CLI_SRC) $$(VIEW_SRC)) $(1)/liblowerscope.a
