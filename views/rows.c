@@ -321,22 +321,24 @@ static void mutated_of(const ls_program *p, ls_ptrmap *m)
         if (p->outputs[i].kind == LS_OUT_BUFFER_MUTATION) ls_ptrmap_put(m, p->outputs[i].target, 1);
 }
 
-static void build_parts(ui_derive *d, ui_step_rows *sr, const ui_part *cpu)
+/* `in_sub`: the rows of a lowered module, whose nodes all run on its backend (they keep the tag
+ * they were partitioned with): one part, the module's own (`cpu`), counts them all. */
+static void build_parts(ui_derive *d, ui_step_rows *sr, const ui_part *cpu, bool in_sub)
 {
     const ls_program *p = sr->prog;
     parts_builder b = {.sr = sr};
     *new_part(sr) = *cpu;
     ls_ptrmap present = {0};
-    for (uint32_t i = 0; i < p->n_nodes; i++) ls_ptrmap_put(&present, p->nodes[i]->tag, 1);
+    for (uint32_t i = 0; i < p->n_nodes && !in_sub; i++) ls_ptrmap_put(&present, p->nodes[i]->tag, 1);
     for (uint32_t t = 0; t < d->tags.n && present.used; t++) /* tags in history order, only those present */
         if (ls_ptrmap_has(&present, d->tags.tags[t])) part_for(d, &b, d->tags.tags[t]);
     ls_ptrmap_free(&present);
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
         if (n->kind == LS_NODE_CALL && !ui_delegate_sub(p, n) && (!n->op || n->op->id != LS_OP_getitem))
-            part_for(d, &b, n->tag)->nodes++; /* compute nodes */
+            part_for(d, &b, in_sub ? NULL : n->tag)->nodes++; /* compute nodes */
     }
-    data_ctx dc = {.d = d, .b = &b, .p = p};
+    data_ctx dc = {.d = d, .b = &b, .only = in_sub ? &sr->parts[0] : NULL, .p = p};
     mutated_of(p, &dc.mutated);
     each_spec(p, count_spec, &dc);
     ls_ptrmap_free(&dc.mutated);
@@ -413,7 +415,7 @@ ui_step_rows *ui_rows_build(ui_derive *d, const ls_history *h, uint32_t step, co
     sr->prev = prev;
     if (!prog) return sr;
     build_rows(sr, &h->steps[step], scope);
-    build_parts(d, sr, cpu);
+    build_parts(d, sr, cpu, scope != NULL);
     if (!scope) { /* the d screen's table and CPU list, at the top level */
         ls_deleg_table_build(prog, &sr->table);
         sr->has_table = true;
