@@ -168,10 +168,72 @@ bool ui_boxview_move(ui *u, ui_boxview *v, ui_pane *p, ui_action a)
     }
 }
 
-/* A search landed on a line: the box drawn there (its first) is the selection. */
-void ui_boxview_moved(ui_boxview *v, uint32_t row)
+/* Whether the search matches the text a line has in columns [c0, c1). */
+static bool cols_match(ui *u, const char *line, uint32_t c0, uint32_t c1)
 {
-    if (v->valid && row < v->d.n_lines && v->line0[row] < v->line0[row + 1]) v->sel = v->line_box[v->line0[row]];
+    const char *s = column(line, c0), *e = c1 == UINT32_MAX ? s + strlen(s) : column(s, c1 - c0);
+    char buf[1024];
+    size_t len = (size_t)(e - s) < sizeof buf - 1 ? (size_t)(e - s) : sizeof buf - 1;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    return ui_search_matches(u, buf);
+}
+
+/* A search landed on a line: the selection is the leftmost box whose part of the line matches —
+ * on a box's lines its own columns, on the lines above a row of boxes (the edges entering each)
+ * the columns from a box of that row to the next one. A row holds several boxes, and Enter
+ * must act on the one the match is in. */
+void ui_boxview_moved(ui *u, ui_boxview *v, uint32_t row)
+{
+    if (!v->valid || row >= v->d.n_lines) return;
+    const char *line = v->d.lines[row];
+    int64_t best = -1;
+    uint32_t best_col = UINT32_MAX;
+    for (uint32_t k = v->line0[row]; k < v->line0[row + 1]; k++) {
+        const ls_box_place *pl = &v->d.place[v->line_box[k]];
+        if (pl->col < best_col && cols_match(u, line, pl->col, pl->col + pl->w)) {
+            best = v->line_box[k];
+            best_col = pl->col;
+        }
+    }
+    if (best < 0 && v->line0[row] == v->line0[row + 1]) { /* an edge line: the row of boxes below it */
+        uint32_t below = row + 1;
+        while (below < v->d.n_lines && v->line0[below] == v->line0[below + 1]) below++;
+        if (below < v->d.n_lines) {
+            uint32_t first = UINT32_MAX; /* the row's boxes, left to right, from its first in reading order */
+            for (uint32_t k = v->line0[below]; k < v->line0[below + 1]; k++)
+                if (v->rank_of[v->line_box[k]] < first) first = v->rank_of[v->line_box[k]];
+            for (uint32_t i = first; best < 0 && i < v->d.n_boxes && v->d.place[v->order[i]].line == below; i++) {
+                bool last = i + 1 >= v->d.n_boxes || v->d.place[v->order[i + 1]].line != below;
+                uint32_t next = last ? UINT32_MAX : v->d.place[v->order[i + 1]].col;
+                if (cols_match(u, line, v->d.place[v->order[i]].col, next)) best = v->order[i];
+            }
+        }
+    }
+    for (uint32_t k = v->line0[row]; best < 0 && k < v->line0[row + 1]; k++) /* a match across boxes: the leftmost */
+        if (v->d.place[v->line_box[k]].col < best_col) best_col = v->d.place[v->line_box[k]].col;
+    for (uint32_t k = v->line0[row]; best < 0 && k < v->line0[row + 1]; k++)
+        if (v->d.place[v->line_box[k]].col == best_col) best = v->line_box[k];
+    if (best >= 0) v->sel = (uint32_t)best;
+}
+
+/* n/N: the nearest box right (left) of the selected one on its row whose columns match. */
+bool ui_boxview_match_next(ui *u, ui_boxview *v, uint32_t row, bool backward)
+{
+    if (!v->valid || row >= v->d.n_lines || v->sel >= v->d.n_boxes) return false;
+    const char *line = v->d.lines[row];
+    uint32_t at = v->d.place[v->sel].col;
+    int64_t best = -1;
+    for (uint32_t k = v->line0[row]; k < v->line0[row + 1]; k++) {
+        uint32_t b = v->line_box[k];
+        const ls_box_place *pl = &v->d.place[b];
+        bool beyond = backward ? pl->col < at : pl->col > at;
+        bool nearer = best < 0 || (backward ? pl->col > v->d.place[best].col : pl->col < v->d.place[best].col);
+        if (beyond && nearer && cols_match(u, line, pl->col, pl->col + pl->w)) best = b;
+    }
+    if (best < 0) return false;
+    v->sel = (uint32_t)best;
+    return true;
 }
 
 bool ui_boxview_match(ui *u, const ui_boxview *v, uint32_t row)

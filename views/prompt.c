@@ -134,8 +134,10 @@ static void say_position(ui *u, ui_pane *p)
         return;
     }
     uint32_t k = match_at_or_after(u, p->sel);
+    /* a screen of boxes counts the lines that match (a line may cross several boxes) */
+    const char *unit = p->ops->match_next ? " lines" : "";
     if (k < u->n_matches && u->matches[k] == p->sel)
-        ui_message(u, false, "/%s: %u/%u in the %s%s", u->search, k + 1, u->n_matches, pane_name(u, p), u->count.wrapped);
+        ui_message(u, false, "/%s: %u/%u%s in the %s%s", u->search, k + 1, u->n_matches, unit, pane_name(u, p), u->count.wrapped);
     else ui_message(u, false, "/%s: %u match%s in the %s%s", u->search, u->n_matches, u->n_matches == 1 ? "" : "es",
                     pane_name(u, p), u->count.wrapped);
 }
@@ -275,6 +277,11 @@ void ui_search_next(ui *u, bool backward)
     ui_pane *p = search_pane(u);
     uint32_t n = p->ops->count(u);
     if (!n) return;
+    if (p->ops->match_next && p->ops->match_next(u, p->sel, backward)) { /* another box of the row */
+        u->count.wrapped[0] = 0;
+        say_position(u, p);
+        return;
+    }
     uint32_t from = backward ? (p->sel + n - 1) % n : (p->sel + 1) % n;
     search_start(u, p, from, backward, false, true, p->sel);
 }

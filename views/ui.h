@@ -295,6 +295,9 @@ typedef struct ui_view_ops {
     void (*activate)(ui *u, uint32_t row); /* Enter */
     void (*moved)(ui *u, uint32_t row);    /* the selection moved onto row */
     bool (*match)(ui *u, uint32_t row, const regex_t *re); /* search; NULL: not searchable */
+    /* n/N on a row holding several things (a row of boxes): the next/previous match in the
+     * selected row first; true: it moved there */
+    bool (*match_next)(ui *u, uint32_t row, bool backward);
 } ui_view_ops;
 
 extern const ui_view_ops ui_graph_ops, ui_partitions_ops, ui_node_ops, ui_timeline_ops, ui_changes_ops,
@@ -345,7 +348,8 @@ void ui_boxview_draw_row(ui *u, const ui_boxview *v, const ui_pane *p, uint32_t 
 void ui_boxview_select(ui *u, ui_boxview *v, ui_pane *p, uint32_t box); /* scrolls it into view */
 /* j/k, pages, first/last between boxes (in reading order), < and > across; true: handled. */
 bool ui_boxview_move(ui *u, ui_boxview *v, ui_pane *p, ui_action a);
-void ui_boxview_moved(ui_boxview *v, uint32_t row);                /* a search landed on row */
+void ui_boxview_moved(ui *u, ui_boxview *v, uint32_t row);         /* a search landed on row */
+bool ui_boxview_match_next(ui *u, ui_boxview *v, uint32_t row, bool backward); /* n/N: another box of row */
 bool ui_boxview_match(ui *u, const ui_boxview *v, uint32_t row); /* the search matches row */
 
 /* One line of a text view (node pane, table, run, help): text, role or tag colour, a jump. */

@@ -245,7 +245,7 @@ static bool action(ui *u, ui_action a)
 static void moved(ui *u, uint32_t row)
 {
     ensure(u);
-    ui_boxview_moved(&u->around, row);
+    ui_boxview_moved(u, &u->around, row);
 }
 
 static bool match(ui *u, uint32_t row, const regex_t *re)
@@ -253,6 +253,12 @@ static bool match(ui *u, uint32_t row, const regex_t *re)
     (void)re;
     ensure(u);
     return ui_boxview_match(u, &u->around, row);
+}
+
+static bool match_next(ui *u, uint32_t row, bool backward)
+{
+    ensure(u);
+    return ui_boxview_match_next(u, &u->around, row, backward);
 }
 
 const ui_view_ops ui_around_ops = {
@@ -264,4 +270,5 @@ const ui_view_ops ui_around_ops = {
     .activate = activate,
     .moved = moved,
     .match = match,
+    .match_next = match_next,
 };

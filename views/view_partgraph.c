@@ -154,7 +154,7 @@ static bool action(ui *u, ui_action a)
 static void moved(ui *u, uint32_t row)
 {
     ensure(u);
-    ui_boxview_moved(&u->pg, row);
+    ui_boxview_moved(u, &u->pg, row);
 }
 
 static bool match(ui *u, uint32_t row, const regex_t *re)
@@ -162,6 +162,12 @@ static bool match(ui *u, uint32_t row, const regex_t *re)
     (void)re;
     ensure(u);
     return ui_boxview_match(u, &u->pg, row);
+}
+
+static bool match_next(ui *u, uint32_t row, bool backward)
+{
+    ensure(u);
+    return ui_boxview_match_next(u, &u->pg, row, backward);
 }
 
 const ui_view_ops ui_partgraph_ops = {
@@ -173,4 +179,5 @@ const ui_view_ops ui_partgraph_ops = {
     .activate = activate,
     .moved = moved,
     .match = match,
+    .match_next = match_next,
 };

@@ -1,0 +1,32 @@
+/* Screen tests of defects found by using the UI as a newcomer would (issue 18's testing round),
+ * one script each in tests/screens/found_*.keys. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "progfixtures.h"
+#include "testutil.h"
+
+static void run_sample(const char *sample, const char *backend, const char *name, int cols, int rows)
+{
+    pf_screens_file(tu_root(sample), sample, backend, name, cols, rows, NULL);
+}
+
+/* The partition graph of two_delegates: a search hit in a row of several boxes selects the box
+ * the match is in (it selected the row's first box, and Enter filtered to another island). */
+START_TEST(screen_graph_search_in_a_row)
+{
+    run_sample("samples/two_delegates.pt2", NULL, "found_graph-search", 100, 30);
+}
+END_TEST
+
+Suite *tui_found_suite(void)
+{
+    Suite *s = suite_create("tui_found");
+    TCase *tc = tcase_create("screens");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, screen_graph_search_in_a_row);
+    suite_add_tcase(s, tc);
+    return s;
+}
