@@ -513,6 +513,8 @@ struct ui {
 
 /* ---- ui.c: screen, layout, loop; actions.c: what keys and the mouse do */
 void ui_draw(ui *u);
+void ui_draw_header(ui *u); /* frame.c: the first line */
+void ui_draw_status(ui *u); /* frame.c: the last line */
 void ui_layout(ui *u);
 void ui_reselect(ui *u); /* graph cursor back on the selected node after the rows changed */
 ui_pane *ui_focused_pane(ui *u);

@@ -1,0 +1,113 @@
+/* The frame around the panes: the header (file, dialect, step, pass, the verifier's state, the
+ * lowered module the graph is in) and the status line (the prompt, a message, the running
+ * pipeline's progress or the main keys, and where the selection is in the focused pane). */
+#include <stdio.h>
+#include <string.h>
+
+#include "ui.h"
+
+void ui_draw_header(ui *u)
+{
+    short pair;
+    attr_t a = ui_role_attr(u, UI_R_HEADER, &pair);
+    ui_fill(u, 0, 0, u->cols, a, pair);
+    const ls_step *st = &u->h->steps[u->step];
+    const ls_program *p = st->program;
+    char buf[512];
+    int x = 1;
+    snprintf(buf, sizeof buf, "%s%s%s │ %s │ step %u/%u %s%s%s │ ", u->file, p->method ? " · " : "", p->method ? p->method : "",
+             ls_dialect_name(p->dialect), u->step, ui_running(u) ? u->snap.n_planned - 1 : u->h->n ? u->h->n - 1 : 0,
+             st->pass, st->detail ? " " : "", st->detail ? st->detail : "");
+    x += ui_put(u, 0, x, u->cols - x, a, pair, buf);
+    short vp;
+    attr_t va;
+    if (st->error) {
+        va = ui_role_attr(u, UI_R_ERROR, &vp);
+        x += ui_put(u, 0, x, u->cols - x, va | A_REVERSE, vp, "pass failed");
+    } else if (st->verify.n_errors) {
+        va = ui_role_attr(u, UI_R_ERROR, &vp);
+        snprintf(buf, sizeof buf, "verify: %u error%s", st->verify.n_errors, st->verify.n_errors == 1 ? "" : "s");
+        x += ui_put(u, 0, x, u->cols - x, va | A_REVERSE, vp, buf);
+    } else {
+        x += ui_put(u, 0, x, u->cols - x, a, pair, "verify: ok");
+    }
+    if (u->depth) {
+        const ls_submodule *s = ls_program_sub(ui_scope_program_parent(u), u->scope[u->depth - 1]);
+        snprintf(buf, sizeof buf, " │ in %s (%s)", u->scope[u->depth - 1], s && s->backend_id ? s->backend_id : "?");
+        ui_put(u, 0, x, u->cols - x, a, pair, buf);
+    }
+}
+
+static const char *hint_main = "q quit ? help ←/→ step 1-5 pane / search f filter g graph r run";
+
+/* "row 3 of 40" of the focused pane ("box 3 of 8" on a screen of boxes), or "" when it is empty. */
+static void position_text(ui *u, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    ui_pane *p = ui_focused_pane(u);
+    if (!p->ops || p->r.h <= 0) return;
+    const ui_boxview *bv = u->screen == UI_S_PARTGRAPH ? &u->pg : u->screen == UI_S_AROUND ? &u->around : NULL;
+    if (bv) {
+        if (bv->valid && bv->d.n_boxes)
+            snprintf(buf, cap, "box %u of %u", bv->order ? bv->rank_of[bv->sel] + 1 : bv->sel + 1, bv->d.n_boxes);
+        return;
+    }
+    uint32_t n = p->ops->count(u);
+    if (n) snprintf(buf, cap, "row %u of %u", (p->sel < n ? p->sel : n - 1) + 1, n);
+}
+
+void ui_draw_status(ui *u)
+{
+    int y = u->rows - 1;
+    short pair;
+    attr_t a = ui_role_attr(u, UI_R_HEADER, &pair);
+    ui_fill(u, y, 0, u->cols, A_NORMAL, 0);
+    if (u->prompt_kind) {
+        char buf[1200];
+        if (u->prompt_kind == 'y')
+            snprintf(buf, sizeof buf, "%s exists — overwrite? (y/n) ", u->export_path);
+        else
+            snprintf(buf, sizeof buf, "%s%s", u->prompt_kind == 'f' ? "filter (tag, cpu or op): " : u->prompt_kind == '/' ? "/" : ":",
+                     u->prompt);
+        int w = ui_put(u, y, 0, u->cols - 1, A_NORMAL, 0, buf);
+        ui_put(u, y, w, 1, A_REVERSE, 0, " ");
+        if (u->prompt_hint[0]) { /* what Tab could complete */
+            short dp;
+            attr_t da = ui_role_attr(u, UI_R_DIM, &dp);
+            ui_put(u, y, w + 2, u->cols - w - 3, da, dp, u->prompt_hint);
+        }
+        if (u->prompt_kind == '/') { /* which pane it searches */
+            ui_pane *sp = u->screen != UI_S_MAIN ? ui_pane_of(u, UI_P_SCREEN) : u->panes[u->focus].ops->match ? &u->panes[u->focus] : ui_pane_of(u, UI_P_GRAPH);
+            char where[64];
+            snprintf(where, sizeof where, "searching the %s", sp == ui_pane_of(u, UI_P_SCREEN) ? "screen" : sp->ops->name);
+            int ww = ui_text_width(where);
+            if (w + 2 + ww < u->cols) ui_put(u, y, u->cols - ww - 1, ww, A_DIM, 0, where);
+        }
+        return;
+    }
+    /* the position, right-aligned, when the message or the hint leaves room for it */
+    char pos[64];
+    position_text(u, pos, sizeof pos);
+    int pw = pos[0] ? ui_text_width(pos) + 2 : 0;
+    if (u->msg[0]) {
+        short ep;
+        attr_t ea = ui_role_attr(u, u->msg_error ? UI_R_ERROR : UI_R_NORMAL, &ep);
+        int used = ui_put(u, y, 0, u->cols, ea, ep, u->msg);
+        if (pw && used + pw <= u->cols) ui_put(u, y, u->cols - pw + 1, pw - 1, A_NORMAL, 0, pos);
+        return;
+    }
+    if (ui_running(u)) {
+        char p[200];
+        ui_progress_text(u, p, sizeof p);
+        ui_fill(u, y, 0, u->cols, a, pair);
+        ui_put(u, y, 1, u->cols - 1, a, pair, p);
+        return;
+    }
+    const char *hint = u->screen == UI_S_MAIN  ? hint_main
+                       : u->screen == UI_S_RUN ? "r run again  q/Esc back  j/k move  / search  ? help"
+                                               : "q/Esc back  j/k move  / search  ? help";
+    ui_fill(u, y, 0, u->cols, a, pair);
+    int used = ui_put(u, y, 1, u->cols - 1 - pw, a, pair, hint);
+    if (pw && 1 + used + pw <= u->cols) ui_put(u, y, u->cols - pw + 1, pw - 1, a, pair, pos);
+}
+
