@@ -6,6 +6,9 @@
 
 #include "ui.h"
 
+/* What matters most is kept when the line is short: the verifier's state and the lowered module
+ * the graph is in come before the file's name (the user typed it): the name gives up columns
+ * first (keeping its start), then the module's backend. */
 void ui_draw_header(ui *u)
 {
     short pair;
@@ -13,29 +16,40 @@ void ui_draw_header(ui *u)
     ui_fill(u, 0, 0, u->cols, a, pair);
     const ls_step *st = &u->h->steps[u->step];
     const ls_program *p = st->program;
-    char buf[512];
-    int x = 1;
-    snprintf(buf, sizeof buf, "%s%s%s │ %s │ step %u/%u %s%s%s │ ", u->file, p->method ? " · " : "", p->method ? p->method : "",
-             ls_dialect_name(p->dialect), u->step, ui_running(u) ? u->snap.n_planned - 1 : u->h->n ? u->h->n - 1 : 0,
-             st->pass, st->detail ? " " : "", st->detail ? st->detail : "");
-    x += ui_put(u, 0, x, u->cols - x, a, pair, buf);
-    short vp;
-    attr_t va;
+    char method[256] = "", mid[512], verify[64], scope[512] = "", scope_short[512] = "";
+    if (p->method) snprintf(method, sizeof method, " · %s", p->method);
+    snprintf(mid, sizeof mid, " │ %s │ step %u/%u %s%s%s │ ", ls_dialect_name(p->dialect), u->step,
+             ui_running(u) ? u->snap.n_planned - 1 : u->h->n ? u->h->n - 1 : 0, st->pass, st->detail ? " " : "",
+             st->detail ? st->detail : "");
+    short vp = pair;
+    attr_t va = a;
     if (st->error) {
-        va = ui_role_attr(u, UI_R_ERROR, &vp);
-        x += ui_put(u, 0, x, u->cols - x, va | A_REVERSE, vp, "pass failed");
+        va = ui_role_attr(u, UI_R_ERROR, &vp) | A_REVERSE;
+        snprintf(verify, sizeof verify, "pass failed");
     } else if (st->verify.n_errors) {
-        va = ui_role_attr(u, UI_R_ERROR, &vp);
-        snprintf(buf, sizeof buf, "verify: %u error%s", st->verify.n_errors, st->verify.n_errors == 1 ? "" : "s");
-        x += ui_put(u, 0, x, u->cols - x, va | A_REVERSE, vp, buf);
+        va = ui_role_attr(u, UI_R_ERROR, &vp) | A_REVERSE;
+        snprintf(verify, sizeof verify, "verify: %u error%s", st->verify.n_errors, st->verify.n_errors == 1 ? "" : "s");
     } else {
-        x += ui_put(u, 0, x, u->cols - x, a, pair, "verify: ok");
+        snprintf(verify, sizeof verify, "verify: ok");
     }
     if (u->depth) {
         const ls_submodule *s = ls_program_sub(ui_scope_program_parent(u), u->scope[u->depth - 1]);
-        snprintf(buf, sizeof buf, " │ in %s (%s)", u->scope[u->depth - 1], s && s->backend_id ? s->backend_id : "?");
-        ui_put(u, 0, x, u->cols - x, a, pair, buf);
+        snprintf(scope, sizeof scope, " │ in %s (%s)", u->scope[u->depth - 1], s && s->backend_id ? s->backend_id : "?");
+        snprintf(scope_short, sizeof scope_short, " │ in %s", u->scope[u->depth - 1]);
     }
+    int room = u->cols - 1, fw = ui_text_width(u->file);
+    int rest = ui_text_width(method) + ui_text_width(mid) + ui_text_width(verify);
+    const char *in = scope;
+    if (fw + rest + ui_text_width(scope) > room && u->depth) in = scope_short;
+    int file_w = room - rest - ui_text_width(in);
+    int min_w = fw < 6 ? fw : 6;
+    if (file_w < min_w) file_w = min_w;
+    int x = 1;
+    x += ui_put_fit(u, 0, x, file_w, a, pair, u->file, false);
+    x += ui_put(u, 0, x, u->cols - x, a, pair, method);
+    x += ui_put(u, 0, x, u->cols - x, a, pair, mid);
+    x += ui_put(u, 0, x, u->cols - x, va, vp, verify);
+    ui_put(u, 0, x, u->cols - x, a, pair, in);
 }
 
 static const char *hint_main = "q quit ? help ←/→ step 1-5 pane / search f filter g graph r run";
