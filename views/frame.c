@@ -52,7 +52,9 @@ void ui_draw_header(ui *u)
     ui_put(u, 0, x, u->cols - x, a, pair, in);
 }
 
+/* In ASCII the arrows would read as < and >, which scroll: the letter keys are named instead. */
 static const char *hint_main = "q quit ? help ←/→ step 1-5 pane / search f filter g graph r run";
+static const char *hint_main_ascii = "q quit ? help h/l step 1-5 pane / search f filter g graph r run";
 
 /* "row 3 of 40" of the focused pane ("box 3 of 8" on a screen of boxes), or "" when it is empty. */
 static void position_text(ui *u, char *buf, size_t cap)
@@ -117,7 +119,7 @@ void ui_draw_status(ui *u)
         ui_put(u, y, 1, u->cols - 1, a, pair, p);
         return;
     }
-    const char *hint = u->screen == UI_S_MAIN  ? hint_main
+    const char *hint = u->screen == UI_S_MAIN  ? (u->utf8 ? hint_main : hint_main_ascii)
                        : u->screen == UI_S_RUN ? "r run again  q/Esc back  j/k move  / search  ? help"
                                                : "q/Esc back  j/k move  / search  ? help";
     ui_fill(u, y, 0, u->cols, a, pair);
