@@ -21,12 +21,31 @@ START_TEST(screen_graph_search_in_a_row)
 }
 END_TEST
 
+/* The UI started on a pipe (stdout is one here): it says it needs a terminal and exits 2, with no
+ * escape sequence in the pipe (it drew into it, and with stdin at end-of-file spun forever). */
+START_TEST(ui_needs_a_terminal)
+{
+    unsetenv("LOWERSCOPE_SCRIPT");
+    char *out;
+    int rc = tu_runf(&out, "%s", tu_root("samples/shared_constant.pt2"));
+    ck_assert_msg(rc == 2, "exit %d: %s", rc, out);
+    ck_assert_msg(tu_contains(out, "needs a terminal") && tu_contains(out, "is not one"), "%s", out);
+    ck_assert_msg(!strchr(out, '\x1b'), "escape sequences on a pipe: %s", out);
+    free(out);
+    /* bad input is still said first */
+    rc = tu_runf(&out, "%s --step nope", tu_root("samples/shared_constant.pt2"));
+    ck_assert_msg(rc == 2 && tu_contains(out, "--step nope: no such step"), "exit %d: %s", rc, out);
+    free(out);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
     TCase *tc = tcase_create("screens");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, screen_graph_search_in_a_row);
+    tcase_add_test(tc, ui_needs_a_terminal);
     suite_add_tcase(s, tc);
     return s;
 }

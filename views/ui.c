@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "safe_text.h"
@@ -440,6 +441,15 @@ static bool start_curses(ui *u, const ls_tui_opts *o, ls_error *err)
         u->scr_in = fopen("/dev/null", "r");
         const char *term = getenv("LOWERSCOPE_TERM");
         if (u->scr_out && u->scr_in) u->scr = newterm(term ? term : "xterm-256color", u->scr_out, u->scr_in);
+    } else if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        /* curses on a pipe or /dev/null writes escapes into it and takes end-of-file for no key,
+         * forever */
+        ls_fail(err,
+                "the terminal UI needs a terminal, and standard %s is not one; the commands print to pipes and "
+                "files (lowerscope passes FILE, info, diff, graph ...: lowerscope --help), and LOWERSCOPE_SCRIPT "
+                "runs the UI without one (docs/tui.md)",
+                !isatty(STDIN_FILENO) ? "input" : "output");
+        return false;
     } else {
         u->scr = newterm(NULL, stdout, stdin);
     }
