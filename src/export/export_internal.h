@@ -73,4 +73,10 @@ uint64_t lsx_mem_greedy(lsx_mem_tensor *t, uint32_t n, uint64_t extra_padding, u
 /* exir's naive: one after the other. Returns the arena size. */
 uint64_t lsx_mem_naive(lsx_mem_tensor *t, uint32_t n);
 
+/* insert_write_back_for_buffers_pass (write_back.c): copy_(buffer, value) for each BUFFER_MUTATION
+ * output, placed where exir places it now; the output reads the copies. Returns how many. */
+struct ls_namer;
+struct ls_report;
+uint32_t lsx_insert_write_backs(ls_program *q, struct ls_namer *names, struct ls_report *rep);
+
 #endif

@@ -12,9 +12,10 @@
  * arguments made explicit as `alloc` nodes (executorch.exir.memory.alloc(size, dtype)) placed
  * right before it; memory planning then gives each alloc its place in the arena. Getitems of a
  * call returning several tensors keep reading the call (their memory is the matching alloc).
- * A buffer the top level mutates gets the write-back ExecuTorch inserts: copy_(buffer, value)
- * before the output, and the BUFFER_MUTATION output reads the copy_. Lowered submodules are
- * left as they are: the backend compiled them. */
+ * First, a buffer the top level mutates gets the write-back ExecuTorch inserts: copy_(buffer,
+ * value), where insert_write_back_for_buffers_pass places it (write_back.c), and the
+ * BUFFER_MUTATION output reads the copy_. Lowered submodules are left as they are: the backend
+ * compiled them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,59 +135,9 @@ static void convert_call(conv *c, ls_node *n)
     c->allocs += nvals;
 }
 
-/* copy_(buffer, value) for every BUFFER_MUTATION output of the top level, before the output. */
-static void write_backs(conv *c, ls_node *outn, ls_output_spec *specs)
-{
-    const ls_program *q = c->q;
-    const ls_op *cp = ls_op_get(LS_OP_copy_);
-    ls_node *o = NULL;
-    for (uint32_t k = 0; k < q->n_outputs && k < outn->nargs; k++) {
-        if (specs[k].kind != LS_OUT_BUFFER_MUTATION || outn->args[k].kind != LS_ARG_NODE) continue;
-        const ls_node *buf = NULL;
-        for (uint32_t i = 0; i < q->n_inputs && !buf; i++)
-            if (q->inputs[i].kind == LS_IN_BUFFER && q->inputs[i].target == specs[k].target) {
-                int32_t pos = ls_program_find(q, q->inputs[i].name);
-                if (pos >= 0) buf = q->nodes[pos];
-            }
-        uint32_t value = outn->args[k].v.node;
-        if (!buf || buf->id == value) continue;
-        const ls_node *v = ls_program_node(q, value);
-        if (v && v->op == cp && v->nargs && v->args[0].kind == LS_ARG_NODE && v->args[0].v.node == buf->id)
-            continue; /* written back already */
-        ls_arg *a = ls_calloc(3, sizeof *a);
-        a[0] = ls_arg_node(buf->id);
-        a[1] = ls_arg_node(value);
-        a[2] = ls_arg_bool(false);
-        a[2].flags = LS_ARGF_DEFAULT;
-        for (int i = 0; i < 3; i++) a[i].name = cp->schema.params[i].name;
-        ls_node *w = ls_node_new(c->q, LS_NODE_CALL, ls_namer_take(c->names, ls_op_node_base(cp, LS_DIALECT_EDGE)),
-                                 ls_op_target(cp, LS_DIALECT_EXECUTORCH));
-        w->op = cp;
-        w->dialect = LS_DIALECT_EXECUTORCH;
-        ls_node_set_args(w, a, 3);
-        if (ls_node_tval(buf)) ls_node_set_val(w, ls_node_tval(buf));
-        ls_vec_push(&c->nodes, w);
-        if (!o) o = ls_node_clone(outn);
-        ls_arg_free(&o->args[k]);
-        o->args[k] = ls_arg_node(w->id);
-        specs[k].name = w->name;
-        ls_report_add(c->ctx->report, NULL, w->name, "buffer `%s` is written back by `%s` (copy_ of `%s`), as ExecuTorch does",
-                      specs[k].target, w->name, ls_program_node(q, value) ? ls_program_node(q, value)->name : "?");
-    }
-    ls_vec_push(&c->nodes, o ? o : ls_node_ref(outn));
-}
-
 static bool is_view_copy(const ls_node *n)
 {
     return n && n->kind == LS_NODE_CALL && n->op && n->op->id == LS_OP_view_copy;
-}
-
-/* Does the output write a mutated buffer back (a copy_ then sits before it)? */
-static bool has_write_backs(const ls_program *q)
-{
-    for (uint32_t k = 0; k < q->n_outputs; k++)
-        if (q->outputs[k].kind == LS_OUT_BUFFER_MUTATION) return true;
-    return false;
 }
 
 /* NormalizeViewCopyBasePass, the dead views it leaves, and ReplaceViewCopyWithViewPass. */
@@ -224,13 +175,12 @@ static void views(conv *c)
     else
         for (uint32_t i = 0; i < keep.n; i++) ls_node_unref(keep.v[i]);
     free(keep.v);
-    bool backs = has_write_backs(q);
     uint32_t replaced = 0, kept = 0;
     const ls_op *view = ls_op_get(LS_OP_memory_view);
     for (uint32_t i = 0; i + 1 < q->n_nodes; i++) {
         const ls_node *n = q->nodes[i];
         if (!is_view_copy(n)) continue;
-        if (q->nodes[i + 1]->kind == LS_NODE_OUTPUT && !backs) {
+        if (q->nodes[i + 1]->kind == LS_NODE_OUTPUT) { /* node.next.op == "output" */
             kept++;
             continue;
         }
@@ -322,17 +272,14 @@ int ls_pass_to_out_variant(const ls_program *in, ls_program **out, ls_pass_ctx *
     c.names = ls_namer_new(c.q);
     c.bounds = lsx_bounds_new(c.q);
     ls_program *q = c.q;
+    lsx_insert_write_backs(q, c.names, ctx->report);
     views(&c);
-    ls_output_spec *specs = ls_calloc(q->n_outputs ? q->n_outputs : 1, sizeof *specs);
-    if (q->n_outputs) memcpy(specs, q->outputs, sizeof *specs * q->n_outputs);
     for (uint32_t i = 0; i < q->n_nodes; i++) {
         ls_node *n = q->nodes[i];
-        if (n->kind == LS_NODE_OUTPUT) write_backs(&c, n, specs);
-        else if (convertible(n)) convert_call(&c, n);
+        if (convertible(n)) convert_call(&c, n);
         else ls_vec_push(&c.nodes, ls_node_ref(n));
     }
     ls_program_set_nodes(q, c.nodes.v, c.nodes.n);
-    ls_program_set_outputs(q, specs, q->n_outputs);
     q->dialect = LS_DIALECT_EXECUTORCH;
     if (c.converted == 1)
         ls_report_add(ctx->report, NULL, NULL, "1 call takes its out variant, with %u alloc node%s for its out argument%s",
@@ -340,7 +287,6 @@ int ls_pass_to_out_variant(const ls_program *in, ls_program **out, ls_pass_ctx *
     else
         ls_report_add(ctx->report, NULL, NULL, "%u calls take their out variant, with %u alloc node%s for their out arguments",
                       c.converted, c.allocs, c.allocs == 1 ? "" : "s");
-    free(specs);
     free(c.nodes.v);
     free(c.kept_ops.v);
     lsx_bounds_free(c.bounds);
