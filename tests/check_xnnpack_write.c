@@ -432,6 +432,49 @@ START_TEST(xnn_channels_last_fusion_and_scalars)
 }
 END_TEST
 
+/* A convolution of one input channel (groups 1, 3 output channels, 2x2) is what op_conv2d.py
+ * calls depthwise (group_input_channels 1): XNNDepthwiseConv2d with groups 1, group_in 1,
+ * group_out 3 and the filter's N and C swapped, [1, 2, 2, 3]; it computes what the Edge
+ * convolution does. */
+START_TEST(xnn_one_channel_conv_is_depthwise)
+{
+    ls_builder *b = ls_builder_new("mono", LS_DIALECT_EDGE);
+    int64_t xs[4] = {1, 1, 3, 3}, ws[4] = {3, 1, 2, 2}, os[4] = {1, 3, 2, 2};
+    uint32_t x = pf_user_input(b, "x", LS_DT_F32, 4, xs);
+    float wv[12];
+    for (int i = 0; i < 12; i++) wv[i] = (float)(i % 5) - 1.5f;
+    uint32_t w = pf_input(b, "w", LS_IN_PARAMETER, "conv.weight", pf_f32(4, ws, wv));
+    int64_t one2[2] = {1, 1}, zero2[2] = {0, 0};
+    ls_arg args[9] = {ls_arg_node(x), ls_arg_node(w), ls_arg_none(), ls_arg_ints(one2, 2), ls_arg_ints(zero2, 2),
+                      ls_arg_ints(one2, 2), ls_arg_bool(false), ls_arg_ints(zero2, 2), ls_arg_int(1)};
+    uint32_t c = pf_call(b, "conv", LS_OP_convolution, args, 9, LS_DT_F32, 4, os);
+    ls_build_output(b, &c, 1, NULL, NULL);
+    ls_program *p = ls_builder_finish(b);
+    ls_history h;
+    lower_xnnpack(p, &h);
+    const ls_program *last = h.steps[h.n - 1].program;
+    ck_assert_uint_eq(last->n_subs, 1);
+    const ls_blob *blob = last->subs[0].processed;
+    ls_xnn_graph *g;
+    ls_error err;
+    ck_assert_msg(ls_xnn_decode(blob->data, blob->size, "mono", &g, &err) == 0, "%s", err.msg);
+    const ls_xnn_node *conv = NULL;
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].type == LS_XNN_DepthwiseConv2d || g->nodes[i].type == LS_XNN_Conv2d) conv = &g->nodes[i];
+    ck_assert_ptr_nonnull(conv);
+    ck_assert_int_eq(conv->type, LS_XNN_DepthwiseConv2d);
+    ck_assert(conv->p.conv.groups == 1 && conv->p.conv.group_in == 1 && conv->p.conv.group_out == 3);
+    const ls_xnn_value *f = &g->values[ls_xnn_value_pos(g, conv->in[1])];
+    ck_assert(f->dims[0] == 1 && f->dims[1] == 2 && f->dims[2] == 2 && f->dims[3] == 3);
+    ck_assert_uint_eq(conv->in[2], LS_XNN_INVALID_ID);
+    xt_agrees_with_flatc(blob, g, last->named_data, "mono");
+    ls_xnn_graph_free(g);
+    for (uint64_t seed = 0; seed < 3; seed++) runs_agree(p, last, seed, 1e-5, 1e-6, "mono");
+    ls_history_free(&h);
+    ls_program_unref(p);
+}
+END_TEST
+
 /* sin(x) on x = [0, π/6, π/2, -π/2, 7π/6, π/4] lowered for XNNPACK: one XNNSin (union tag 45 in
  * runtime_schema.fbs at pytorch/executorch 0144bfeb, which op_sin.py writes), which flatc reads
  * as XNNSin with tests/schema/xnnpack.fbs, and which gives [0, 1/2, 1, -1, -1/2, √2/2]. */
@@ -491,6 +534,7 @@ Suite *xnnpack_write_suite(void)
     tcase_add_test(tc, xnn_channels_last_fusion_and_scalars);
     tcase_add_test(tc, xnn_quantized_mlp);
     tcase_add_test(tc, xnn_sin_is_xnnsin);
+    tcase_add_test(tc, xnn_one_channel_conv_is_depthwise);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -266,8 +266,9 @@ static int conv2d(lsw *W, const ls_node *n)
         if (opad[i]) return lsw_needs(W, n, "output padding (op_conv2d.py: XNNPACK does not support it)");
     int64_t groups = arg_int(n, "groups", 1), O = wt->sizes[0], gi = wt->sizes[1], KH = wt->sizes[2], KW = wt->sizes[3];
     int64_t go = groups ? O / groups : 0;
-    /* depthwise when group_input_channels == 1 and output channels are a multiple (op_conv2d.py) */
-    bool dw = gi == 1 && go % gi == 0 && groups > 1;
+    /* depthwise when group_input_channels == 1 (op_conv2d.py's is_depthwise_conv; its "output
+     * channels a multiple" always holds then): a one-channel convolution with groups 1 too */
+    bool dw = gi == 1;
     /* filter: [O, I/g, KH, KW] to NHWC [O, KH, KW, I/g]; depthwise swaps N and C first: [1, KH, KW, O] */
     uint32_t filt, in, bias = LS_XNN_INVALID_ID;
     if (wq) { /* static qs8: qcint8 filter, int32 bias, qint8 in and out */
