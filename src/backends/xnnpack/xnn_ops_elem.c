@@ -186,10 +186,13 @@ int lsx_softmax(lsx_run *R, uint32_t node)
 
 /* ---- Convert */
 
-/* XNNPACK's per-row (qd8) parameters: the range [min, max] widened to hold 0, spread over
- * int8's 256 steps, the zero point nudged to an integer inside [-128, 127] (the rule of torch's
- * choose_qparams, which quantized_decomposed.choose_qparams_per_token_asymmetric applies). */
-static void qd8_params(const float *x, int64_t n, float *scale, int32_t *zp)
+/* XNNPACK's per-row (qd8) parameters, as xnn_qd8_asymmetric_quantization_params computes them
+ * (XNNPACK's src/xnnpack/quantization.h): the range [min, max] widened to hold 0, its inverse
+ * scale 255 / (max - min) (1 for an empty range), the zero point from whichever end errs less,
+ * clamped to [-128, 127] and rounded to nearest even (lrintf). The rows are quantized with the
+ * inverse scale and dequantized with its reciprocal. The same rule as torch's choose_qparams,
+ * computed through the inverse. */
+static void qd8_params(const float *x, int64_t n, float *inv_scale, int32_t *zp)
 {
     float lo = 0, hi = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -197,12 +200,11 @@ static void qd8_params(const float *x, int64_t n, float *scale, int32_t *zp)
         hi = x[i] > hi ? x[i] : hi;
     }
     const float qmin = -128, qmax = 127;
-    float s = lo == hi ? 1.0f : (hi - lo) / (qmax - qmin);
-    float from_min = qmin - lo / s, from_max = qmax - hi / s;
-    float err_min = qmin + lo / s, err_max = qmax + hi / s;
-    float z = err_min + err_max > 0 ? from_min : from_max;
+    float inv = lo == hi ? 1.0f : (qmax - qmin) / (hi - lo);
+    float dmin = lo * inv, dmax = hi * inv;
+    float z = (qmin + dmin) + (qmax + dmax) > 0 ? qmin - dmin : qmax - dmax;
     z = z < qmin ? qmin : z > qmax ? qmax : z;
-    *scale = s;
+    *inv_scale = inv;
     *zp = (int32_t)lsx_round_q(z);
 }
 
@@ -232,13 +234,12 @@ int lsx_convert(lsx_run *R, uint32_t node)
         v->row_scale = ls_malloc(sizeof *v->row_scale * (size_t)(rows + 1));
         v->row_zp = ls_malloc(sizeof *v->row_zp * (size_t)(rows + 1));
         for (int64_t r = 0; r < rows; r++) {
-            float s;
+            float inv;
             int32_t z;
-            qd8_params(x + r * row, row, &s, &z);
-            v->row_scale[r] = s;
+            qd8_params(x + r * row, row, &inv, &z);
+            v->row_scale[r] = 1.0f / inv;
             v->row_zp[r] = z;
             int8_t *q = (int8_t *)out->data + r * row;
-            float inv = 1.0f / s;
             for (int64_t i = 0; i < row; i++) {
                 float f = lsx_round_q(x[r * row + i] * inv) + (float)z;
                 q[i] = (int8_t)(f < -128 ? -128 : f > 127 ? 127 : f);
