@@ -7,7 +7,9 @@
  * - a static qs8 fully connected node clamps to output_min_max in the output's steps;
  * - defineTensor gives XNNPACK blockwise scales as bf16, fp32 ones through
  *   convertF32TensorToBF16 (×1.00389105, truncated);
- * - scales kept in a constant (scale_buffer_idx) are refused by name, not guessed.
+ * - scales kept in a constant (scale_buffer_idx) are refused by name, not guessed;
+ * - dynamic int8 activations per token, with XNNPACK's qd8 parameters, for an XNNConvert and for
+ *   the older dq_datatype marker.
  * Each blob is also held to its portable twin where the twin takes the node. */
 #include <check.h>
 #include <math.h>
@@ -185,6 +187,47 @@ START_TEST(xnn_blockwise_scales_are_bf16)
 }
 END_TEST
 
+/* Dynamic int8 per token, worked by hand through XNNPACK's xnn_qd8_asymmetric_quantization_params:
+ * x = [[1, 1], [2, -2]], w = qcint8 (2, 4) at 0.25. Row 0: range [0, 1], inverse scale 255,
+ * zero point -128, q = 127 (exact): y = 255·(2 + 4)·0.25/255 = 1.5. Row 1: range [-2, 2], inverse
+ * scale 63.75, zero point lrintf(-0.5) = 0, q(2) = 128 saturated to 127, q(-2) = -128:
+ * y = (127·2 - 128·4)·0.25/63.75 = -258/255 = -1.0117647. The same through an XNNConvert to
+ * qdint8 and through runtime_schema.fbs's older dq_datatype marker on the external input
+ * (defineTensor's per-token Convert). */
+START_TEST(xnn_dynamic_int8_per_token_by_hand)
+{
+    for (int legacy = 0; legacy < 2; legacy++) {
+        xb_graph g = {0};
+        uint32_t xd[2] = {2, 2}, wd[2] = {1, 2}, od[2] = {2, 1};
+        const int8_t wq[2] = {2, 4};
+        uint32_t x = xb_value(&g, LS_XNN_DT_FP32, 2, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0), q = x;
+        if (legacy) {
+            g.v.v[x].dq_datatype = LS_XNN_DT_QINT8;
+        } else {
+            q = xb_value(&g, LS_XNN_DT_QDINT8, 2, xd, 0, LS_XNN_INVALID_ID);
+            g.v.v[q].quant = LS_XNN_Q_PER_TOKEN_DYNAMIC, g.v.v[q].num_nonbatch_dims = 1;
+        }
+        uint32_t w = xb_const(&g, LS_XNN_DT_QCINT8, 2, wd, wq, sizeof wq);
+        g.v.v[w].quant = LS_XNN_Q_PER_CHANNEL, g.v.v[w].n_scales = 1, g.v.v[w].scales = malloc(4);
+        g.v.v[w].scales[0] = 0.25f;
+        uint32_t y = xb_value(&g, LS_XNN_DT_FP32, 2, od, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+        if (!legacy) xb_node(&g, LS_XNN_Convert, &x, 1, q);
+        xb_node(&g, LS_XNN_FullyConnected, (const uint32_t[]){q, w, LS_XNN_INVALID_ID}, 3, y);
+        ls_blob *blob = xb_finish(&g, 2);
+        ck_assert_ptr_nonnull(blob);
+        int64_t dims[2] = {2, 2};
+        const float xv[4] = {1, 1, 2, -2};
+        ls_tensor *o = run1(blob, g.named, f32(2, dims, xv));
+        const float *yv = o->data;
+        ck_assert_msg(fabsf(yv[0] - 1.5f) < 1e-6f && fabsf(yv[1] - -258.0f / 255.0f) < 1e-6f, "%s: y = %.9g, %.9g",
+                      legacy ? "dq_datatype" : "Convert", yv[0], yv[1]);
+        ls_tensor_unref(o);
+        ls_blob_unref(blob);
+        xb_free(&g);
+    }
+}
+END_TEST
+
 /* A weight whose per-channel scales are in constant 1 (scale_buffer_idx) is refused at init
  * with exit code 3, naming the value; the reader still reads the blob. */
 START_TEST(xnn_scale_buffer_refused)
@@ -222,6 +265,7 @@ Suite *xnnpack_semantics_suite(void)
     tcase_add_test(tc, xnn_qs8_fully_connected_clamps_in_steps);
     tcase_add_test(tc, xnn_blockwise_scales_are_bf16);
     tcase_add_test(tc, xnn_scale_buffer_refused);
+    tcase_add_test(tc, xnn_dynamic_int8_per_token_by_hand);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -99,6 +99,9 @@ int lsx_float_io(lsx_run *R, uint32_t node, int ndim, const int64_t *dims, const
 void lsx_clamp(const ls_xnn_node *n, float *x, int64_t count);
 float lsx_round_q(float x); /* round half to even, as XNNPACK's and ExecuTorch's quantizers do */
 
+/* One row of XNNPACK's dynamic int8 quantization (qd8: xnn_qd8_asymmetric_quantization_params):
+ * n values into q, with the row's scale and zero point (xnn_ops_elem.c). */
+void lsx_qd8_row(const float *x, int64_t n, int8_t *q, float *scale, int32_t *zp);
 /* Node kernels: 0, or -1 with R->err set. Exit 3 cases set *unsupported. */
 typedef int (*lsx_kernel)(lsx_run *R, uint32_t node);
 int lsx_binary(lsx_run *R, uint32_t node);       /* Add, Subtract, Multiply, Div, Minimum, Maximum, PReLU */

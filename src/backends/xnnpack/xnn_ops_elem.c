@@ -190,9 +190,9 @@ int lsx_softmax(lsx_run *R, uint32_t node)
  * (XNNPACK's src/xnnpack/quantization.h): the range [min, max] widened to hold 0, its inverse
  * scale 255 / (max - min) (1 for an empty range), the zero point from whichever end errs less,
  * clamped to [-128, 127] and rounded to nearest even (lrintf). The rows are quantized with the
- * inverse scale and dequantized with its reciprocal. The same rule as torch's choose_qparams,
- * computed through the inverse. */
-static void qd8_params(const float *x, int64_t n, float *inv_scale, int32_t *zp)
+ * inverse scale and dequantized with its reciprocal (*scale). The same rule as torch's
+ * choose_qparams, computed through the inverse. */
+void lsx_qd8_row(const float *x, int64_t n, int8_t *q, float *scale, int32_t *zp)
 {
     float lo = 0, hi = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -204,8 +204,12 @@ static void qd8_params(const float *x, int64_t n, float *inv_scale, int32_t *zp)
     float dmin = lo * inv, dmax = hi * inv;
     float z = (qmin + dmin) + (qmax + dmax) > 0 ? qmin - dmin : qmax - dmax;
     z = z < qmin ? qmin : z > qmax ? qmax : z;
-    *inv_scale = inv;
+    *scale = 1.0f / inv;
     *zp = (int32_t)lsx_round_q(z);
+    for (int64_t i = 0; i < n; i++) {
+        float f = lsx_round_q(x[i] * inv) + (float)*zp;
+        q[i] = (int8_t)(f < -128 ? -128 : f > 127 ? 127 : f);
+    }
 }
 
 int lsx_convert(lsx_run *R, uint32_t node)
@@ -233,18 +237,8 @@ int lsx_convert(lsx_run *R, uint32_t node)
         v->n_rows = rows;
         v->row_scale = ls_malloc(sizeof *v->row_scale * (size_t)(rows + 1));
         v->row_zp = ls_malloc(sizeof *v->row_zp * (size_t)(rows + 1));
-        for (int64_t r = 0; r < rows; r++) {
-            float inv;
-            int32_t z;
-            qd8_params(x + r * row, row, &inv, &z);
-            v->row_scale[r] = 1.0f / inv;
-            v->row_zp[r] = z;
-            int8_t *q = (int8_t *)out->data + r * row;
-            for (int64_t i = 0; i < row; i++) {
-                float f = lsx_round_q(x[r * row + i] * inv) + (float)z;
-                q[i] = (int8_t)(f < -128 ? -128 : f > 127 ? 127 : f);
-            }
-        }
+        for (int64_t r = 0; r < rows; r++)
+            lsx_qd8_row(x + r * row, row, (int8_t *)out->data + r * row, &v->row_scale[r], &v->row_zp[r]);
     } else {
         lsx_store_f32(R, node, 0, out, x);
     }

@@ -58,25 +58,6 @@ static void requantize(const ls_xnn_node *n, const int32_t *acc, int64_t M, int6
         }
 }
 
-/* Dynamic quantization of a float input per row, for the dq_datatype marker. */
-static void qd8_rows(const float *x, int64_t rows, int64_t K, int8_t *q, float *scale, int32_t *zp)
-{
-    for (int64_t r = 0; r < rows; r++) {
-        const float *xr = x + r * K;
-        float lo = 0, hi = 0;
-        for (int64_t i = 0; i < K; i++) lo = xr[i] < lo ? xr[i] : lo, hi = xr[i] > hi ? xr[i] : hi;
-        float s = lo == hi ? 1.0f : (hi - lo) / 255.0f;
-        float e1 = -128 + lo / s, e2 = 127 + hi / s, z = e1 + e2 > 0 ? -128 - lo / s : 127 - hi / s;
-        z = z < -128 ? -128 : z > 127 ? 127 : z;
-        scale[r] = s;
-        zp[r] = (int32_t)lsx_round_q(z);
-        for (int64_t i = 0; i < K; i++) {
-            float v = lsx_round_q(xr[i] / s) + (float)zp[r];
-            q[r * K + i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
-        }
-    }
-}
-
 int lsx_fully_connected(lsx_run *R, uint32_t node)
 {
     const ls_xnn_node *n = &R->g->nodes[node];
@@ -138,7 +119,8 @@ int lsx_fully_connected(lsx_run *R, uint32_t node)
         own_q = ls_alloc_aligned((size_t)(M * K) + 64);
         own_s = ls_malloc(sizeof *own_s * (size_t)(M + 1));
         own_z = ls_malloc(sizeof *own_z * (size_t)(M + 1));
-        qd8_rows(in->data, M, K, own_q, own_s, own_z);
+        /* the legacy marker quantizes per token (defineTensor: num_nonbatch_dims 1) */
+        for (int64_t m = 0; m < M; m++) lsx_qd8_row((const float *)in->data + m * K, K, own_q + m * K, &own_s[m], &own_z[m]);
         xq = own_q, rs = own_s, rz = own_z;
     } else {
         const lsx_rval *v = lsx_val(R, n->in[0]);
