@@ -294,6 +294,7 @@ void ui_resize(ui *u, int rows, int cols)
     u->rows = rows;
     u->cols = cols;
     ui_layout(u);
+    if (u->screen == UI_S_HELP) ui_help_build(u); /* wrapped to the width */
     for (int i = 0; i < UI_P_ALL; i++)
         if (u->panes[i].ops && u->panes[i].r.h > 0) ui_pane_clamp(u, &u->panes[i]);
     clearok(curscr, TRUE);

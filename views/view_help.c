@@ -5,35 +5,63 @@
 
 #include "ui.h"
 
+/* One key or command: its keys in the first 24 columns, its help beside them, wrapped at spaces to
+ * the screen's width (the lines after the first start under the help). */
+static void add_entry(ui_lines *l, const char *keys, const char *help, int width)
+{
+    int w = width - 24 - 3;
+    if (w < 20) w = 20;
+    bool first = true;
+    for (const char *s = help; first || *s;) {
+        int n = (int)strlen(s);
+        if (n > w) {
+            n = w;
+            while (n > w / 2 && s[n] != ' ') n--;
+            if (s[n] != ' ') n = w;
+        }
+        if (first) {
+            ui_line *ln = ui_lines_add(l, UI_R_NORMAL, -1, "  %-22s %.*s", keys, n, s);
+            ln->indent = 24;
+        } else {
+            ui_lines_add(l, UI_R_NORMAL, -1, "%24s %.*s", "", n, s);
+        }
+        first = false;
+        s += n;
+        while (*s == ' ') s++;
+    }
+}
+
 void ui_help_build(ui *u)
 {
     ui_lines *l = &u->screen_lines;
     ui_lines_clear(l);
     uint32_t nb;
     const ui_binding *b = ui_bindings(&nb);
-    const char *group = NULL;
-    for (int a = 1; a < UI_A_COUNT; a++) {
-        if (!group || strcmp(group, ui_action_group((ui_action)a)) != 0) {
-            group = ui_action_group((ui_action)a);
-            if (l->n) ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
-            ui_lines_add(l, UI_R_TITLE, -1, "%s", group);
+    /* groups in the order they first appear in the action table, each once with all its actions */
+    for (int g = 1; g < UI_A_COUNT; g++) {
+        const char *group = ui_action_group((ui_action)g);
+        bool seen = false;
+        for (int e = 1; e < g && !seen; e++) seen = strcmp(ui_action_group((ui_action)e), group) == 0;
+        if (seen) continue;
+        if (l->n) ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
+        ui_lines_add(l, UI_R_TITLE, -1, "%s", group);
+        for (int a = g; a < UI_A_COUNT; a++) {
+            if (strcmp(ui_action_group((ui_action)a), group) != 0) continue;
+            char keys[128] = "";
+            for (uint32_t i = 0; i < nb; i++) {
+                if (b[i].action != (ui_action)a) continue;
+                size_t len = strlen(keys);
+                snprintf(keys + len, sizeof keys - len, "%s%s", len ? " " : "", b[i].keys);
+            }
+            add_entry(l, keys, ui_action_help((ui_action)a), u->cols);
         }
-        char keys[128] = "";
-        for (uint32_t i = 0; i < nb; i++) {
-            if (b[i].action != (ui_action)a) continue;
-            size_t len = strlen(keys);
-            snprintf(keys + len, sizeof keys - len, "%s%s", len ? " " : "", b[i].keys);
-        }
-        ui_line *ln = ui_lines_add(l, UI_R_NORMAL, -1, "  %-22s %s", keys, ui_action_help((ui_action)a));
-        ln->indent = 24;
     }
     ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
     ui_lines_add(l, UI_R_TITLE, -1, "Commands (after :)");
     uint32_t nc;
     const ui_cmd_info *c = ui_commands(&nc);
     for (uint32_t i = 0; i < nc; i++) {
-        ui_line *ln = ui_lines_add(l, UI_R_NORMAL, -1, "  %-22s %s", c[i].usage, c[i].help);
-        ln->indent = 24;
+        add_entry(l, c[i].usage, c[i].help, u->cols);
     }
     ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
     ui_lines_add(l, UI_R_TITLE, -1, "Marks and colours");
