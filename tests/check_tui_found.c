@@ -39,6 +39,14 @@ START_TEST(ui_needs_a_terminal)
 }
 END_TEST
 
+/* At 200 columns the partitions pane shows each partition's backend, as docs/tui.md says (the
+ * pane was never wide enough for the format that had them). */
+START_TEST(screen_partitions_backends)
+{
+    run_sample("samples/two_delegates.pt2", "samples/backends/arith.json", "found_parts-wide", 200, 30);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
@@ -46,6 +54,7 @@ Suite *tui_found_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, screen_graph_search_in_a_row);
     tcase_add_test(tc, ui_needs_a_terminal);
+    tcase_add_test(tc, screen_partitions_backends);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -416,6 +416,15 @@ ui_step_rows *ui_rows_build(ui_derive *d, const ls_history *h, uint32_t step, co
     if (!prog) return sr;
     build_rows(sr, &h->steps[step], scope);
     build_parts(d, sr, cpu, scope != NULL);
+    for (uint32_t i = 0; i < sr->n_parts; i++) { /* the partitions pane's columns */
+        const ui_part *pt = &sr->parts[i];
+        char details[64];
+        int nw = (int)strlen(pt->name), bw = pt->backend ? (int)strlen(pt->backend) : 0,
+            dw = ui_part_details(pt, details, sizeof details);
+        if (nw > sr->part_name_w) sr->part_name_w = nw;
+        if (bw > sr->part_backend_w) sr->part_backend_w = bw;
+        if (dw > sr->part_details_w) sr->part_details_w = dw;
+    }
     if (!scope) { /* the d screen's table and CPU list, at the top level */
         ls_deleg_table_build(prog, &sr->table);
         sr->has_table = true;

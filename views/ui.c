@@ -273,7 +273,7 @@ void ui_layout(ui *u)
     hc = hc < 4 ? 4 : hc > 10 ? 10 : hc;
     int HU = H - hc;
     int L = C * 3 / 10;
-    L = L < 29 ? 29 : L > 44 ? 44 : L;
+    L = L < 29 ? 29 : L > 56 ? 56 : L; /* at 56 the partitions pane has room for the backends */
     u->left_w = L;
     ui_model_ensure(u);
     int hp = 1 + (int)(u->m.n_parts ? u->m.n_parts : 1);

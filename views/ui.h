@@ -192,6 +192,7 @@ typedef struct ui_step_rows {
     uint32_t n_parts, cap_parts;
     ui_tagtab tag_log; /* what this step added to the tag table (tags and arrays only) */
     int name_w, op_w;  /* the widest name and op text of the rows */
+    int part_name_w, part_backend_w, part_details_w; /* the widest of the parts' (partitions pane) */
     /* at the top level: the step's delegation table (the d screen) and the positions of the
      * nodes on the CPU, in graph order */
     bool has_table;
@@ -514,6 +515,7 @@ struct ui {
 /* ---- ui.c: screen, layout, loop; actions.c: what keys and the mouse do */
 void ui_draw(ui *u);
 void ui_draw_header(ui *u); /* frame.c: the first line */
+int ui_part_details(const ui_part *pt, char *buf, size_t cap); /* view_partitions.c: "2n 1c 16B" */
 void ui_draw_status(ui *u); /* frame.c: the last line */
 void ui_layout(ui *u);
 void ui_reselect(ui *u); /* graph cursor back on the selected node after the rows changed */

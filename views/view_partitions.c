@@ -19,6 +19,15 @@ static uint32_t count(ui *u)
     return u->m.n_parts;
 }
 
+int ui_part_details(const ui_part *pt, char *buf, size_t cap)
+{
+    char bytes[32];
+    ui_fmt_bytes(pt->opaque ? pt->blob_bytes : pt->const_bytes, bytes, sizeof bytes);
+    int n = pt->opaque ? snprintf(buf, cap, "opaque %s", bytes) : snprintf(buf, cap, "%un %uc %s", pt->nodes, pt->consts, bytes);
+    if (pt->states && n >= 0 && (size_t)n < cap) n += snprintf(buf + n, cap - (size_t)n, " %us", pt->states);
+    return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
+}
+
 static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
 {
     ui_model_ensure(u);
@@ -37,30 +46,21 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     else if (u->colors == UI_COLORS_NONE) snprintf(sw, sizeof sw, "%c", ui_tag_letter(pt->color));
     else snprintf(sw, sizeof sw, "%s", u->utf8 ? "█" : "#");
     ui_put(u, y, x + 1, 1, a, pair, sw);
-    char bytes[32], line[256];
-    ui_fmt_bytes(pt->const_bytes, bytes, sizeof bytes);
-    char blob[32];
-    ui_fmt_bytes(pt->blob_bytes, blob, sizeof blob);
-    if (w < 44) {
-        char details[64];
-        int dl = pt->opaque ? snprintf(details, sizeof details, "opaque %s", blob)
-                            : snprintf(details, sizeof details, "%un %uc %s", pt->nodes, pt->consts, bytes);
-        if (pt->states) dl += snprintf(details + dl, sizeof details - (size_t)dl, " %us", pt->states);
-        int nw = w - 5 - dl;
-        if (nw < 4) nw = 4;
-        /* a name too long keeps its end: lowered_module_0 and _1 stay apart ("…module_1") */
-        int len = (int)strlen(pt->name);
-        if (len <= nw)
-            snprintf(line, sizeof line, "%-*s %s", nw, pt->name, details);
-        else
-            snprintf(line, sizeof line, "%s%s %s", u->utf8 ? "…" : "~", pt->name + len - (nw - 1), details);
-    } else if (pt->opaque) {
-        snprintf(line, sizeof line, "%-16.16s %-15.15s opaque blob %s (Enter: what it says)", pt->name,
-                 pt->backend ? pt->backend : "-", blob);
-    } else {
-        snprintf(line, sizeof line, "%-16.16s %-15.15s %5u nodes %3u const %-9s %u state", pt->name,
-                 pt->backend ? pt->backend : "-", pt->nodes, pt->consts, bytes, pt->states);
-    }
+    char line[256], details[64];
+    int dl = ui_part_details(pt, details, sizeof details);
+    int nw = w - 5 - dl;
+    if (nw < 4) nw = 4;
+    /* a name too long keeps its end: lowered_module_0 and _1 stay apart ("…module_1"); the
+     * backends in a column of their own when every row of the step has room for it */
+    const ui_step_rows *sr = u->m.sr;
+    int len = (int)strlen(pt->name);
+    if (sr->part_name_w + 1 + sr->part_backend_w + 1 + sr->part_details_w <= w - 4 && sr->part_backend_w)
+        snprintf(line, sizeof line, "%-*s %-*s %s", sr->part_name_w, pt->name, nw - sr->part_name_w - 1,
+                 pt->backend ? pt->backend : "-", details);
+    else if (len <= nw)
+        snprintf(line, sizeof line, "%-*s %s", nw, pt->name, details);
+    else
+        snprintf(line, sizeof line, "%s%s %s", u->utf8 ? "…" : "~", pt->name + len - (nw - 1), details);
     ui_put(u, y, x + 3, w - 3, a, pair, line);
 }
 
