@@ -47,6 +47,14 @@ START_TEST(screen_partitions_backends)
 }
 END_TEST
 
+/* tiny_llama for ArithBackend at 80 columns: the partition graph's title keeps the bytes coming
+ * back from the delegates (it read '12.8 KiB to them, 11' with the step's name before them). */
+START_TEST(screen_partgraph_title)
+{
+    run_sample("samples/tiny_llama.pt2", "samples/backends/arith.json", "found_partgraph-title", 80, 24);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
@@ -55,6 +63,7 @@ Suite *tui_found_suite(void)
     tcase_add_test(tc, screen_graph_search_in_a_row);
     tcase_add_test(tc, ui_needs_a_terminal);
     tcase_add_test(tc, screen_partitions_backends);
+    tcase_add_test(tc, screen_partgraph_title);
     suite_add_tcase(s, tc);
     return s;
 }

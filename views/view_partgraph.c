@@ -76,10 +76,14 @@ static void title(ui *u, ls_buf *b)
         delegates += r->v[i].kind == LS_REGION_TAG || r->v[i].kind == LS_REGION_DELEGATE;
     }
     char a[32], c[32];
-    ls_buf_printf(b, "Partitions · step %u %s · %u CPU island%s, %u delegate%s · %s to them, %s back", u->step,
-                  u->h->steps[u->step].pass, islands, islands == 1 ? "" : "s", delegates, delegates == 1 ? "" : "s",
-                  ls_fmt_bytes(r->cpu_to_delegates, a, sizeof a), ls_fmt_bytes(r->delegates_to_cpu, c, sizeof c));
-    if (u->pg_boxes.n < r->n) ls_buf_printf(b, " · %u regions in %u boxes", r->n, u->pg_boxes.n);
+    /* the header names the step: the line keeps its room for the counts and bytes at 80 columns */
+    ls_buf_printf(b, "Partitions · %u CPU island%s, %u delegate%s · %s to them, %s back", islands, islands == 1 ? "" : "s",
+                  delegates, delegates == 1 ? "" : "s", ls_fmt_bytes(r->cpu_to_delegates, a, sizeof a),
+                  ls_fmt_bytes(r->delegates_to_cpu, c, sizeof c));
+    /* where it fits (the folded boxes say how many regions they stand for) */
+    char folded[64];
+    int fl = snprintf(folded, sizeof folded, " · %u regions in %u boxes", r->n, u->pg_boxes.n);
+    if (u->pg_boxes.n < r->n && ui_text_width(b->s) + fl <= u->cols - 1) ls_buf_puts(b, folded);
 }
 
 static uint32_t count(ui *u)
