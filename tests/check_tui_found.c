@@ -55,6 +55,15 @@ START_TEST(screen_partgraph_title)
 }
 END_TEST
 
+/* shared_constant's step 2 beside step 5: the compare screen compares top levels, says so in its
+ * title, and the add and mul only on the left say they are inside lowered_module_0 on the right
+ * (they read as removed). */
+START_TEST(screen_compare_top_level)
+{
+    run_sample("samples/shared_constant.pt2", NULL, "found_compare-sub", 100, 24);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
@@ -64,6 +73,7 @@ Suite *tui_found_suite(void)
     tcase_add_test(tc, ui_needs_a_terminal);
     tcase_add_test(tc, screen_partitions_backends);
     tcase_add_test(tc, screen_partgraph_title);
+    tcase_add_test(tc, screen_compare_top_level);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -509,6 +509,7 @@ struct ui {
     ls_align_by cmp_by;
     ls_alignment cmp;
     uint32_t cmp_left;     /* the step the alignment was made for */
+    ls_ptrmap cmp_sub_a, cmp_sub_b; /* within a lineage: node id -> the lowered module holding it on that side */
     bool cmp_valid;
 };
 

@@ -16,6 +16,8 @@
 void ui_compare_free(ui *u)
 {
     ls_alignment_free(&u->cmp);
+    ls_ptrmap_free(&u->cmp_sub_a);
+    ls_ptrmap_free(&u->cmp_sub_b);
     if (u->cmp_h) ui_core_free(u->cmp_h);
     u->cmp_h = NULL;
     u->cmp_valid = false;
@@ -37,11 +39,35 @@ static const ls_program *right_program(const ui *u)
     return h->steps[u->cmp_step < h->n ? u->cmp_step : h->n - 1].program;
 }
 
+/* Node ids inside p's lowered modules -> the module: within a lineage a node the other side has
+ * at its top level may be inside a delegate here (the alignment is of the top levels). */
+static void index_subs(const ls_program *p, ls_ptrmap *m)
+{
+    ls_ptrmap_free(m);
+    for (uint32_t s = 0; s < p->n_subs; s++) {
+        const ls_program *sp = p->subs[s].program;
+        for (uint32_t i = 0; sp && i < sp->n_nodes; i++)
+            if (sp->nodes[i]->id) ls_ptrmap_put(m, (const void *)(uintptr_t)sp->nodes[i]->id, (uintptr_t)p->subs[s].name);
+    }
+}
+
+static const char *sub_holding(const ls_ptrmap *m, const ls_node *n)
+{
+    uintptr_t v;
+    return n->id && ls_ptrmap_get(m, (const void *)(uintptr_t)n->id, &v) ? (const char *)v : NULL;
+}
+
 static void ensure(ui *u)
 {
     if (u->cmp_valid && u->cmp_left == u->step) return;
     ls_alignment_free(&u->cmp);
     ls_align_programs(left_program(u), right_program(u), u->cmp_by, &u->cmp);
+    ls_ptrmap_free(&u->cmp_sub_a);
+    ls_ptrmap_free(&u->cmp_sub_b);
+    if (u->cmp_by == LS_ALIGN_BY_ID) {
+        index_subs(left_program(u), &u->cmp_sub_a);
+        index_subs(right_program(u), &u->cmp_sub_b);
+    }
     u->cmp_left = u->step;
     u->cmp_valid = true;
 }
@@ -136,6 +162,8 @@ static void title(ui *u, ls_buf *b)
     ensure(u);
     ls_buf_printf(b, "Compare · step %u %s │ %s · ~%u -%u +%u", u->step, u->h->steps[u->step].pass, u->cmp_label,
                   u->cmp.changed, u->cmp.only_a, u->cmp.only_b);
+    /* the alignment is of the top levels: a delegate is its call there */
+    if (left_program(u)->n_subs || right_program(u)->n_subs) ls_buf_puts(b, " · top level (a delegate is its call)");
 }
 
 static uint32_t count(ui *u)
@@ -185,6 +213,17 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     attr_t ba = ui_role_attr(u, UI_R_BORDER, &bp);
     ui_put(u, y, x + half, 1, ba, bp, u->utf8 ? "│" : "|");
     draw_side(u, rp, r->b, rt, marks[r->mark], roles[r->mark], y, x + half + 1, w - half - 1, cursor);
+    /* a node only on one side whose id the other side holds inside a lowered module */
+    const char *in = r->b < 0 && r->a >= 0 ? sub_holding(&u->cmp_sub_b, lp->nodes[r->a])
+                     : r->a < 0 && r->b >= 0 ? sub_holding(&u->cmp_sub_a, rp->nodes[r->b]) : NULL;
+    if (in) {
+        char text[300];
+        snprintf(text, sizeof text, "   inside %s", in);
+        short dp;
+        attr_t da = ui_role_attr(u, UI_R_DIM, &dp);
+        int sx = r->b < 0 ? x + half + 1 : x;
+        ui_put(u, y, sx, r->b < 0 ? w - half - 1 : half, da | (cursor ? A_REVERSE : 0), dp, text);
+    }
 }
 
 static void activate(ui *u, uint32_t row)
@@ -214,7 +253,10 @@ static bool action(ui *u, ui_action a)
             const ls_align_row *x = &u->cmp.v[r];
             const char *name = x->a >= 0 ? left_program(u)->nodes[x->a]->name : right_program(u)->nodes[x->b]->name;
             static const char *what[] = {"", "differs", "only on the left", "only on the right"};
-            ui_message(u, false, "%s %s", name, what[x->mark]);
+            const char *in = x->b < 0 && x->a >= 0 ? sub_holding(&u->cmp_sub_b, left_program(u)->nodes[x->a])
+                             : x->a < 0 && x->b >= 0 ? sub_holding(&u->cmp_sub_a, right_program(u)->nodes[x->b]) : NULL;
+            if (in) ui_message(u, false, "%s %s at the top level (inside %s on the %s)", name, what[x->mark], in, x->b < 0 ? "right" : "left");
+            else ui_message(u, false, "%s %s", name, what[x->mark]);
             return true;
         }
     ui_message(u, false, "no %s difference", dir > 0 ? "later" : "earlier");

@@ -29,9 +29,9 @@ static const char HELP[] =
     "\n"
     "options:\n" CLI_STEP_OPTION_HELP
     "  --from A --to B       the two steps (either alone: the other is the step before / the last)\n"
-    "  --with OTHER          compare the step (--step S, --to B, else the last) with the last step of\n"
-    "                        another file, nodes matched by input number, target, name and op (a .pt2\n"
-    "                        and the .pte exported from it)\n"
+    "  --with OTHER          compare the step (--step S, --to B, else the last) with another file as\n"
+    "                        it loads, nodes matched by input number, target, name and op (a .pt2 and\n"
+    "                        the .pte exported from it); top-level nodes only: a delegate is its call\n"
     "  --json                one JSON document (format_version 1, docs/cli.md)\n" CLI_PIPELINE_OPTIONS_HELP
         CLI_LOAD_OPTIONS_HELP "  -h, --help            this help\n"
     "\n"
@@ -243,8 +243,8 @@ int ls_cmd_diff(int argc, char **argv)
         if (with) ls_buf_json_str(&out, with);
         else json_step(&out, &r.h, b);
         if (with)
-            ls_buf_printf(&out, ", \"same\": %u, \"changed\": %u, \"only_from\": %u, \"only_to\": %u", al.same, al.changed,
-                          al.only_a, al.only_b);
+            ls_buf_printf(&out, ", \"scope\": \"top_level\", \"same\": %u, \"changed\": %u, \"only_from\": %u, \"only_to\": %u",
+                          al.same, al.changed, al.only_a, al.only_b);
         ls_buf_puts(&out, ", \"changes\": [");
         for (uint32_t i = 0; i < n_ch; i++) json_change(&out, &ch[i], i == 0);
         ls_buf_puts(&out, "],\n \"reports\": [");
@@ -265,8 +265,9 @@ int ls_cmd_diff(int argc, char **argv)
         fputs(out.s, stdout);
     } else {
         if (with)
-            printf("%s, %s against %s: %u same, %u changed, %u only in %s, %u only in %s\n", r.args.path, tb.s, with, al.same,
-                   al.changed, al.only_a, r.args.path, al.only_b, with);
+            printf("%s, %s against %s%s: %u same, %u changed, %u only in %s, %u only in %s\n", r.args.path, tb.s, with,
+                   r.h.steps[b].program->n_subs || other->n_subs ? " (top-level nodes: a delegate is its call)" : "",
+                   al.same, al.changed, al.only_a, r.args.path, al.only_b, with);
         else if (b == a + 1) printf("%s, %s: %u change%s\n", r.args.path, tb.s, n_ch, n_ch == 1 ? "" : "s");
         else printf("%s, %s to %s: %u change%s\n", r.args.path, ta.s, tb.s, n_ch, n_ch == 1 ? "" : "s");
         for (int s = a + 1; !with && s <= b; s++)
