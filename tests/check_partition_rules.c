@@ -290,6 +290,19 @@ START_TEST(rule_no_empty)
     ls_program *p = xnn_partitioned(b, &o, 1);
     assert_why(p, "aten_relu_default", "XNNPACK takes no empty tensors: `x` has 0 elements (rule no_empty)");
     ls_program_unref(p);
+    /* nor a tensor of a data-dependent (unbacked) size: has_free_unbacked_symbols; a backed
+     * symbolic size passes */
+    int64_t unknown = -1;
+    b = ls_builder_new("model", LS_DIALECT_EDGE);
+    x = user(b, "x", LS_DT_F32, 1, &unknown);
+    uint32_t y = user(b, "y", LS_DT_F32, 1, &unknown);
+    ls_builder_program(b)->nodes[0]->vals[0].sym[0] = ls_intern("u0");
+    ls_builder_program(b)->nodes[1]->vals[0].sym[0] = ls_intern("s0");
+    uint32_t o2[2] = {pt_unary(b, LS_OP_relu, x), pt_unary(b, LS_OP_relu, y)};
+    p = xnn_partitioned(b, o2, 2);
+    assert_why(p, "aten_relu_default", "XNNPACK takes no tensor of data-dependent size: `x` has size u0 in dim 0 (rule no_empty)");
+    ck_assert_ptr_nonnull(tag_of(p, "aten_relu_default_1"));
+    ls_program_unref(p);
 }
 END_TEST
 

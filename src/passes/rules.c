@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,13 +209,41 @@ static const char *p_same_dtype(const pr_view *v, const ls_rule *r, const ls_nod
     return NULL;
 }
 
+/* An unbacked symbol (torch names them u0, u1, ...: data-dependent sizes) among the free symbols
+ * of a size expression ("u0", "Symbol('u0', integer=True)", "2*u1"). */
+static bool has_unbacked_symbol(const char *e)
+{
+    for (const char *c = e; c && *c;) {
+        if (!(isalpha((unsigned char)*c) || *c == '_')) {
+            c++;
+            continue;
+        }
+        const char *t = c;
+        while (isalnum((unsigned char)*c) || *c == '_') c++;
+        if (t[0] == 'u' && c - t > 1) {
+            const char *d = t + 1;
+            while (d < c && isdigit((unsigned char)*d)) d++;
+            if (d == c) return true;
+        }
+    }
+    return false;
+}
+
 static const char *t_no_empty(const pr_view *v, const ls_rule *r, const ls_node *n, const ls_node *src, const ls_tmeta *m)
 {
-    if (!src || ls_tmeta_numel(m) != 0) return NULL;
+    if (!src) return NULL; /* its results are not checked (_check_outputs_are_valid_dtypes: dtypes only) */
+    for (int d = 0; d < m->ndim; d++)
+        if (has_unbacked_symbol(m->sym[d]))
+            return pr_refusal(v, r, "takes no tensor of data-dependent size: `%s` has size %s in dim %d", src->name,
+                              m->sym[d], d);
+    if (ls_tmeta_numel(m) != 0) return NULL;
     return pr_refusal(v, r, "takes no empty tensors: `%s` has 0 elements", src->name);
 }
 
-/* XNNPartitionerConfig._check_inputs_are_valid_dtypes: "XNNPACK does not support empty tensors". */
+/* XNNPartitionerConfig._check_inputs_are_valid_dtypes (xnnpack_config.py, the version with the
+ * mixed-dtype check, newer than 2a8b752a): "XNNPACK does not support empty tensors. But we can't
+ * get numel() for unbacked symints, so we conservatively bail out here if any dimension of the
+ * tensor is unbacked symint" (has_free_unbacked_symbols). Its inputs only. */
 static const char *p_no_empty(const pr_view *v, const ls_rule *r, const ls_node *n)
 {
     return each_tensor(v, r, n, t_no_empty);
