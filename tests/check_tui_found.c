@@ -64,6 +64,14 @@ START_TEST(screen_compare_top_level)
 }
 END_TEST
 
+/* tiny_llama's embedding weight in the node pane: "held by"'s columns as wide as their entries
+ * (p_tok_embeddings_weight ran into its target, 18 columns being all a placeholder had). */
+START_TEST(screen_held_by_columns)
+{
+    run_sample("samples/tiny_llama.pt2", NULL, "found_held-by", 120, 50);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
@@ -74,6 +82,7 @@ Suite *tui_found_suite(void)
     tcase_add_test(tc, screen_partitions_backends);
     tcase_add_test(tc, screen_partgraph_title);
     tcase_add_test(tc, screen_compare_top_level);
+    tcase_add_test(tc, screen_held_by_columns);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -177,6 +177,14 @@ static void held_by(ui *u, ui_lines *l, const ls_program *own, const ls_input_sp
         if (nt && same_data(mine->t, nt->t)) ls_vec_push(&found, (uint32_t)k - 1);
     }
     if (found.n) qsort(found.v, found.n, sizeof *found.v, cmp_u32);
+    int pw = (int)strlen("top level"), nw = (int)strlen("placeholder"); /* columns as wide as their entries */
+    for (uint32_t i = 0; i < found.n; i++) {
+        const ui_held *e = &sr->held[found.v[i]];
+        const ls_program *p = e->sub < 0 ? top : top->subs[e->sub].program;
+        int a = e->sub < 0 ? 0 : (int)strlen(top->subs[e->sub].name), b = (int)strlen(p->inputs[e->input].name);
+        if (a > pw) pw = a;
+        if (b > nw) nw = b;
+    }
     for (uint32_t i = 0; i < found.n; i++) {
         if (i && found.v[i] == found.v[i - 1]) continue;
         const ui_held *e = &sr->held[found.v[i]];
@@ -185,11 +193,11 @@ static void held_by(ui *u, ui_lines *l, const ls_program *own, const ls_input_sp
         const ls_input_spec *o = &p->inputs[e->input];
         if (i == 0) {
             ui_lines_add(l, UI_R_TITLE, -1, "held by (same target or the same bytes)");
-            ui_lines_add(l, UI_R_DIM, -1, "  %-18s %-18s %s", "program", "placeholder", "target");
+            ui_lines_add(l, UI_R_DIM, -1, "  %-*s %-*s %s", pw, "program", nw, "placeholder", "target");
         }
         int32_t pos = ls_program_find(p, o->name);
         int color = pos >= 0 ? ui_node_color(u, p, p->nodes[pos]) : -1;
-        jump_line(l, pname, o->name, color, 0, "  %-18s %-18s %s", pname ? pname : "top level", o->name, o->target);
+        jump_line(l, pname, o->name, color, 0, "  %-*s %-*s %s", pw, pname ? pname : "top level", nw, o->name, o->target);
     }
     free(found.v);
 }
