@@ -72,6 +72,14 @@ START_TEST(screen_held_by_columns)
 }
 END_TEST
 
+/* < and > on screens of text and in the node pane: the run screen of quantized_mlp lowered for
+ * XNNPACK shows its outputs' values past 80 columns (the keys did nothing there). */
+START_TEST(screen_scroll_text)
+{
+    run_sample("samples/quantized_mlp.pt2", "xnnpack", "found_scroll", 80, 24);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
@@ -83,6 +91,7 @@ Suite *tui_found_suite(void)
     tcase_add_test(tc, screen_partgraph_title);
     tcase_add_test(tc, screen_compare_top_level);
     tcase_add_test(tc, screen_held_by_columns);
+    tcase_add_test(tc, screen_scroll_text);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -46,7 +46,8 @@ void pf_diverging_history(ls_history *h, const ls_node **cos);
  * what it saved with the expected screens (tu_compare_screens). */
 void pf_screens(ls_history *h, const char *name, int cols, int rows, const char *dir);
 /* The same on the file at path lowered by the default pipeline (with the backend profile, a path
- * from the repository's root, when given); the UI shows the file as `shown`. */
+ * from the repository's root or a shipped profile's name, when given); the UI shows the file as
+ * `shown`. */
 void pf_screens_file(const char *path, const char *shown, const char *backend, const char *name, int cols, int rows,
                      const char *dir);
 

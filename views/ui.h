@@ -81,7 +81,7 @@ int ui_tag_of_pair(const ui *u, short pair); /* tag index of a colour pair, -1 i
     X(STEP_PREV, "Steps", "previous pass step")                                                                     \
     X(STEP_FIRST, "Steps", "first step (load)")                                                                      \
     X(STEP_LAST, "Steps", "last step")                                                                               \
-    X(SCROLL_LEFT, "Moving", "scroll the pane left (long names, wide graphs)")                                      \
+    X(SCROLL_LEFT, "Moving", "scroll left: graph, node pane, screens (long names)")                                  \
     X(SCROLL_RIGHT, "Moving", "scroll the pane right")                                                               \
     X(ENTER, "Graph", "open: a delegate call's graph, a change's node, an argument or user")                         \
     X(BACK, "Graph", "leave a delegate's graph")                                                                     \
@@ -636,7 +636,7 @@ void ui_filter_moved(ui *u);
  * an existing file is replaced only when force, else the prompt line asks first. */
 void ui_export(ui *u, const char *path, bool force);
 void ui_export_answer(ui *u, int key); /* a key typed at "PATH exists — overwrite? (y/n)" */
-void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int w, bool cursor);
+void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int w, bool cursor, uint32_t left);
 /* The operations of a full screen whose rows are u->screen_lines (table, run, help, export). */
 uint32_t ui_screen_count(ui *u);
 void ui_screen_draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor);

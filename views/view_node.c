@@ -60,7 +60,8 @@ static ui_line *jump_line(ui_lines *l, const char *prog, const char *node, int c
     return ln;
 }
 
-void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int w, bool cursor)
+/* `left`: the columns of the text scrolled off to the left (< and >). */
+void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int w, bool cursor, uint32_t left)
 {
     if (row >= l->n) return;
     const ui_line *ln = &l->v[row];
@@ -74,16 +75,22 @@ void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int
         a |= A_REVERSE;
         ui_fill(u, y, x, w, a, pair);
     }
+    const char *t = ln->text;
+    for (uint32_t c = 0; *t && c < left; c++) { /* one column a character */
+        t++;
+        while (((unsigned char)*t & 0xC0) == 0x80) t++;
+    }
+    size_t skipped = (size_t)(t - ln->text);
     int ind = ln->indent > 0 && (size_t)ln->indent <= strlen(ln->text) ? ln->indent : 0;
-    if (ind) {
+    if (ind > (int)skipped) {
         char head[256];
-        snprintf(head, sizeof head, "%.*s", ind, ln->text);
+        snprintf(head, sizeof head, "%.*s", ind - (int)skipped, t);
         short kp;
         attr_t ka = ui_role_attr(u, UI_R_KEY, &kp);
         int used = ui_put(u, y, x + 1, w - 1, ka | (cursor ? A_REVERSE : 0), kp, head);
         ui_put(u, y, x + 1 + used, w - 1 - used, a, pair, ln->text + ind);
     } else {
-        ui_put(u, y, x + 1, w - 1, a, pair, ln->text);
+        ui_put(u, y, x + 1, w - 1, a, pair, t);
     }
 }
 
@@ -94,7 +101,7 @@ uint32_t ui_screen_count(ui *u)
 
 void ui_screen_draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
 {
-    ui_lines_draw_row(u, &u->screen_lines, row, y, x, w, cursor);
+    ui_lines_draw_row(u, &u->screen_lines, row, y, x, w, cursor, ui_pane_of(u, UI_P_SCREEN)->left);
 }
 
 bool ui_screen_match(ui *u, uint32_t row, const regex_t *re)
@@ -474,7 +481,7 @@ static uint32_t count(ui *u)
 static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
 {
     ui_node_lines_build(u);
-    ui_lines_draw_row(u, &u->node_lines, row, y, x, w, cursor && u->focus == UI_P_NODE);
+    ui_lines_draw_row(u, &u->node_lines, row, y, x, w, cursor && u->focus == UI_P_NODE, ui_pane_of(u, UI_P_NODE)->left);
 }
 
 static void activate(ui *u, uint32_t row)

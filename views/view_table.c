@@ -163,7 +163,7 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     cpu_text(u, n, text, sizeof text);
     ui_line ln = {.text = text, .role = UI_R_NORMAL, .color = -1};
     ui_lines l = {.v = &ln, .n = 1};
-    ui_lines_draw_row(u, &l, 0, y, x, w, cursor);
+    ui_lines_draw_row(u, &l, 0, y, x, w, cursor, ui_pane_of(u, UI_P_SCREEN)->left);
 }
 
 static bool match(ui *u, uint32_t row, const regex_t *re)
