@@ -125,6 +125,7 @@ typedef struct ls_export_need {
     const char *name;    /* "BundledBackend", "cortex_m::pad.out" (interned) */
     const char *library; /* a kernel's library; for a backend "ExecuTorch" when ExecuTorch ships it, else NULL */
     bool stock;          /* a stock ExecuTorch runtime has it (portable kernels) or ExecuTorch ships it */
+    bool stand_in;       /* a backend ExecuTorch ships, but the blob is the bundled delegate's standing in */
 } ls_export_need;
 
 typedef struct ls_export_summary {

@@ -382,6 +382,33 @@ static void write_bytes(const char *path, const uint8_t *d, size_t n)
 
 /* Damaged exported files through `lowerscope run`: refused with a message naming the file, and
  * never a crash (the binary runs under ASan in make test-asan). */
+/* A profile under an id ExecuTorch ships (coreml: CoreMLBackend) whose modules the bundled
+ * delegate preprocessed: the file's delegate is in the bundled format (LSBB), which ExecuTorch's
+ * CoreMLBackend does not read; export and verify say so instead of "ExecuTorch ships it", and a
+ * real blob (xnnpack's) still reads "ExecuTorch ships it". */
+START_TEST(stand_in_blob_is_not_the_stock_backend)
+{
+    const char *dir = tu_tmpdir();
+    char *out;
+    int rc = tu_runf(&out, "export %s --backend coreml -o %s/kv.pte", tu_root("samples/kv_cache.pt2"), dir);
+    ck_assert_msg(rc == 0, "%s", out);
+    ck_assert_msg(tu_contains(out, "needs     backend CoreMLBackend, but its blob is lowerscope's bundled format") &&
+                      tu_contains(out, "warning: ") && !tu_contains(out, "ExecuTorch ships it"),
+                  "%s", out);
+    free(out);
+    rc = tu_runf(&out, "verify %s/kv.pte", dir);
+    ck_assert_msg(rc == 0 && tu_contains(out, "bundled format (LSBB) standing in for it"), "%s", out);
+    free(out);
+    rc = tu_runf(&out, "export %s --backend coreml -o %s/kv2.pte --json", tu_root("samples/kv_cache.pt2"), dir);
+    ck_assert_msg(rc == 0 && tu_contains(out, "\"stand_in\":true"), "%s", out);
+    free(out);
+    rc = tu_runf(&out, "export %s --backend xnnpack -o %s/q.pte", tu_root("samples/quantized_mlp.pt2"), dir);
+    ck_assert_msg(rc == 0 && tu_contains(out, "XnnpackBackend (ExecuTorch ships it") && !tu_contains(out, "standing in"),
+                  "%s", out);
+    free(out);
+}
+END_TEST
+
 START_TEST(damaged_exports_are_refused)
 {
     const char *dir = tu_tmpdir();
@@ -707,6 +734,7 @@ Suite *export_suite(void)
     tcase_add_test(tc, reading_back_gives_the_same_plan);
     tcase_add_test(tc, header_segments_and_flatc);
     tcase_add_test(tc, every_sample_loads_in_executorch_from_the_cli);
+    tcase_add_test(tc, stand_in_blob_is_not_the_stock_backend);
     tcase_add_test(tc, damaged_exports_are_refused);
     tcase_add_test(tc, export_command_and_overwrite);
     tcase_add_test(tc, compare_with_finds_differences);

@@ -76,7 +76,8 @@ static void print_json(const ls_export_summary *s)
             ls_buf_json_str(&b, s->needs[k].name);
             ls_buf_puts(&b, ",\"library\":");
             ls_buf_json_str(&b, s->needs[k].library);
-            ls_buf_printf(&b, ",\"stock\":%s}", s->needs[k].stock ? "true" : "false");
+            ls_buf_printf(&b, ",\"stock\":%s,\"stand_in\":%s}", s->needs[k].stock ? "true" : "false",
+                          s->needs[k].stand_in ? "true" : "false");
         }
         ls_buf_putc(&b, ']');
     }
@@ -138,7 +139,11 @@ int ls_cmd_export(int argc, char **argv)
     }
     /* a backend no stock ExecuTorch runtime has: the file runs only where it is linked */
     for (uint32_t k = 0; k < sum.n_needs; k++)
-        if (sum.needs[k].backend && !sum.needs[k].stock)
+        if (sum.needs[k].backend && sum.needs[k].stand_in)
+            ls_cli_error("warning: %s's %s delegate is lowerscope's bundled format standing in for it: ExecuTorch's %s "
+                         "does not read it (export with --portable for a file a stock runtime runs)", out,
+                         sum.needs[k].name, sum.needs[k].name);
+        else if (sum.needs[k].backend && !sum.needs[k].stock)
             ls_cli_error("warning: %s needs backend %s, which ExecuTorch does not ship: a stock runtime refuses it "
                          "(export with --portable for one)", out, sum.needs[k].name);
     ls_export_summary_free(&sum);

@@ -165,7 +165,8 @@ static int loads_in_executorch(const ls_pte *pte, bool refuse, ls_export_summary
         for (uint32_t k = 0; k < s->n_needs && !dup; k++) dup = s->needs[k].name == is->name; /* a few per file */
         if (dup || is->kind == LS_PTE_FAILS) continue;
         s->needs[s->n_needs++] = (ls_export_need){backend, is->name, is->library,
-                                                  backend ? is->library != NULL : ls_et_library_is_stock(is->library)};
+                                                  backend ? is->library != NULL : ls_et_library_is_stock(is->library),
+                                                  backend && !is->library && ls_et_backend_is_stock(is->name)};
     }
     ls_pte_check_report_free(&r);
     return 0;
@@ -385,7 +386,11 @@ void ls_export_summary_text(const ls_export_summary *s, ls_buf *b)
     }
     for (uint32_t i = 0; i < s->n_needs; i++) {
         const ls_export_need *nd = &s->needs[i];
-        if (nd->backend)
+        if (nd->backend && nd->stand_in)
+            ls_buf_printf(b, "  needs     backend %s, but its blob is lowerscope's bundled format standing in for it, which "
+                             "ExecuTorch's %s does not read: only lowerscope runs the file (--portable lowers for "
+                             "portable kernels only)\n", nd->name, nd->name);
+        else if (nd->backend)
             ls_buf_printf(b, "  needs     backend %s%s\n", nd->name,
                           nd->stock ? " (ExecuTorch ships it: the runtime must link it)"
                                     : ", which ExecuTorch does not ship: a stock runtime refuses the file (--portable "

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundled_blob.h"
 #include "dialect.h"
 #include "ops.h"
 #include "pte_check_internal.h"
@@ -260,6 +261,24 @@ static void check_chains(lspc *C, const ls_pte_plan *pl)
 }
 
 /* BackendDelegate::Init (method.cpp): the backend, its processed data, its compile specs. */
+/* A delegate whose processed bytes are the bundled delegate's format (bundled_blob.h's magic at
+ * their start): a profile named a backend lowerscope does not have, and the bundled delegate
+ * preprocessed the module in its place (docs/backends.md). */
+static bool stand_in_blob(const ls_pte *p, const ls_pte_delegate *d)
+{
+    const uint8_t *b = NULL;
+    uint64_t n = 0;
+    if (!d->has_processed) return false;
+    if (d->processed.location == LS_PTE_INLINE && d->processed.index < p->backend_delegate_data.n) {
+        b = p->backend_delegate_data.v[d->processed.index].storage.v;
+        n = p->backend_delegate_data.v[d->processed.index].storage.n;
+    } else if (d->processed.location == LS_PTE_SEGMENT && d->processed.index < p->n_segment_data) {
+        b = p->segment_data[d->processed.index].v;
+        n = p->segment_data[d->processed.index].n;
+    }
+    return b && n >= 4 && memcmp(b, LS_BB_MAGIC, 4) == 0;
+}
+
 static void check_delegates(lspc *C, const ls_pte_plan *pl)
 {
     const ls_pte *p = C->p;
@@ -278,12 +297,18 @@ static void check_delegates(lspc *C, const ls_pte_plan *pl)
         } else if (!ls_ptrmap_has(&seen, ls_intern(d->id))) {
             ls_ptrmap_put(&seen, ls_intern(d->id), 1);
             bool stock = ls_et_backend_is_stock(d->id);
-            lspc_issue(C, LS_PTE_NEEDS_BACKEND, rule, d->id, stock ? "ExecuTorch" : NULL, w,
-                       stock ? "needs backend %s (ExecuTorch ships it: the runtime must link it, else \"Backend %s is "
-                               "not registered.\")"
-                             : "needs backend %s, which ExecuTorch does not ship (a stock runtime says \"Backend %s is "
-                               "not registered.\")",
-                       d->id, d->id);
+            if (stock && stand_in_blob(p, d)) /* the id is ExecuTorch's, the bytes are ours */
+                lspc_issue(C, LS_PTE_NEEDS_BACKEND, rule, d->id, NULL, w,
+                           "needs backend %s, but its blob is lowerscope's bundled format (LSBB) standing in for it, "
+                           "which ExecuTorch's %s does not read: only lowerscope runs this delegate",
+                           d->id, d->id);
+            else
+                lspc_issue(C, LS_PTE_NEEDS_BACKEND, rule, d->id, stock ? "ExecuTorch" : NULL, w,
+                           stock ? "needs backend %s (ExecuTorch ships it: the runtime must link it, else \"Backend %s is "
+                                   "not registered.\")"
+                                 : "needs backend %s, which ExecuTorch does not ship (a stock runtime says \"Backend %s is "
+                                   "not registered.\")",
+                           d->id, d->id);
         }
         if (!d->has_processed) {
             lspc_fail(C, "method.cpp BackendDelegate::GetProcessedData", w,
