@@ -51,6 +51,10 @@ START_TEST(comparison_follows_tensors_are_close)
     ck_assert(!close1(LS_DT_F32, 1.0, INFINITY, 1e-5, 1e-8));      /* the error is not finite */
     ck_assert(!close1(LS_DT_F32, 1.0, 1.0000001, 0, 0));           /* rtol = atol = 0: exact */
     ck_assert(close1(LS_DT_F16, 1.0, 1.0009765625, 1e-3, 0));      /* half: as doubles, with tolerance */
+    /* float32's error is a float subtraction: 1 - 2^25 is -33554431, which float rounds to -2^25;
+     * against 0.99999998 * 2^25 = 33554431.33 it fails, where float64's exact error passes */
+    ck_assert(!close1(LS_DT_F32, 1.0, 33554432.0, 0.99999998, 0));
+    ck_assert(close1(LS_DT_F64, 1.0, 33554432.0, 0.99999998, 0));
     /* bfloat16 and integers: byte for byte, whatever the tolerance */
     ck_assert(!close1(LS_DT_BF16, 1.0, 1.0078125, 1, 1));
     ck_assert(!close1(LS_DT_I64, 7, 8, 1, 1));

@@ -311,13 +311,16 @@ int ls_bp_value_tensor(const ls_bp_value *v, const char *where, ls_tensor **out,
     return 0;
 }
 
-/* elem_is_close of bundled_program.cpp: e the bundled (expected) element, a the method's. */
-static bool elem_close(double e, double a, double rtol, double atol)
+/* elem_is_close of bundled_program.cpp: e the bundled (expected) element, a the method's. It is a
+ * template on the element type: for float32 `std::abs(ai - bi)` is a float subtraction, rounded to
+ * float before it is held against the double `atol + |rtol * bi|` (half goes through double). */
+static bool elem_close(double e, double a, bool as_float, double rtol, double atol)
 {
     if (isnan(e) && isnan(a)) return true;
     if (!isfinite(e) && !isfinite(a) && ((e > 0) == (a > 0))) return true;
     if (rtol == 0 && atol == 0) return e == a;
-    double allowed = atol + fabs(rtol * a), actual = fabs(e - a);
+    double allowed = atol + fabs(rtol * a);
+    double actual = as_float ? (double)fabsf((float)e - (float)a) : fabs(e - a);
     return isfinite(actual) && actual <= allowed;
 }
 
@@ -342,7 +345,7 @@ bool ls_bp_tensors_close(const ls_tensor *expected, const ls_tensor *actual, dou
     if (dt == LS_DT_F32 || dt == LS_DT_F64 || dt == LS_DT_F16) {
         for (int64_t i = 0; i < expected->numel; i++) {
             double e = ls_tensor_get_f64(expected, i), a = ls_tensor_get_f64(actual, i);
-            if (elem_close(e, a, rtol, atol)) continue;
+            if (elem_close(e, a, dt == LS_DT_F32, rtol, atol)) continue;
             if (worst) *worst = i;
             if (why) snprintf(why, cap, "element %lld: expected %.9g, the method gave %.9g", (long long)i, e, a);
             return false;
