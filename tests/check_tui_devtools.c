@@ -88,6 +88,30 @@ START_TEST(screen_etdump_over_the_etrecord)
 }
 END_TEST
 
+/* The recorded programs share no ids: each lowered module's nodes take those of the export's
+ * nodes it took, so the compare screen says which module holds an export node. */
+START_TEST(screen_compare_of_the_etrecord_steps)
+{
+    dt_fixture f;
+    dt_fixture_make(&f);
+    dt_fixture_etrecord(&f);
+    char buf[512];
+    const char *dir = folder_of(f.pte_path, buf, sizeof buf);
+    run_keys(dir, "found_etrecord-compare", "two.etrecord", 120, 36);
+    char *s = screen(dir, "found_etrecord-compare.screen");
+    /* each export node a module took says which one: add/mul lowered_module_0, sub/div _1 */
+    const char *names[] = {"add", "mul", "add_1", "mul_1", "add_2", "mul_2", "sub", "div", "sub_1", "div_1", "sub_2", "div_2"};
+    for (int k = 0; k < 12; k++) {
+        char want[200];
+        snprintf(want, sizeof want, "inside lowered_module_%d                                 │+  %-22s", k < 6 ? 0 : 1,
+                 names[k]);
+        ck_assert_msg(tu_contains(s, want), "%s not in\n%s", want, s);
+    }
+    free(s);
+    dt_fixture_free(&f);
+}
+END_TEST
+
 START_TEST(screen_run_of_a_bundled_program)
 {
     ls_bpte b;
@@ -112,6 +136,7 @@ Suite *tui_devtools_suite(void)
     tcase_add_test(tc, screen_etdump_over_the_pte);
     tcase_add_test(tc, screen_etdump_over_the_etrecord);
     tcase_add_test(tc, screen_run_of_a_bundled_program);
+    tcase_add_test(tc, screen_compare_of_the_etrecord_steps);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -8,6 +8,7 @@
 #include "export.h"
 #include "passes.h"
 #include "pte_file.h"
+#include "ptrmap.h"
 #include "verify.h"
 
 static const ls_pass pass_table[] = {
@@ -282,24 +283,62 @@ static void finish(ls_history *h)
 
 /* Programs a file recorded apart (an ETRecord's members) share no node ids: b's nodes take the
  * ids of a's they match by identity, as `diff --with` matches two files (align.h), the others
- * new ones, and so do the nodes of each lowered module of b that a has too. Then a step's
- * changes, the UI's marks and "was:" lines are by id as after any pass. */
-static void match_ids(const ls_program *a, ls_program *b)
+ * new ones (*fresh counts them, past every id a step has, its lowered modules' too), and so do
+ * the nodes of each lowered module of b that a has too. A lowered module a does not have (a was
+ * recorded before to_backend) holds nodes of a's top level, as to_backend's modules hold the
+ * nodes they took: its nodes take the ids of a's top-level nodes they match, unless b's top
+ * level or another module has that id already (`claimed`), so the UI's compare says a node of a
+ * is inside the module that really took it. Then a step's changes, the UI's marks and "was:"
+ * lines are by id as after any pass. */
+static void match_ids_into(const ls_program *a, ls_program *b, ls_ptrmap *claimed, uint32_t *fresh)
 {
     ls_alignment al;
     ls_align_programs(a, b, LS_ALIGN_BY_IDENTITY, &al);
-    uint32_t *ids = ls_malloc(sizeof *ids * (b->n_nodes + 1)), next = a->next_id;
+    uint32_t *ids = ls_malloc(sizeof *ids * (b->n_nodes + 1));
     for (uint32_t j = 0; j < b->n_nodes; j++) {
         const ls_align_row *row = &al.v[al.row_of_b[j]];
-        ids[j] = row->a >= 0 ? a->nodes[row->a]->id : next++;
+        uint32_t id = row->a >= 0 ? a->nodes[row->a]->id : 0;
+        const void *key = (const void *)(uintptr_t)id;
+        if (!id || (claimed && ls_ptrmap_has(claimed, key))) id = (*fresh)++;
+        ids[j] = id;
     }
     ls_alignment_free(&al);
     ls_program_renumber(b, ids);
     free(ids);
+}
+
+static uint32_t max_id(const ls_program *p)
+{
+    uint32_t m = p->next_id;
+    for (uint32_t k = 0; k < p->n_subs; k++)
+        if (p->subs[k].program && max_id(p->subs[k].program) > m) m = max_id(p->subs[k].program);
+    return m;
+}
+
+static void match_ids_from(const ls_program *a, ls_program *b, uint32_t *fresh)
+{
+    match_ids_into(a, b, NULL, fresh);
+    ls_ptrmap claimed = {0};
+    for (uint32_t i = 0; i < b->n_nodes; i++) ls_ptrmap_put(&claimed, (const void *)(uintptr_t)b->nodes[i]->id, 1);
     for (uint32_t k = 0; k < b->n_subs; k++) {
+        ls_program *sb = b->subs[k].program;
+        if (!sb) continue;
         const ls_submodule *sa = ls_program_sub(a, b->subs[k].name);
-        if (sa && sa->program && b->subs[k].program) match_ids(sa->program, b->subs[k].program);
+        if (sa && sa->program) {
+            match_ids_from(sa->program, sb, fresh);
+            continue;
+        }
+        match_ids_into(a, sb, &claimed, fresh);
+        for (uint32_t i = 0; i < sb->n_nodes; i++) ls_ptrmap_put(&claimed, (const void *)(uintptr_t)sb->nodes[i]->id, 1);
     }
+    ls_ptrmap_free(&claimed);
+    if (*fresh > b->next_id) b->next_id = *fresh;
+}
+
+static void match_ids(const ls_program *a, ls_program *b)
+{
+    uint32_t fresh = max_id(a);
+    match_ids_from(a, b, &fresh);
 }
 
 /* The steps a file recorded (an ETRecord): its programs as they are, in order, the loaded one
