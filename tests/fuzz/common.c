@@ -9,9 +9,11 @@
 
 #include "backend.h"
 #include "delegation.h"
+#include "etrecord.h"
 #include "export.h"
 #include "passes.h"
 #include "pte.h"
+#include "reader.h"
 #include "runtime.h"
 #include "verify.h"
 #include "xnnpack_blob.h"
@@ -65,6 +67,11 @@ static uint64_t value_bytes(const ls_program *p)
         total = b == UINT64_MAX ? b : total + b;
     }
     return total;
+}
+
+bool fuzz_runnable(const ls_program *p)
+{
+    return p->n_nodes <= FUZZ_MAX_NODES && value_bytes(p) <= FUZZ_MAX_TENSOR_BYTES;
 }
 
 void fuzz_run(const ls_program *p)
@@ -129,4 +136,39 @@ void fuzz_backend(const ls_backend *be, const ls_blob *blob, const ls_value *in,
         for (uint32_t i = 0; i < nout; i++) ls_value_release(&out[i]);
     free(out);
     be->destroy(h);
+}
+
+int fuzz_lowered(const char *path, uint8_t **pte_bytes, size_t *pte_size, const char *etrecord)
+{
+    *pte_bytes = NULL;
+    ls_program *p;
+    ls_error err;
+    if (ls_load(path, NULL, &p, &err) != 0) return -1;
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_history h;
+    int rc = -1;
+    if (ls_pipeline_run(p, &o, &h, &err) == 0) {
+        const ls_program *last = h.steps[h.n - 1].program;
+        const ls_pte *pte = ls_program_emitted(last, NULL);
+        rc = pte ? ls_pte_write(pte, pte_bytes, pte_size, &err) : -1;
+        int edge = ls_history_find_step(&h, "to_backend", &err);
+        char *dhm = NULL, *dm = NULL;
+        if (rc == 0 && etrecord &&
+            (edge < 0 || ls_debug_maps_json(last, "forward", &dhm, &dm, &err) != 0 ||
+             ls_etrecord_write(&(ls_etrecord_parts){.exported = h.steps[0].program, .edge = h.steps[edge].program,
+                                                    .debug_handle_map = dhm, .delegate_map = dm},
+                               etrecord, &err) != 0))
+            rc = -1;
+        free(dhm);
+        free(dm);
+        ls_history_free(&h);
+    }
+    ls_pipeline_opts_free(&o);
+    ls_program_unref(p);
+    if (rc != 0) {
+        free(*pte_bytes);
+        *pte_bytes = NULL;
+    }
+    return rc;
 }

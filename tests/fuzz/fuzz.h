@@ -22,8 +22,16 @@ const char *fuzz_path(const uint8_t *data, size_t size);
 void fuzz_program(const ls_program *p);
 /* p run once on generated inputs, when its tensors are small enough to allocate. */
 void fuzz_run(const ls_program *p);
+/* Whether p is small enough to run (fuzz_run's bound): its nodes and its values' bytes. */
+bool fuzz_runnable(const ls_program *p);
 /* A delegate blob through a backend: init, one execute on in[0..nin) when init takes it,
  * destroy. Takes nothing. */
 void fuzz_backend(const ls_backend *be, const ls_blob *blob, const ls_value *in, uint32_t nin);
+
+/* The file at path (a .pt2) lowered by the default pipeline: its emitted .pte's bytes (malloc'd),
+ * and, when etrecord is not NULL, its ETRecord written there (the export step's and the
+ * to_backend step's programs, the emitter's maps), as the devtools tests make theirs. -1 when
+ * any of it fails. The ETDump harness and fuzz_seeds use it. */
+int fuzz_lowered(const char *path, uint8_t **pte, size_t *pte_size, const char *etrecord);
 
 #endif

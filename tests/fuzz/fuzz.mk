@@ -27,13 +27,14 @@ build/fuzz/fuzz_%: build/fuzz/tests/fuzz/fuzz_%.o build/fuzz/tests/fuzz/common.o
 build/asan/replay_%: build/asan/tests/fuzz/fuzz_%.o build/asan/tests/fuzz/common.o build/asan/tests/fuzz/replay.o build/asan/liblowerscope.a
 	$(if $(Q),@echo "  LD $@")
 	$(Q)$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
-build/fuzz_seeds: build/tests/fuzz/seeds.o build/liblowerscope.a
+build/fuzz_seeds: build/tests/fuzz/seeds.o build/tests/fuzz/common.o build/liblowerscope.a
 	$(Q)$(CC) -o $@ $^ $(LDLIBS)
 
 .PHONY: fuzz fuzz-build fuzz-seeds replay
 fuzz-build: $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_HARNESSES))
 
-# seeds from samples/, tests/ and ../shared/data (when present), by the reader they are for
+# seeds from samples/, tests/ and ../shared/data (when present), by the reader they are for;
+# fuzz_seeds makes the rest (seeds.c): the samples' .pte, delegate blobs, ETRecords, ETDumps, .bpte
 fuzz-seeds: build/fuzz_seeds
 	$(Q)rm -rf $(FUZZ_SEEDS) && for h in $(FUZZ_HARNESSES); do mkdir -p $(FUZZ_SEEDS)/$$h; done
 	$(Q)cp samples/*.pt2 tests/programs/*.pt2 tests/corpus/*.pt2 $(FUZZ_SEEDS)/pt2/
