@@ -94,6 +94,14 @@ static const corpus_case cases[] = {
     {"escapes.pt2", "info %1$s", 0, "tags      1: tag\\x1b]0;title\\x07\\x1b]52;c;aGk=\\x07\\x1b[2J\\u009b31m\\x7f\\u202egnp.exe\\u2066 1 node"},
     {"escapes.pte", "info %1$s", 0,
      "lowered_module_0 BundledBackend\\x1b]0;title\\x07\\x1b[2J\\u009b31m\\u202e\\xff\\xc0\\x80\\xed\\xa0\\x80: 448 B blob"},
+    /* the devtools files carrying the same strings (every_devtools_command_shows_text_escaped);
+     * an error message naming a method the file names */
+    {"escapes.bpte", "run %1$s", 1,
+     "case 0: error: program: no method 'forward\\x1b]0;title\\x07\\x1b[2J\\u009b31m\\u202e\\xff\\xc0\\x80\\xed\\xa0\\x80' "
+     "(methods: forward)"},
+    {"escapes.etrecord", "diff %1$s --step 1", 0,
+     "- add\\x1b]0;title\\x07\\x1b]52;c;aGk=\\x07\\x1b[2J\\u009b31m\\x7f\\u202egnp.exe\\u2066: aten.add.Tensor(x, p_w)"},
+    {"escapes.etdp", "info %1$s", 2, "escapes.etdp: an ETDump (\"ED00\", the trace ExecuTorch's runtime writes of a run), not a program"},
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
@@ -218,6 +226,58 @@ START_TEST(every_command_shows_text_escaped)
                      "add\x1b]0;title\x07\x1b]52;c;aGk=\x07\x1b[2J\xc2\x9b" "31m\x7f\xe2\x80\xaegnp.exe\xe2\x81\xa6");
     cJSON_Delete(j);
     free(out);
+}
+END_TEST
+
+/* Box text is cut to width as it is shown: every line of a box is as wide as its top */
+static void assert_boxes_aligned(const char *what, const char *out)
+{
+    long top = -1;
+    for (const char *line = out; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        long cols = 0;
+        for (size_t i = 0; i < len; i++) cols += ((unsigned char)line[i] & 0xc0) != 0x80;
+        if (!strncmp(line, "\xe2\x94\x8c", 3)) top = cols; /* ┌ */
+        else if (top >= 0 && !strncmp(line, "\xe2\x94\x82", 3)) /* │ */
+            ck_assert_msg(cols == top, "%s: a box line of %ld columns under a top of %ld:\n%.*s", what, cols, top, (int)len, line);
+        line += len + (end != NULL);
+    }
+}
+
+/* The commands that read the devtools files, on files carrying the same strings (a .bpte of
+ * escapes.pte, an ETDump of a run of it with those strings as event names and a debug id, the
+ * ETRecord of escapes.pt2): nothing raw, the text there escaped, --json valid, boxes aligned. */
+START_TEST(every_devtools_command_shows_text_escaped)
+{
+    static const char *const commands[] = {
+        "info %1$s/escapes.bpte", "info %1$s/escapes.bpte --json", "run %1$s/escapes.bpte",
+        "run %1$s/escapes.bpte --json", "verify %1$s/escapes.bpte", "passes %1$s/escapes.bpte",
+        "graph %1$s/escapes.bpte", "graph %1$s/escapes.bpte --json", "run %1$s/escapes.pte --etdump %1$s/escapes.etdp",
+        "run %1$s/escapes.pte --etdump %1$s/escapes.etdp --json", "info %1$s/escapes.etrecord",
+        "info %1$s/escapes.etrecord --json", "passes %1$s/escapes.etrecord", "passes %1$s/escapes.etrecord --json",
+        "diff %1$s/escapes.etrecord --step 1", "diff %1$s/escapes.etrecord --step 1 --json",
+        "graph %1$s/escapes.etrecord --step 0", "graph %1$s/escapes.etrecord --step 0 --dot",
+        "run %1$s/escapes.etrecord --etdump %1$s/escapes.etdp", "run %1$s/escapes.etrecord --etdump %1$s/escapes.etdp --json",
+        "info %1$s/escapes.etdp", "run %1$s/escapes.etdp",
+    };
+    int escaped = 0;
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++) {
+        char *out = NULL;
+        int rc = tu_runf(&out, commands[c], tu_root("tests/corpus"));
+        ck_assert_msg(rc >= 0 && rc <= 2, "'%s': exit %d: %s", commands[c], rc, out);
+        assert_clean(commands[c], out);
+        ck_assert_msg(ls_safe_is_plain(out, strlen(out), LS_SAFE_LAYOUT), "'%s' printed raw controls:\n%s", commands[c], out);
+        escaped += tu_contains(out, "\\x1b]0;title\\x07") || tu_contains(out, "\\u001b]0;title\\u0007");
+        if (strstr(commands[c], "--json") && rc <= 1) {
+            cJSON *j = cJSON_Parse(out);
+            ck_assert_msg(j != NULL, "'%s': not JSON:\n%s", commands[c], out);
+            cJSON_Delete(j);
+        }
+        if (!strncmp(commands[c], "graph", 5)) assert_boxes_aligned(commands[c], out);
+        free(out);
+    }
+    ck_assert_msg(escaped >= 14, "the escaped text is in only %d outputs", escaped);
 }
 END_TEST
 
@@ -352,6 +412,7 @@ Suite *corpus_suite(void)
     tcase_add_test(tc, corpus_is_refused_with_a_message);
     tcase_add_test(tc, corpus_cases_give_what_they_must);
     tcase_add_test(tc, every_command_shows_text_escaped);
+    tcase_add_test(tc, every_devtools_command_shows_text_escaped);
     tcase_add_test(tc, output_filter_keeps_characters_cut_by_buffers);
     tcase_add_test(tc, structural_errors_stop_the_pipeline);
     tcase_add_test(tc, out_of_memory_names_the_file);

@@ -9,6 +9,7 @@
 #include "delegation.h"
 #include "ptrmap.h"
 #include "regions.h"
+#include "safe_text.h"
 
 /* ---- text as code points (every character we draw is one column wide) */
 
@@ -61,8 +62,13 @@ typedef struct grid {
 static void grid_text(grid *g, uint32_t y, uint32_t x, uint32_t maxw, const char *s, bool keep_end)
 {
     if (!s || y >= g->rows) return;
+    /* measured as it is shown: a control in a name is drawn escaped, several columns wide
+     * (the output's filter would escape it after the box was cut to width, pushing its right
+     * edge out) */
+    char shown[2048];
+    ls_safe_copy(s, strlen(s), 0, shown, sizeof shown);
     uint32_t cps[512], n = 0;
-    for (const char *p = s; *p && n < 512;) cps[n++] = utf8_next(&p);
+    for (const char *p = shown; *p && n < 512;) cps[n++] = utf8_next(&p);
     uint32_t from = 0;
     if (n > maxw && maxw > 1) { /* too long: an ellipsis, keeping the end (names) or the start */
         if (keep_end) {
