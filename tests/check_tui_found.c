@@ -80,6 +80,16 @@ START_TEST(screen_scroll_text)
 }
 END_TEST
 
+/* A .pte with a view exir elided under an operator lowerscope does not know (KeywordSpotting's
+ * quantized_linear): the view is its input, so the CPU is one island from input to output. */
+START_TEST(screen_graph_through_an_elided_view)
+{
+    const char *kws = tu_shared("data/pte/et_arduino_KeywordSpotting.pte");
+    if (!kws) return;
+    pf_screens_file(kws, "et_arduino_KeywordSpotting", NULL, "found_kws-graph", 80, 24, NULL);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
@@ -92,6 +102,7 @@ Suite *tui_found_suite(void)
     tcase_add_test(tc, screen_compare_top_level);
     tcase_add_test(tc, screen_held_by_columns);
     tcase_add_test(tc, screen_scroll_text);
+    tcase_add_test(tc, screen_graph_through_an_elided_view);
     suite_add_tcase(s, tc);
     return s;
 }

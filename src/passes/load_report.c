@@ -97,8 +97,16 @@ void ls_pte_load_report(const ls_program *p, bool relowered, ls_report *r)
     ls_deleg_parts(p, &parts, &np);
     for (uint32_t i = 0; i < np; i++) delegate_sentence(r, p, &parts[i]);
     free(parts);
-    uint32_t cpu = ls_deleg_cpu_count(p);
-    if (np || cpu) ls_report_add(r, NULL, NULL, "%u kernel%s on the CPU", cpu, cpu == 1 ? "" : "s");
+    /* a view exir elided (_emit_view) is a node the loader makes, but no instruction runs it */
+    uint32_t cpu = ls_deleg_cpu_count(p), views = 0;
+    for (uint32_t i = 0; i < p->n_nodes; i++)
+        views += ls_deleg_on_cpu(p->nodes[i]) && p->nodes[i]->op == ls_op_get(LS_OP_memory_view);
+    cpu -= views;
+    if (views)
+        ls_report_add(r, NULL, NULL, "%u kernel%s on the CPU, and %u view%s of planned memory no instruction runs", cpu,
+                      cpu == 1 ? "" : "s", views, views == 1 ? "" : "s");
+    else if (np || cpu)
+        ls_report_add(r, NULL, NULL, "%u kernel%s on the CPU", cpu, cpu == 1 ? "" : "s");
     data_sentences(r, f, p->method);
     if (!relowered) ls_report_add(r, NULL, NULL, "a .pte is not lowered again unless asked (--relower)");
 }

@@ -203,7 +203,7 @@ static int classify(lsp_loader *L)
 
 /* A tensor value that is read: its node, or a new buffer placeholder when nothing defined it. */
 /* A planned value nothing wrote at the place of one written before: a view exir elided. */
-static bool elided_view(lsp_loader *L, uint32_t i)
+bool lsp_elided_view(lsp_loader *L, uint32_t i)
 {
     const ls_pte_tensor *t = &L->plan->values.v[i].tensor;
     if (!t->has_allocation_info || t->data_buffer_idx) return false;
@@ -230,7 +230,7 @@ static bool elided_view(lsp_loader *L, uint32_t i)
 int lsp_read_tensor(lsp_loader *L, int64_t i, uint32_t *id)
 {
     if (!lsp_is_tensor(L, i)) return lsp_lfail(L, "value %lld is not a tensor", (long long)i);
-    if (!L->node_of[i] && !elided_view(L, (uint32_t)i) && data_placeholder(L, (uint32_t)i, true) != 0) return -1;
+    if (!L->node_of[i] && !lsp_elided_view(L, (uint32_t)i) && data_placeholder(L, (uint32_t)i, true) != 0) return -1;
     *id = L->node_of[i];
     return 0;
 }

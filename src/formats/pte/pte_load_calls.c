@@ -209,6 +209,15 @@ static int unknown_call(lsp_loader *L, const char *target, const ls_pte_i32s *ar
     n->dialect = LS_DIALECT_EXECUTORCH;
     L->call_node = n->id;
     int32_t ret = args->n ? args->v[args->n - 1] : -1;
+    /* An out variant's schema puts its out (and scratch) tensors after every input: a tensor no
+     * one wrote that comes before one someone did is an input, a view exir elided
+     * (_emit_view: KeywordSpotting's quantized_linear reads its [1, 64] input that way, at the
+     * place of avg_pool2d's [1, 64, 1, 1] output). */
+    uint32_t last_read = 0;
+    for (uint32_t k = 0; k + 1 < args->n; k++)
+        if (args->v[k] != ret && lsp_is_tensor(L, args->v[k]) && defined(L, args->v[k])) last_read = k + 1;
+    for (uint32_t k = 0; k + 1 < last_read; k++)
+        if (!defined(L, args->v[k]) && lsp_is_tensor(L, args->v[k])) lsp_elided_view(L, (uint32_t)args->v[k]);
     ls_arg *a = ls_calloc(args->n ? args->n : 1, sizeof *a);
     uint32_t na = 0;
     for (uint32_t k = 0; k + 1 < args->n; k++) {

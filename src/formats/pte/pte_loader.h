@@ -46,6 +46,9 @@ bool lsp_is_tensor(const lsp_loader *L, int64_t i);
 int lsp_tensor_meta(lsp_loader *L, const ls_pte_tensor *t, ls_tmeta *m);
 /* The node standing for tensor value i (a placeholder made for it if nothing defined it yet). */
 int lsp_read_tensor(lsp_loader *L, int64_t i, uint32_t *id);
+/* Value i as a view exir elided (pte_views.c) of a tensor written before, made a memory.view
+ * node standing for it; false when it is none. */
+bool lsp_elided_view(lsp_loader *L, uint32_t i);
 
 /* pte_load_calls.c: value vi as the argument of schema parameter prm (NULL: untyped) */
 int lsp_arg_of(lsp_loader *L, const ls_param *prm, int32_t vi, ls_arg *a);
