@@ -4,6 +4,7 @@
 #ifndef LS_PROGRESS_H
 #define LS_PROGRESS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "history.h"
@@ -15,11 +16,19 @@ typedef void (*ls_progress_fn)(void *ctx, const char *what, uint64_t done, uint6
 void ls_progress_set(ls_progress_fn fn, void *ctx); /* NULL: none */
 void ls_progress(const char *what, uint64_t done, uint64_t total);
 
-/* The terminal reporter: one line on stderr, redrawn in place at most 10 times a second, shown
- * only when stderr is a terminal and once a second has passed since ls_progress_tty_begin;
- * ls_progress_tty_end clears it (nothing is left behind on the terminal). */
+/* The terminal reporter: one line on stderr, redrawn in place 10 times a second by a thread of
+ * its own (a step that reports once still shows how long it has taken), shown only when stderr
+ * is a terminal and once a second has passed since ls_progress_tty_begin; ls_progress_tty_end
+ * stops the thread and clears the line (nothing is left behind on the terminal). */
 void ls_progress_tty_begin(void);
 void ls_progress_tty_end(void);
+/* The same on terminal fd, shown once `delay` seconds have passed (tests). */
+void ls_progress_tty_begin_on(int fd, double delay);
+
+/* The line as drawn, at most cols columns: "lowerscope: WHAT: 42% (34 of 80 MB)" for bytes,
+ * "lowerscope: WHAT (3 s)" for a step seconds after it began; WHAT loses its end to the figures,
+ * control characters become '?'. */
+void ls_progress_line(char *buf, size_t cap, int cols, const char *what, uint64_t done, uint64_t total, double seconds);
 
 /* A watch for ls_pipeline_run that reports each step as it begins ("step k of n: pass (backend)"). */
 void ls_progress_step(void *ctx, const ls_history *h, uint32_t k, double seconds);

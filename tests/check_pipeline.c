@@ -2,9 +2,13 @@
  * before, reports, errors stop the pipeline), the samples through the default pipeline with the
  * verifier clean at every step, and the passes / partitions / diff commands. */
 #include <check.h>
+#include <poll.h>
+#include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "gen_program.h"
 #include "passtest.h"
@@ -273,6 +277,64 @@ START_TEST(progress_of_a_load_and_a_pipeline)
 }
 END_TEST
 
+/* The terminal's progress line: the figures always fit in the columns, the text before them
+ * gives up its end, a step says how long it has taken once a second has passed. */
+START_TEST(progress_line_fits_its_columns)
+{
+    char line[200];
+    ls_progress_line(line, sizeof line, 50, "reading /a/rather/long/path/to/gen1000000.pt2: models/model.json",
+                     34000000, 80000000, 0);
+    ck_assert_str_eq(line, "lowerscope: reading /a/rathe...: 42% (34 of 80 MB)");
+    ck_assert_uint_le(strlen(line), 50);
+    ls_progress_line(line, sizeof line, 79, "step 5 of 8: to_backend (bundled)", 0, 0, 0.4);
+    ck_assert_str_eq(line, "lowerscope: step 5 of 8: to_backend (bundled)");
+    ls_progress_line(line, sizeof line, 79, "step 5 of 8: to_backend (bundled)", 0, 0, 12.6);
+    ck_assert_str_eq(line, "lowerscope: step 5 of 8: to_backend (bundled) (13 s)");
+    ls_progress_line(line, sizeof line, 79, "reading a\033]0;x\007.pt2", 1, 2, 0);
+    ck_assert_str_eq(line, "lowerscope: reading a?]0;x?.pt2: 50% (0 of 0 MB)");
+}
+END_TEST
+
+/* On a terminal, a step that reports once when it begins is drawn once the delay has passed,
+ * while it is still running, and the line is cleared at the end; not on a pipe. */
+START_TEST(progress_line_drawn_while_a_step_runs)
+{
+    int master, slave;
+    if (openpty(&master, &slave, NULL, NULL, NULL) != 0) {
+        tu_skip("no pseudo-terminal (openpty failed)");
+        return;
+    }
+    ls_progress_tty_begin_on(slave, 0.2);
+    ls_progress("step 1 of 3: to_edge", 0, 0); /* before the delay: not drawn yet */
+    struct timespec wait = {1, 500 * 1000 * 1000};
+    nanosleep(&wait, NULL); /* the step still runs: the ticker draws it */
+    ls_progress_tty_end();
+    char out[8192];
+    size_t n = 0;
+    struct pollfd pf = {.fd = master, .events = POLLIN};
+    while (n < sizeof out - 1 && poll(&pf, 1, 200) == 1) { /* all the terminal got, in as many reads */
+        ssize_t got = read(master, out + n, sizeof out - 1 - n);
+        if (got <= 0) break;
+        n += (size_t)got;
+    }
+    ck_assert_uint_gt(n, 0);
+    out[n] = 0;
+    ck_assert_ptr_nonnull(strstr(out, "\rlowerscope: step 1 of 3: to_edge (1 s)"));
+    ck_assert_str_eq(out + n - 1, "\r"); /* cleared: spaces, back to the start */
+    close(master);
+    close(slave);
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    ls_progress_tty_begin_on(fds[1], 0);
+    ls_progress("step 1 of 3: to_edge", 0, 0);
+    nanosleep(&(struct timespec){0, 300 * 1000 * 1000}, NULL);
+    ls_progress_tty_end();
+    close(fds[1]);
+    ck_assert_int_eq(read(fds[0], out, sizeof out), 0); /* nothing written to a pipe */
+    close(fds[0]);
+}
+END_TEST
+
 /* The samples of the foundation issue through the default pipeline: the verifier is clean at
  * every step, no program lists a target twice at the end. */
 START_TEST(samples_through_default_pipeline)
@@ -502,6 +564,8 @@ Suite *pipeline_suite(void)
     tcase_add_test(tc, failing_pass_stops);
     tcase_add_test(tc, watched_run_publishes_step_by_step);
     tcase_add_test(tc, progress_of_a_load_and_a_pipeline);
+    tcase_add_test(tc, progress_line_fits_its_columns);
+    tcase_add_test(tc, progress_line_drawn_while_a_step_runs);
     tcase_add_test(tc, steps_are_found_by_number_pass_or_backend);
     tcase_add_test(tc, samples_through_default_pipeline);
     tcase_add_test(tc, folded_output_sample_aten_clone);
