@@ -35,6 +35,7 @@ static const corpus_case cases[] = {
     {"output_without_name.json", "info %1$s", 2,
      "output_without_name.json: graph node #0 (torch.ops.aten.add.Tensor): output 0: a tensor output without a name"},
     {"output_without_name.json", "passes %1$s", 2, "output 0: a tensor output without a name"},
+    {"output_without_name.json", "%1$s", 2, "output 0: a tensor output without a name"}, /* the UI */
     {"output_without_name.pt2", "verify %1$s", 2,
      "output_without_name.pt2: models/model.json: graph node #0 (torch.ops.aten.add.Tensor): output 0: a tensor "
      "output without a name"},

@@ -1,11 +1,14 @@
 /* The Makefile finds the test suites by folder (build/suites.inc, made from tests/check_*.c):
  * adding or removing a suite's file must change the list, without a `make clean`. Checked on
- * a scratch copy of the Makefile with two stand-in suites. */
+ * a scratch copy of the Makefile with two stand-in suites. And the test runner says what it
+ * skipped: without ../shared, how many tests and why, beside Check's summary. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common.h"
 #include "testutil.h"
 
 static void put(const char *dir, const char *rel, const char *text)
@@ -57,11 +60,50 @@ START_TEST(suites_follow_the_test_files)
 }
 END_TEST
 
+/* The runner itself (this binary) on one suite that reads ../shared, with LS_SHARED pointing
+ * nowhere: Check's summary passes, and the line after it counts the skips and says why. */
+static char *run_suite_without_shared(const char *suite, const char *shared)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    ck_assert_int_gt(n, 0);
+    self[n] = 0;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "CK_RUN_SUITE=%s CK_VERBOSITY=normal LS_SHARED=%s '%s' 2>&1", suite, shared, self);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    ls_buf b = {0};
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, p)) > 0) ls_buf_putn(&b, chunk, got);
+    ck_assert_int_eq(pclose(p), 0);
+    return b.s;
+}
+
+START_TEST(the_runner_says_what_it_skipped)
+{
+    char *out = run_suite_without_shared("ptd", "/nonexistent-shared");
+    ck_assert_msg(tu_contains(out, "100%: Checks: "), "%s", out);
+    const char *line = strstr(out, "skipped: ");
+    ck_assert_msg(line != NULL, "no skip summary:\n%s", out);
+    unsigned n = 0;
+    ck_assert_msg(sscanf(line, "skipped: %u test", &n) == 1 && n > 0, "%s", out);
+    ck_assert_msg(tu_contains(line, "because ../shared is absent (LS_SHARED=/nonexistent-shared)"), "%s", out);
+    free(out);
+    if (tu_shared("data/pte")) { /* with it, nothing of that suite skips */
+        out = run_suite_without_shared("ptd", tu_shared(""));
+        ck_assert_msg(tu_contains(out, "skipped: none"), "%s", out);
+        free(out);
+    }
+}
+END_TEST
+
 Suite *makefile_suite(void)
 {
     Suite *s = suite_create("makefile");
     TCase *tc = tcase_create("suites");
     tcase_add_test(tc, suites_follow_the_test_files);
+    tcase_add_test(tc, the_runner_says_what_it_skipped);
     suite_add_tcase(s, tc);
     return s;
 }

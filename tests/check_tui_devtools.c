@@ -128,11 +128,45 @@ START_TEST(screen_run_of_a_bundled_program)
 }
 END_TEST
 
+/* The devtools screens on tests/corpus's files whose strings would drive a terminal (the ETDump
+ * view over escapes.pte, the run screen of escapes.bpte): what is drawn holds none of those
+ * bytes raw and shows them escaped, as the CLI does (check_corpus.c). */
+START_TEST(screen_devtools_text_escaped)
+{
+    static const struct { const char *keys, *args, *screen, *want; } runs[] = {
+        {"escapes_devtools-etdump", "escapes.pte --etdump escapes.etdp", "escapes_devtools-etdump.screen",
+         "atan2\\x1b]0;title\\x07"},
+        {"escapes_devtools-run", "escapes.bpte", "escapes_devtools-run.screen", "no method 'forward\\x1b]0;title\\x07"},
+    };
+    const char *dir = tu_tmpdir();
+    for (int i = 0; i < 2; i++) {
+        char keys[512], cwd[4096];
+        snprintf(keys, sizeof keys, "tests/screens/%s.keys", runs[i].keys);
+        setenv("LOWERSCOPE_SCRIPT", tu_root(keys), 1);
+        setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+        setenv("LOWERSCOPE_SIZE", "120x30", 1);
+        ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+        ck_assert_int_eq(chdir(tu_root("tests/corpus")), 0);
+        char *out;
+        int rc = tu_runf(&out, "%s", runs[i].args);
+        ck_assert_int_eq(chdir(cwd), 0);
+        unsetenv("LOWERSCOPE_SCRIPT");
+        ck_assert_msg(rc == 0, "lowerscope %s exited %d: %s", runs[i].args, rc, out);
+        free(out);
+        char *s = screen(dir, runs[i].screen);
+        ck_assert_msg(!strchr(s, '\x1b') && !strstr(s, "\xc2\x9b") && !strstr(s, "\xe2\x80\xae"), "raw controls drawn:\n%s", s);
+        ck_assert_msg(tu_contains(s, runs[i].want), "want '%s' in:\n%s", runs[i].want, s);
+        free(s);
+    }
+}
+END_TEST
+
 Suite *tui_devtools_suite(void)
 {
     Suite *s = suite_create("tui_devtools");
     TCase *tc = tcase_create("screens");
     tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, screen_devtools_text_escaped);
     tcase_add_test(tc, screen_etdump_over_the_pte);
     tcase_add_test(tc, screen_etdump_over_the_etrecord);
     tcase_add_test(tc, screen_run_of_a_bundled_program);
