@@ -3,12 +3,13 @@
  * drawn as the partition graph is (boxes, what enters each written above it: the value's type),
  * each box in its tag's colour. Enter centres the drawing on a box (and selects that node in the
  * graph pane); q goes back with it selected. A level shows at most MAX_LEVEL nodes and a box
- * saying how many more. O(degree²) per drawing, never O(n). */
+ * saying how many more. The neighbourhood itself is the core's (neighbourhood.h), as
+ * `lowerscope graph --around` draws it. O(degree²) per drawing, never O(n). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops.h"
+#include "neighbourhood.h"
 #include "ui.h"
 
 #define BOX_W 26
@@ -22,79 +23,6 @@ void ui_around_free(ui *u)
     u->around_ids = NULL;
 }
 
-typedef struct level {
-    uint32_t ids[MAX_LEVEL];
-    uint32_t n, more; /* shown, and not shown */
-} level;
-
-static bool shown(const level *lv, int n_lv, uint32_t id)
-{
-    for (int k = 0; k < n_lv; k++)
-        for (uint32_t i = 0; i < lv[k].n; i++)
-            if (lv[k].ids[i] == id) return true;
-    return false;
-}
-
-static void add_id(level *lv, const level *all, int n_all, uint32_t id)
-{
-    if (!id || shown(all, n_all, id)) return;
-    for (uint32_t i = 0; i < lv->n; i++)
-        if (lv->ids[i] == id) return;
-    if (lv->n < MAX_LEVEL) lv->ids[lv->n++] = id;
-    else lv->more++;
-}
-
-typedef struct collect {
-    const ls_program *p;
-    level *lv;
-    const level *all;
-    int n_all;
-} collect;
-
-static void add_producer(uint32_t id, void *vctx)
-{
-    collect *c = vctx;
-    const ls_node *n = ls_program_node(c->p, id);
-    if (n && !(n->op && n->op->id == LS_OP_alloc)) add_id(c->lv, c->all, c->n_all, id);
-}
-
-static void producers(const ls_program *p, const level *from, level *to, const level *all, int n_all)
-{
-    collect c = {p, to, all, n_all};
-    for (uint32_t i = 0; i < from->n; i++) {
-        const ls_node *n = ls_program_node(p, from->ids[i]);
-        for (uint16_t a = 0; n && a < n->nargs; a++) ls_arg_each_node(&n->args[a], add_producer, &c);
-    }
-}
-
-static void users(const ls_program *p, const level *from, level *to, const level *all, int n_all)
-{
-    for (uint32_t i = 0; i < from->n; i++) {
-        int32_t pos = ls_program_pos(p, from->ids[i]);
-        uint32_t cnt = 0;
-        const uint32_t *us = pos >= 0 ? ls_program_users(p, (uint32_t)pos, &cnt) : NULL;
-        for (uint32_t k = 0; k < cnt; k++) add_id(to, all, n_all, p->nodes[us[k]]->id);
-    }
-}
-
-typedef struct reads_ctx {
-    uint32_t id;
-    bool found;
-} reads_ctx;
-
-static void reads_one(uint32_t id, void *vctx)
-{
-    reads_ctx *c = vctx;
-    c->found |= id == c->id;
-}
-
-static bool reads(const ls_node *n, uint32_t id)
-{
-    reads_ctx c = {id, false};
-    for (uint16_t a = 0; a < n->nargs && !c.found; a++) ls_arg_each_node(&n->args[a], reads_one, &c);
-    return c.found;
-}
-
 void ui_around_build(ui *u)
 {
     ui_around_free(u);
@@ -103,30 +31,23 @@ void ui_around_build(ui *u)
     u->around_step = u->step;
     u->around_scope = u->depth ? u->scope[u->depth - 1] : NULL;
     if (!center) return;
-    /* levels: [0] two above, [1] one above, [2] the node, [3] one below, [4] two below */
-    level lv[2 * LEVELS + 1];
-    memset(lv, 0, sizeof lv);
-    lv[LEVELS].ids[lv[LEVELS].n++] = center->id;
-    producers(p, &lv[LEVELS], &lv[LEVELS - 1], lv, 2 * LEVELS + 1);
-    users(p, &lv[LEVELS], &lv[LEVELS + 1], lv, 2 * LEVELS + 1);
-    producers(p, &lv[LEVELS - 1], &lv[LEVELS - 2], lv, 2 * LEVELS + 1);
-    users(p, &lv[LEVELS + 1], &lv[LEVELS + 2], lv, 2 * LEVELS + 1);
-    uint32_t n = 0;
-    for (int k = 0; k <= 2 * LEVELS; k++) n += lv[k].n + (lv[k].more ? 1 : 0);
+    ls_around ar;
+    ls_around_build(p, center->id, LEVELS, MAX_LEVEL, &ar);
+    uint32_t n = ar.first[ar.n_levels];
+    for (uint32_t k = 0; k < ar.n_levels; k++) n += ar.more[k] ? 1 : 0;
     ls_box *boxes = ls_calloc(n + 1, sizeof *boxes);
     int32_t *color = ls_malloc(sizeof *color * (n + 1));
     u->around_ids = ls_calloc(n + 1, sizeof *u->around_ids);
+    uint32_t *box_of = ls_malloc(sizeof *box_of * (ar.first[ar.n_levels] + 1)); /* per node shown: its box */
     uint32_t nb = 0, center_box = 0;
-    uint32_t first_of[2 * LEVELS + 2];
-    for (int k = 0; k <= 2 * LEVELS; k++) {
-        first_of[k] = nb;
-        for (uint32_t i = 0; i < lv[k].n; i++) {
-            const ls_node *nd = ls_program_node(p, lv[k].ids[i]);
+    for (uint32_t k = 0; k < ar.n_levels; k++) {
+        for (uint32_t i = ar.first[k]; i < ar.first[k + 1]; i++) {
+            const ls_node *nd = ls_program_node(p, ar.ids[i]);
             char t[96];
             ui_fmt_type(nd, t, sizeof t);
             int tag = ui_node_color(u, p, nd);
             ls_box *b = &boxes[nb];
-            b->rank = (uint32_t)k;
+            b->rank = k;
             b->id = (int32_t)nd->id;
             b->fold = 1;
             b->text[0] = nd->name;
@@ -136,32 +57,28 @@ void ui_around_build(ui *u)
             else if (nd->kind == LS_NODE_CALL) b->text[3] = "CPU";
             color[nb] = tag;
             if (nd->id == center->id) center_box = nb;
+            box_of[i] = nb;
             u->around_ids[nb++] = nd->id;
         }
-        if (lv[k].more) {
+        if (ar.more[k]) {
             ls_box *b = &boxes[nb];
-            b->rank = (uint32_t)k;
+            b->rank = k;
             b->id = -1;
-            b->fold = lv[k].more;
-            b->text[0] = ls_internf("%u more", lv[k].more);
-            b->text[1] = k < LEVELS ? "producers" : "users";
+            b->fold = ar.more[k];
+            b->text[0] = ls_internf("%u more", ar.more[k]);
+            b->text[1] = (int)k < ar.depth ? "producers" : "users";
             color[nb] = -2;
             u->around_ids[nb++] = 0;
         }
     }
-    first_of[2 * LEVELS + 1] = nb;
-    /* an edge wherever a box reads a box of the level above it */
     LS_VEC(ls_box_edge) edges = {0};
-    for (int k = 1; k <= 2 * LEVELS; k++)
-        for (uint32_t b = first_of[k]; b < first_of[k + 1]; b++) {
-            const ls_node *nd = u->around_ids[b] ? ls_program_node(p, u->around_ids[b]) : NULL;
-            for (uint32_t a = first_of[k - 1]; nd && a < first_of[k]; a++) {
-                const ls_node *src = u->around_ids[a] ? ls_program_node(p, u->around_ids[a]) : NULL;
-                if (!src || !reads(nd, src->id)) continue;
-                ls_box_edge e = {a, b, boxes[a].text[2] ? boxes[a].text[2] : "value"};
-                ls_vec_push(&edges, e);
-            }
-        }
+    for (uint32_t e = 0; e < ar.n_edges; e++) {
+        uint32_t a = box_of[ar.edges[e].from], b = box_of[ar.edges[e].to];
+        ls_box_edge be = {a, b, boxes[a].text[2] ? boxes[a].text[2] : "value"};
+        ls_vec_push(&edges, be);
+    }
+    free(box_of);
+    ls_around_free(&ar);
     ls_drawing d;
     ls_draw_boxes(boxes, nb, edges.v, edges.n, BOX_W, !u->utf8, &d);
     free(edges.v);

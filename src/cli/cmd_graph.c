@@ -7,14 +7,16 @@
 #include <string.h>
 
 #include "cli.h"
+#include "graph_around.h"
+#include "neighbourhood.h"
 #include "pipeline_cli.h"
 #include "regions.h"
 
 int ls_cmd_graph(int argc, char **argv);
 
 #define USAGE                                                                                                          \
-    "graph FILE [--step S] [--text|--dot|--json] [--ascii] [--no-fold] [--width N] [--backend NAME|FILE]... "              \
-    "[--pipeline a,b,...]"
+    "graph FILE [--step S] [--around NODE [--depth N]] [--text|--dot|--json] [--ascii] [--no-fold] [--width N] "      \
+    "[--backend NAME|FILE]... [--pipeline a,b,...]"
 static const char HELP[] =
     "usage: lowerscope " USAGE "\n"
     "\n"
@@ -23,20 +25,25 @@ static const char HELP[] =
     "(how many, how many bytes) and the constants and state each one holds. A CPU island is a\n"
     "connected group of CPU nodes between the same delegates: the CPU node that splits two partitions\n"
     "is drawn between them.\n"
+    "With --around NODE, the node's neighbourhood instead (the UI's x screen): its producers above and\n"
+    "its users below, DEPTH levels each way, at most 8 nodes a level (a box says how many more), the\n"
+    "value's type on each edge.\n"
     "\n"
     "options:\n" CLI_STEP_OPTION_HELP
+    "  --around NODE         the neighbourhood of NODE (a name at the top level, in a lowered module,\n"
+    "                        or lowered_module_0/NAME)\n"
+    "  --depth N             levels above and below NODE, 1 to 8 (default 2, as the UI)\n"
     "  --text                boxes drawn with box-drawing characters (the default; the UI's g screen)\n"
     "  --dot                 Graphviz DOT: one cluster per tag, coloured as the UI colours it\n"
     "                        (lowerscope graph F --dot | dot -Tsvg > graph.svg)\n"
     "  --json                one JSON document (format_version 1, docs/cli.md)\n"
     "  --ascii               draw with | - + v (terminals without UTF-8)\n"
-    "  --no-fold             draw every region (past 40, runs of similar regions fold into one box)\n"
-    "  --width N             box width in columns (default 30)\n" CLI_PIPELINE_OPTIONS_HELP CLI_LOAD_OPTIONS_HELP
+    "  --no-fold             draw every region (past 40, runs of similar regions fold into one box);\n"
+    "                        with --around, every node of a level\n"
+    "  --width N             box width in columns (default 30; 26 with --around, as the UI)\n" CLI_PIPELINE_OPTIONS_HELP CLI_LOAD_OPTIONS_HELP
     "  -h, --help            this help\n"
     "\n"
     "exit codes: 0 printed, 2 unreadable input, no such step or bad options\n";
-
-typedef enum { OUT_TEXT, OUT_DOT, OUT_JSON } out_format;
 
 static void print_text(const cli_run *r, int s, const ls_regions *rg, bool fold, bool ascii, int width)
 {
@@ -197,17 +204,36 @@ static void print_json(const cli_run *r, int s, const ls_program *p, const ls_re
 int ls_cmd_graph(int argc, char **argv)
 {
     if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
-    out_format f = OUT_TEXT;
+    graph_format f = GRAPH_TEXT;
     bool ascii = false, fold = true;
-    int width = 30, n = 0;
+    int width = 0, n = 0, depth = 2;
+    const char *around = NULL;
     char **rest = ls_malloc(sizeof *rest * (size_t)(argc + 1));
     for (int i = 0; i < argc; i++) { /* this command's own options; the rest are the pipeline's */
-        if (i && !strcmp(argv[i], "--text")) f = OUT_TEXT;
-        else if (i && !strcmp(argv[i], "--dot")) f = OUT_DOT;
-        else if (i && !strcmp(argv[i], "--json")) f = OUT_JSON;
+        if (i && !strcmp(argv[i], "--text")) f = GRAPH_TEXT;
+        else if (i && !strcmp(argv[i], "--dot")) f = GRAPH_DOT;
+        else if (i && !strcmp(argv[i], "--json")) f = GRAPH_JSON;
         else if (i && !strcmp(argv[i], "--ascii")) ascii = true;
         else if (i && !strcmp(argv[i], "--no-fold")) fold = false;
-        else if (i && !strcmp(argv[i], "--width")) {
+        else if (i && !strcmp(argv[i], "--around")) {
+            if (i + 1 >= argc) {
+                ls_cli_error("graph: --around takes a node's name (usage: lowerscope %s)", USAGE);
+                free(rest);
+                return LS_EXIT_INPUT;
+            }
+            around = argv[++i];
+        } else if (i && !strcmp(argv[i], "--depth")) {
+            char *end = NULL;
+            long d = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (!end || end == argv[i + 1] || *end || d < 1 || d > LS_AROUND_MAX_DEPTH) {
+                ls_cli_error("graph: --depth takes a number of levels from 1 to %d (usage: lowerscope %s)",
+                             LS_AROUND_MAX_DEPTH, USAGE);
+                free(rest);
+                return LS_EXIT_INPUT;
+            }
+            depth = (int)d;
+            i++;
+        } else if (i && !strcmp(argv[i], "--width")) {
             char *end = NULL;
             long w = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
             if (!end || *end || w < 16 || w > 200) {
@@ -220,6 +246,11 @@ int ls_cmd_graph(int argc, char **argv)
         } else rest[n++] = argv[i];
     }
     rest[n] = NULL;
+    if (depth != 2 && !around) {
+        ls_cli_error("graph: --depth goes with --around NODE (usage: lowerscope %s)", USAGE);
+        free(rest);
+        return LS_EXIT_INPUT;
+    }
     cli_run r;
     int rc = cli_run_pipeline("graph", USAGE, n, rest, CLI_STEP, &r);
     free(rest);
@@ -232,11 +263,17 @@ int ls_cmd_graph(int argc, char **argv)
         cli_run_free(&r);
         return LS_EXIT_INPUT;
     }
+    if (around) {
+        rc = cli_graph_around(&r, s, around, depth, f, fold, ascii, width ? width : 26);
+        cli_run_free(&r);
+        return rc;
+    }
+    if (!width) width = 30;
     const ls_program *p = r.h.steps[s].program;
     ls_regions rg;
     ls_regions_build(p, &rg);
-    if (f == OUT_DOT) print_dot(&r, s, &rg, fold);
-    else if (f == OUT_JSON) print_json(&r, s, p, &rg);
+    if (f == GRAPH_DOT) print_dot(&r, s, &rg, fold);
+    else if (f == GRAPH_JSON) print_json(&r, s, p, &rg);
     else print_text(&r, s, &rg, fold, ascii, width);
     ls_regions_free(&rg);
     cli_run_free(&r);

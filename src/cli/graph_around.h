@@ -1,0 +1,18 @@
+/* lowerscope graph FILE --around NODE (graph_around.c): the neighbourhood of one node, as the
+ * UI's `x` screen draws it, from the core's neighbourhood.h. */
+#ifndef LS_CLI_GRAPH_AROUND_H
+#define LS_CLI_GRAPH_AROUND_H
+
+#include <stdbool.h>
+
+#include "pipeline_cli.h"
+
+typedef enum { GRAPH_TEXT, GRAPH_DOT, GRAPH_JSON } graph_format;
+
+/* Prints the neighbourhood of `node` (a name at the top level, SUB/NAME, or a name inside a
+ * lowered module) at step s, depth levels each way; fold: at most 8 nodes a level. Returns an
+ * exit code (2 with a message when there is no such node). */
+int cli_graph_around(const cli_run *r, int s, const char *node, int depth, graph_format f, bool fold, bool ascii,
+                     int width);
+
+#endif
