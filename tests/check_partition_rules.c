@@ -424,20 +424,32 @@ START_TEST(rule_one_inferred)
 }
 END_TEST
 
-/* A static q with nothing around it to take it: int8 is valid only in dynamic quantization
- * (XNNPartitionerConfig._check_node_has_valid_dtype), so it stays on the CPU. */
-START_TEST(rule_dynamic_qparams)
+/* A static q and dq with nothing around them: QuantizedPerTensorConfig and
+ * DeQuantizedPerTensorConfig (generic_node_configs.py, STATIC_QUANT) take each on its own
+ * (get_node_and_deps is [node]); _check_node_has_valid_dtype lets a q/dq read and give int8
+ * (is_quant, is_dequant), not uint8 (torch.quint8 is in its set, torch.uint8 is not); the
+ * GroupBasedPartitioner of generate_grouped_partitions_from_list_of_nodes allows single-node
+ * partitions, and the two independent ones merge into tag0. */
+START_TEST(rule_lone_qdq_taken)
 {
     ls_builder *b = ls_builder_new("model", LS_DIALECT_EDGE);
-    uint32_t x = user(b, "x", LS_DT_F32, 1, &FOUR);
-    ls_tmeta m8 = ls_meta(LS_DT_I8, 1, &FOUR);
-    ls_arg a[6] = {ls_arg_node(x), ls_arg_float(0.05), ls_arg_int(0), ls_arg_int(-128), ls_arg_int(127),
+    uint32_t x = user(b, "x", LS_DT_F32, 1, &FOUR), y = user(b, "y", LS_DT_I8, 1, &FOUR);
+    ls_tmeta m8 = ls_meta(LS_DT_I8, 1, &FOUR), mu8 = ls_meta(LS_DT_U8, 1, &FOUR), mf = ls_meta(LS_DT_F32, 1, &FOUR);
+    ls_arg q[6] = {ls_arg_node(x), ls_arg_float(0.05), ls_arg_int(0), ls_arg_int(-128), ls_arg_int(127),
                    {.kind = LS_ARG_DTYPE, .v.i = LS_DT_I8}};
-    uint32_t o = call_kw(b, LS_OP_quantize_per_tensor, a, 6, NULL, ls_arg_none(), &m8);
-    ls_program *p = xnn_partitioned(b, &o, 1);
-    assert_why(p, "quantized_decomposed_quantize_per_tensor_default",
-               "XNNPACK takes int8 only in dynamic quantization: the scale and zero point of "
-               "`quantized_decomposed_quantize_per_tensor_default` are not chosen by choose_qparams (rule dynamic_qparams)");
+    ls_arg qu[6] = {ls_arg_node(x), ls_arg_float(0.05), ls_arg_int(128), ls_arg_int(0), ls_arg_int(255),
+                    {.kind = LS_ARG_DTYPE, .v.i = LS_DT_U8}};
+    ls_arg dq[6] = {ls_arg_node(y), ls_arg_float(0.1), ls_arg_int(-3), ls_arg_int(-128), ls_arg_int(127),
+                    {.kind = LS_ARG_DTYPE, .v.i = LS_DT_I8}};
+    uint32_t o[3] = {call_kw(b, LS_OP_quantize_per_tensor, q, 6, NULL, ls_arg_none(), &m8),
+                     call_kw(b, LS_OP_quantize_per_tensor, qu, 6, NULL, ls_arg_none(), &mu8),
+                     call_kw(b, LS_OP_dequantize_per_tensor, dq, 6, NULL, ls_arg_none(), &mf)};
+    ls_program *p = xnn_partitioned(b, o, 3);
+    ck_assert_str_eq(tag_of(p, "quantized_decomposed_quantize_per_tensor_default"), "tag0");
+    ck_assert_str_eq(tag_of(p, "quantized_decomposed_dequantize_per_tensor_default"), "tag0");
+    const ls_node *u8 = pt_must(p, "quantized_decomposed_quantize_per_tensor_default_1");
+    ck_assert_ptr_null(u8->tag);
+    ck_assert_int_eq(u8->reason, LS_WHY_DTYPE);
     ls_program_unref(p);
 }
 END_TEST
@@ -553,7 +565,7 @@ Suite *partition_rules_suite(void)
     tcase_add_test(tc, rule_nonneg);
     tcase_add_test(tc, rule_same_io_dtype);
     tcase_add_test(tc, rule_one_inferred);
-    tcase_add_test(tc, rule_dynamic_qparams);
+    tcase_add_test(tc, rule_lone_qdq_taken);
     tcase_add_test(tc, rules_of_other_backends);
     tcase_add_test(tc, rule_spelling_errors);
     tcase_add_test(tc, rules_const_arg_and_rank_le);

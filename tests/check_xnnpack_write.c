@@ -213,7 +213,7 @@ static ls_program *conv_relu_program(void)
 
 /* A PT2E-style quantized two-layer MLP (x [4, 16] → 32 → relu → 8), as XNNPACKQuantizer leaves
  * it: static (q → dq before each linear, per-channel int8 weights through dequantize_per_channel,
- * float biases, q after; the first q and the last dq stay on the CPU) or dynamic (choose_qparams
+ * float biases, q after; the first q and the last dq are taken on their own, as XNNConverts) or dynamic (choose_qparams
  * → q.tensor → dq.tensor of the float activation before each linear). */
 static uint32_t qcall(ls_builder *b, ls_op_id op, ls_arg *a, uint16_t n, ls_dtype dt, int nd, const int64_t *dims)
 {
@@ -366,6 +366,19 @@ START_TEST(xnn_quantized_mlp)
             if (dyn) ck_assert(x->quant == LS_XNN_Q_PER_TOKEN_DYNAMIC && x->num_nonbatch_dims == 1);
         }
         ck_assert_uint_eq(fcs, 2);
+        if (!dyn) { /* x's q and the last dq, taken on their own (QuantizedPerTensorConfig,
+                     * DeQuantizedPerTensorConfig): XNNConverts at the blob's edges, as in the
+                     * real cc_quantized.pte; the delegate reads and gives float32 */
+            const ls_xnn_node *first = &g->nodes[0], *last_n = &g->nodes[g->n_nodes - 1];
+            ck_assert_int_eq(first->type, LS_XNN_Convert);
+            ck_assert_int_eq(last_n->type, LS_XNN_Convert);
+            const ls_xnn_value *qin = &g->values[ls_xnn_value_pos(g, first->out[0])];
+            ck_assert_int_eq(g->values[ls_xnn_value_pos(g, first->in[0])].datatype, LS_XNN_DT_FP32);
+            ck_assert(qin->datatype == LS_XNN_DT_QINT8 && qin->scale == 0.02f && qin->zero_point == 3);
+            ck_assert_int_eq(g->values[ls_xnn_value_pos(g, last_n->in[0])].datatype, LS_XNN_DT_QINT8);
+            ck_assert_int_eq(g->values[ls_xnn_value_pos(g, last_n->out[0])].datatype, LS_XNN_DT_FP32);
+            ck_assert(!has_op(last, LS_OP_quantize_per_tensor, LS_OP_dequantize_per_tensor));
+        }
         if (dyn) {
             ls_xnn_value *x = NULL;
             for (uint32_t i = 0; i < g->n_values && !x; i++)
@@ -526,6 +539,73 @@ START_TEST(xnn_sin_is_xnnsin)
 }
 END_TEST
 
+/* A q and a dq with nothing around them, each a partition of its own that merges into one
+ * (QuantizedPerTensorConfig, DeQuantizedPerTensorConfig): one blob of two XNNConverts, the q's
+ * output a qint8 external output, the dq's input a qint8 external input with its parameters.
+ * Worked by hand: x = [-0.1, 0.02, 0.0749, 6.4] at scale 0.05, zero point 0 quantizes to
+ * [-2, 0, 1, 127] (0.4 rounds to 0, 1.498 to 1, 128 saturates); y = [-128, -3, 0, 127] at scale
+ * 0.1, zero point -3 dequantizes to [-12.5, 0, 0.3, 13]. */
+START_TEST(xnn_lone_qdq)
+{
+    ls_builder *b = ls_builder_new("lone_qdq", LS_DIALECT_EDGE);
+    int64_t four = 4;
+    uint32_t x = pf_user_input(b, "x", LS_DT_F32, 1, &four), y = pf_user_input(b, "y", LS_DT_I8, 1, &four);
+    ls_arg qa[6] = {ls_arg_node(x), ls_arg_float(0.05), ls_arg_int(0), ls_arg_int(-128), ls_arg_int(127), dt_arg(LS_DT_I8)};
+    ls_arg da[7] = {ls_arg_node(y), ls_arg_float(0.1), ls_arg_int(-3), ls_arg_int(-128), ls_arg_int(127), dt_arg(LS_DT_I8), ls_arg_none()};
+    uint32_t o[2] = {qcall(b, LS_OP_quantize_per_tensor, qa, 6, LS_DT_I8, 1, &four),
+                     qcall(b, LS_OP_dequantize_per_tensor, da, 7, LS_DT_F32, 1, &four)};
+    ls_build_output(b, o, 2, NULL, NULL);
+    ls_program *p = ls_builder_finish(b);
+    ls_history h;
+    lower_xnnpack(p, &h);
+    const ls_program *last = h.steps[h.n - 1].program;
+    ck_assert_uint_eq(last->n_subs, 1);
+    ck_assert(!has_op(last, LS_OP_quantize_per_tensor, LS_OP_dequantize_per_tensor));
+    const ls_blob *blob = last->subs[0].processed;
+    ck_assert(ls_xnn_is_blob(blob->data, blob->size));
+    ls_xnn_graph *g;
+    ls_error err;
+    ck_assert_msg(ls_xnn_decode(blob->data, blob->size, "lone_qdq", &g, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(g->n_nodes, 2);
+    for (uint32_t i = 0; i < 2; i++) ck_assert_int_eq(g->nodes[i].type, LS_XNN_Convert);
+    for (uint32_t i = 0; i < g->n_values; i++) {
+        const ls_xnn_value *v = &g->values[i];
+        if (v->flags & LS_XNN_FLAG_EXTERNAL_INPUT && v->external_id == 1)
+            ck_assert(v->datatype == LS_XNN_DT_QINT8 && fabsf(v->scale - 0.1f) < 1e-9f && v->zero_point == -3);
+        if (v->flags & LS_XNN_FLAG_EXTERNAL_OUTPUT && v->external_id == 2)
+            ck_assert(v->datatype == LS_XNN_DT_QINT8 && fabsf(v->scale - 0.05f) < 1e-9f && v->zero_point == 0);
+    }
+    xt_agrees_with_flatc(blob, g, last->named_data, "lone_qdq");
+    ls_xnn_graph_free(g);
+    float xv[4] = {-0.1f, 0.02f, 0.0749f, 6.4f};
+    ls_tensor *yt = ls_tensor_alloc(LS_DT_I8, 1, &four);
+    const int8_t yv[4] = {-128, -3, 0, 127};
+    memcpy(yt->data, yv, 4);
+    ls_value in[2] = {ls_value_tensor(pf_f32(1, &four, xv)), ls_value_tensor(yt)}, *out;
+    uint32_t nout;
+    ls_runner *r = pf_runner(last);
+    ck_assert_msg(ls_runner_run(r, in, 2, &out, &nout, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(nout, 2);
+    ck_assert_int_eq(out[0].t->dtype, LS_DT_I8);
+    const int8_t wq[4] = {-2, 0, 1, 127};
+    const float wd[4] = {-12.5f, 0, 0.3f, 13};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(((const int8_t *)out[0].t->data)[i], wq[i]);
+        ck_assert_float_eq_tol(((const float *)out[1].t->data)[i], wd[i], 1e-6f);
+    }
+    ls_value_diff *d;
+    uint32_t nd;
+    ck_assert_int_eq(ls_xnn_compare_twin(blob, last->named_data, NULL, 0, 2, 0, 0, &d, &nd, &err), 0);
+    free(d);
+    pf_values_free(out, nout);
+    ls_value_release(&in[0]);
+    ls_value_release(&in[1]);
+    ls_runner_free(r);
+    ls_history_free(&h);
+    ls_program_unref(p);
+}
+END_TEST
+
 Suite *xnnpack_write_suite(void)
 {
     Suite *s = suite_create("xnnpack_write");
@@ -537,6 +617,7 @@ Suite *xnnpack_write_suite(void)
     tcase_add_test(tc, xnn_quantized_mlp);
     tcase_add_test(tc, xnn_sin_is_xnnsin);
     tcase_add_test(tc, xnn_one_channel_conv_is_depthwise);
+    tcase_add_test(tc, xnn_lone_qdq);
     suite_add_tcase(s, tc);
     return s;
 }

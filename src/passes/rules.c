@@ -431,15 +431,6 @@ static const char *p_no_bool(const pr_view *v, const ls_rule *r, const ls_node *
     return each_tensor(v, r, n, t_no_bool);
 }
 
-/* XNNPACK quant_utils.is_dynamic_qdq: a q/dq whose scale and zero point (args 1 and 2) are
- * getitems of a choose_qparams node. */
-static const char *p_dynamic_qparams(const pr_view *v, const ls_rule *r, const ls_node *n)
-{
-    if (pr_is_dynamic_qdq(v, n)) return NULL;
-    return pr_refusal(v, r, "takes int8 only in dynamic quantization: the scale and zero point of `%s` are not chosen by choose_qparams",
-                      n->name);
-}
-
 /* Vulkan VulkanSupportedOperators.is_linear_permute: a permute or t whose single user is an mm
  * or addmm is taken only when that GEMM is ("Skip so that the permute can be fused into a linear
  * by another backend"). */
@@ -473,7 +464,7 @@ static const struct pred {
     {"list_len", AK_ARG_INT, p_list_len},        {"min_inputs", AK_INT, p_min_inputs},
     {"same_io_dtype", AK_NONE, p_same_io_dtype}, {"nonneg", AK_ARG, p_nonneg},
     {"one_inferred", AK_ARG, p_one_inferred},    {"no_bool", AK_NONE, p_no_bool},
-    {"dynamic_qparams", AK_NONE, p_dynamic_qparams}, {"linear_permute", AK_NONE, p_linear_permute},
+    {"linear_permute", AK_NONE, p_linear_permute},
 };
 #define NPREDS (sizeof preds / sizeof preds[0])
 

@@ -309,7 +309,12 @@ int lsx_preprocess(const ls_program *sub, ls_blob **processed, ls_compile_spec *
             rc = lsw_needs(&W, out, "output %u is not a tensor", k);
             break;
         }
-        uint32_t v = lsw_get(&W, out->args[k].v.node, LSW_NCHW);
+        /* a float output read from a quantized value (a dequantize the partitioner took on its own,
+         * DeQuantizedPerTensorConfig) is an XNNConvert back to fp32; an int8 one stays quantized */
+        const ls_node *on = lsw_nd(&W, out->args[k].v.node);
+        const ls_tmeta *om = on ? ls_node_tval(on) : NULL;
+        uint32_t v = om && ls_dtype_is_float(om->dtype) ? lsw_get_f(&W, out->args[k].v.node, LSW_NCHW)
+                                                        : lsw_get(&W, out->args[k].v.node, LSW_NCHW);
         if (v == LSW_NONE) {
             rc = -1;
             break;
