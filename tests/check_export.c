@@ -186,6 +186,78 @@ START_TEST(kv_cache_state_from_the_pte)
 }
 END_TEST
 
+/* The operator index of `name` in a flatc-decoded plan, -1 when absent. */
+static int flatc_op(const cJSON *plan, const char *name)
+{
+    int k = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, cJSON_GetObjectItem(plan, "operators")) {
+        if (!strcmp(cJSON_GetObjectItem(o, "name")->valuestring, name)) return k;
+        k++;
+    }
+    return -1;
+}
+
+/* The args of the first KernelCall of operator `op` in a flatc-decoded plan. */
+static const cJSON *flatc_call_args(const cJSON *plan, int op)
+{
+    const cJSON *in;
+    cJSON_ArrayForEach(in, cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(plan, "chains"), 0), "instructions")) {
+        const cJSON *a = cJSON_GetObjectItem(in, "instr_args");
+        if (!strcmp(cJSON_GetObjectItem(in, "instr_args_type")->valuestring, "KernelCall") &&
+            cJSON_GetObjectItem(a, "op_index")->valueint == op)
+            return cJSON_GetObjectItem(a, "args");
+    }
+    return NULL;
+}
+
+/* kv_cache --portable mutates its cache on the CPU. exir keeps the write-back among the method's
+ * outputs: insert_write_back_for_buffers_pass's _insert_copy makes the output node (copy_,
+ * user outputs) and _TopLevelEmitter.output emits every argument of it, the copy_ being the
+ * buffer's value. So, worked by hand: outputs [the cache, mm's result], the cache being the
+ * self argument of aten::copy_ and mm's result its out argument; the pytree string counts the
+ * one user output (call_spec.out_spec): "$". Read by flatc; read back, the file has the cache's
+ * BUFFER_MUTATION output and one user output, not the cache twice. */
+START_TEST(mutated_buffer_is_a_method_output)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/kv_portable.pte", tu_tmpdir());
+    char *out = NULL;
+    ck_assert_int_eq(tu_runf(&out, "export %s -o %s --portable --force", tu_root("samples/kv_cache.pt2"), path), 0);
+    free(out);
+    size_t size;
+    uint8_t *d = pt_load(path, &size);
+    ck_assert_ptr_nonnull(d);
+    cJSON *j = pt_flatc_json(d, size, "kv_portable.pte", "program.fbs", "--defaults-json");
+    free(d);
+    if (j) {
+        const cJSON *plan = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "execution_plan"), 0);
+        const cJSON *outs = cJSON_GetObjectItem(plan, "outputs");
+        ck_assert_int_eq(cJSON_GetArraySize(outs), 2);
+        int copy = flatc_op(plan, "aten::copy_"), mm = flatc_op(plan, "aten::mm");
+        ck_assert_int_ge(copy, 0);
+        ck_assert_int_ge(mm, 0);
+        const cJSON *ca = flatc_call_args(plan, copy), *ma = flatc_call_args(plan, mm);
+        ck_assert_ptr_nonnull(ca);
+        ck_assert_ptr_nonnull(ma);
+        ck_assert_int_eq(cJSON_GetArrayItem(outs, 0)->valueint, cJSON_GetArrayItem(ca, 0)->valueint);
+        ck_assert_int_eq(cJSON_GetArrayItem(outs, 1)->valueint, cJSON_GetArrayItem(ma, cJSON_GetArraySize(ma) - 1)->valueint);
+        const cJSON *cm = cJSON_GetObjectItem(plan, "container_meta_type");
+        ck_assert_str_eq(cJSON_GetObjectItem(cm, "encoded_out_str")->valuestring, "$");
+        cJSON_Delete(j);
+    } else {
+        tu_skip("flatc is not installed: the exported plan's outputs are not decoded with it");
+    }
+    ck_assert_int_eq(tu_runf(&out, "info %s", path), 0);
+    ck_assert_msg(tu_contains(out, "outputs   2: buffer_mutation 1 · user_output 1"), "%s", out);
+    ck_assert_msg(tu_contains(out, "3 in, 2 out"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "run %s --steps 2 --compare-with %s", path, tu_root("samples/kv_cache.pt2")), 0);
+    ck_assert_msg(tu_contains(out, "all within rtol 1e-5"), "%s", out);
+    free(out);
+}
+END_TEST
+
 /* A call the emitted plan has an instruction for (not getitem, alloc or a buffer write-back). */
 static bool instruction_node(const ls_node *n)
 {
@@ -731,6 +803,7 @@ Suite *export_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, every_sample_exports_and_matches);
     tcase_add_test(tc, kv_cache_state_from_the_pte);
+    tcase_add_test(tc, mutated_buffer_is_a_method_output);
     tcase_add_test(tc, reading_back_gives_the_same_plan);
     tcase_add_test(tc, header_segments_and_flatc);
     tcase_add_test(tc, every_sample_loads_in_executorch_from_the_cli);

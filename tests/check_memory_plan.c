@@ -3,8 +3,8 @@
  * later-found first; each into the first shared object none of whose tensors it overlaps, else
  * above the tensors it overlaps in an object where it fits, else a new object; objects laid out
  * in creation order), naive, the 64 bytes of XNNPACK padding, and the views ReplaceViewCopyWith
- * ViewPass makes (no memory of their own; static ones emitted as a value at their base's
- * place, dynamic ones as executorch_prim::et_view.default). */
+ * ViewPass makes (no memory of their own; each emitted as executorch_prim::et_view.default, as
+ * exir's _emit_view does and ExecuTorch's test_remove_view_copy.py expects). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,12 +318,12 @@ START_TEST(views_share_their_base)
     ck_assert_uint_eq(slot_of(&h, "aten_relu_default", 0)->offset, 48);
     ck_assert_uint_eq(slot_of(&h, "aten_view_copy_default_2", 0)->offset, 0);
     ck_assert_uint_eq(m->arena, 96);
-    /* emitted: the static view is a value at x's place and no instruction */
+    /* emitted: the static view is executorch_prim::et_view (exir's _emit_view), out at x's place */
     ls_emit_summary es;
     const ls_pte *pte = ls_program_emitted(h.steps[h.n - 1].program, &es);
-    ck_assert(!has_operator(pte, "executorch_prim::et_view", "default"));
+    ck_assert(has_operator(pte, "executorch_prim::et_view", "default"));
     ck_assert(has_operator(pte, "aten::relu", "out") && has_operator(pte, "aten::view_copy", "out"));
-    ck_assert_uint_eq(es.kernel_calls, 2);
+    ck_assert_uint_eq(es.kernel_calls, 3);
     ls_pte_check_report r;
     ck_assert_uint_eq(ls_pte_runtime_check(pte, &r), 0);
     ls_pte_check_report_free(&r);
@@ -368,6 +368,110 @@ START_TEST(views_share_their_base)
 }
 END_TEST
 
+/* ExecuTorch's own case: exir/tests/test_remove_view_copy.py, TestModel1 and test_spec.
+ * v1 = parameter [5,6] viewed [6,5]; v2 = x viewed [6,5]; v3 = mul(v1, v2) viewed [30];
+ * v4 = mul(v3, parameter2); outputs v4 viewed [6,5] and [2,15]. exir expects operators
+ * et_view, mul, view_copy and seven instructions by operator index 0 0 1 0 1 2 2 (the two views
+ * the output reads stay view_copy), the mul's lifetime [5, 9] (extended through its view), the
+ * view of the mul at the mul's place, and the view of the parameter a constant on its bytes. */
+static ls_program *remove_view_copy_model(void)
+{
+    ls_builder *b = ls_builder_new("TestModel1", LS_DIALECT_EDGE);
+    int64_t s56[] = {5, 6}, s65[] = {6, 5}, s30[] = {30}, s215[] = {2, 15};
+    float pv[30], p2v[30];
+    for (int i = 0; i < 30; i++) pv[i] = 0.1f * (float)i, p2v[i] = 1.0f - 0.05f * (float)i;
+    uint32_t p = pf_input(b, "p_parameter", LS_IN_PARAMETER, "parameter", pf_f32(2, s56, pv));
+    uint32_t p2 = pf_input(b, "p_parameter2", LS_IN_PARAMETER, "parameter2", pf_f32(1, s30, p2v));
+    uint32_t x = pf_user_input(b, "x", LS_DT_F32, 2, s56);
+    ls_arg a1[] = {ls_arg_node(p), ls_arg_ints(s65, 2)};
+    uint32_t v1 = pf_call(b, "aten_view_copy_default", LS_OP_view_copy, a1, 2, LS_DT_F32, 2, s65);
+    ls_arg a2[] = {ls_arg_node(x), ls_arg_ints(s65, 2)};
+    uint32_t v2 = pf_call(b, "aten_view_copy_default_1", LS_OP_view_copy, a2, 2, LS_DT_F32, 2, s65);
+    ls_arg a3[] = {ls_arg_node(v1), ls_arg_node(v2)};
+    uint32_t m = pf_call(b, "aten_mul_tensor", LS_OP_mul_Tensor, a3, 2, LS_DT_F32, 2, s65);
+    ls_arg a4[] = {ls_arg_node(m), ls_arg_ints(s30, 1)};
+    uint32_t v3 = pf_call(b, "aten_view_copy_default_2", LS_OP_view_copy, a4, 2, LS_DT_F32, 1, s30);
+    ls_arg a5[] = {ls_arg_node(v3), ls_arg_node(p2)};
+    uint32_t m2 = pf_call(b, "aten_mul_tensor_1", LS_OP_mul_Tensor, a5, 2, LS_DT_F32, 1, s30);
+    ls_arg a6[] = {ls_arg_node(m2), ls_arg_ints(s65, 2)};
+    uint32_t v5 = pf_call(b, "aten_view_copy_default_3", LS_OP_view_copy, a6, 2, LS_DT_F32, 2, s65);
+    ls_arg a7[] = {ls_arg_node(m2), ls_arg_ints(s215, 2)};
+    uint32_t v6 = pf_call(b, "aten_view_copy_default_4", LS_OP_view_copy, a7, 2, LS_DT_F32, 2, s215);
+    const uint32_t outs[] = {v5, v6};
+    ls_build_output(b, outs, 2, NULL, NULL);
+    return ls_builder_finish(b);
+}
+
+START_TEST(executorchs_remove_view_copy_case)
+{
+    ls_program *p = remove_view_copy_model();
+    ls_history h;
+    pf_lower(p, "to_out_variant,memory_plan,emit", &h);
+    const ls_program *q = h.steps[1].program;
+    ck_assert_int_eq(q->nodes[ls_program_find(q, "aten_view_copy_default_3")]->op->id, LS_OP_view_copy);
+    ck_assert_int_eq(q->nodes[ls_program_find(q, "aten_view_copy_default_4")]->op->id, LS_OP_view_copy);
+    ck_assert_int_eq(q->nodes[ls_program_find(q, "aten_view_copy_default_2")]->op->id, LS_OP_memory_view);
+    const ls_mem_slot *mul = slot_of(&h, "aten_mul_tensor", 0);
+    ck_assert_uint_eq(mul->first, 5);
+    ck_assert_uint_eq(mul->last, 9);
+    ck_assert_ptr_eq(slot_of(&h, "aten_view_copy_default_2", 0), mul);
+    ls_emit_summary es;
+    const ls_pte *pte = ls_program_emitted(h.steps[h.n - 1].program, &es);
+    const ls_pte_plan *pl = &pte->execution_plan.v[0];
+    ck_assert_uint_eq(pl->operators.n, 3);
+    ck_assert_str_eq(pl->operators.v[0].name, "executorch_prim::et_view");
+    ck_assert_str_eq(pl->operators.v[0].overload, "default");
+    ck_assert_str_eq(pl->operators.v[1].name, "aten::mul");
+    ck_assert_str_eq(pl->operators.v[2].name, "aten::view_copy");
+    const ls_pte_instructions *ins = &pl->chains.v[0].instructions;
+    const uint32_t want[] = {0, 0, 1, 0, 1, 2, 2};
+    ck_assert_uint_eq(ins->n, 7);
+    for (uint32_t i = 0; i < 7; i++) {
+        ck_assert_int_eq(ins->v[i].kind, LS_PTE_KERNEL_CALL);
+        ck_assert_uint_eq(ins->v[i].kernel_call.op_index, want[i]);
+    }
+    /* the parameter's view: a constant on the parameter's bytes */
+    const ls_pte_tensor *base = &pl->values.v[ins->v[0].kernel_call.args.v[0]].tensor;
+    const ls_pte_tensor *v1 = &pl->values.v[ins->v[0].kernel_call.args.v[2]].tensor;
+    ck_assert_uint_gt(base->data_buffer_idx, 0);
+    ck_assert_uint_eq(v1->data_buffer_idx, base->data_buffer_idx);
+    ck_assert(!v1->has_allocation_info);
+    /* the mul's view: at the mul's place */
+    const ls_pte_i32s *ma = &ins->v[2].kernel_call.args, *va = &ins->v[3].kernel_call.args;
+    const ls_pte_tensor *mt = &pl->values.v[ma->v[ma->n - 1]].tensor, *vt = &pl->values.v[va->v[2]].tensor;
+    ck_assert(mt->has_allocation_info && vt->has_allocation_info);
+    ck_assert_uint_eq(vt->allocation_info.memory_offset_low, mt->allocation_info.memory_offset_low);
+    ck_assert_int_eq(va->v[0], ma->v[ma->n - 1]);
+    ls_pte_check_report r;
+    ck_assert_uint_eq(ls_pte_runtime_check(pte, &r), 0);
+    ls_pte_check_report_free(&r);
+    /* exported and read back, it computes what the program does */
+    char path[512];
+    snprintf(path, sizeof path, "%s/remove_view_copy.pte", tu_tmpdir());
+    ls_error err;
+    ck_assert_msg(ls_export(&h, -1, path, true, NULL, &err) == 0, "%s", err.msg);
+    ls_program *back;
+    ck_assert_msg(ls_load(path, NULL, &back, &err) == 0, "%s", err.msg);
+    ls_runner *ra = pf_runner(back), *rb = pf_runner(p);
+    ls_value *ia, *ib, *oa, *ob;
+    uint32_t na, nb, noa, nob;
+    ck_assert(ls_make_inputs(p, 3, 0, &ib, &nb, &err) == 0 && ls_make_inputs(back, 3, 0, &ia, &na, &err) == 0);
+    ck_assert_msg(ls_runner_run(ra, ia, na, &oa, &noa, &err) == 0, "%s", err.msg);
+    ck_assert(ls_runner_run(rb, ib, nb, &ob, &nob, &err) == 0);
+    ck_assert_uint_eq(noa, 2);
+    for (uint32_t k = 0; k < 2; k++) ck_assert_int_eq(memcmp(oa[k].t->data, ob[k].t->data, 120), 0);
+    pf_values_free(ia, na);
+    pf_values_free(ib, nb);
+    pf_values_free(oa, noa);
+    pf_values_free(ob, nob);
+    ls_runner_free(ra);
+    ls_runner_free(rb);
+    ls_program_unref(back);
+    ls_history_free(&h);
+    ls_program_unref(p);
+}
+END_TEST
+
 Suite *memory_plan_suite(void)
 {
     Suite *s = suite_create("memory_plan");
@@ -379,6 +483,7 @@ Suite *memory_plan_suite(void)
     tcase_add_test(tc, greedy_matches_exirs_code_on_random_cases);
     tcase_add_test(tc, xnnpack_padding);
     tcase_add_test(tc, views_share_their_base);
+    tcase_add_test(tc, executorchs_remove_view_copy_case);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -118,8 +118,8 @@ END_TEST
 
 /* b2's new value is a view of b1 (view_copy aliases its base): the value of one write-back may
  * alias the buffer of another, so exir's independence check sends both copies before the
- * output, in output order. v is then no longer right before the output: it becomes a
- * memory.view (ReplaceViewCopyWithViewPass, node.next.op != "output"). */
+ * output, in output order. The output then reads the copies, not v: v becomes a memory.view
+ * (ReplaceViewCopyWithViewPass keeps only a view_copy the output reads). */
 START_TEST(copies_that_may_alias_go_before_the_output)
 {
     ls_builder *b = ls_builder_new("wb", LS_DIALECT_EDGE);

@@ -56,7 +56,7 @@ static void build_pte(emitter *E, ls_pte *pte)
     pl->name = ls_strdup(E->p->method ? E->p->method : "forward"); /* a .pte's method keeps its name */
     pl->has_container_meta_type = true;
     pl->container_meta_type.encoded_inp_str = tree_spec(E->inputs.n, true);
-    pl->container_meta_type.encoded_out_str = tree_spec(E->outputs.n, false);
+    pl->container_meta_type.encoded_out_str = tree_spec(E->user_outputs, false);
     pl->values = (ls_pte_values){E->values.v, E->values.n, true};
     pl->inputs = (ls_pte_i32s){E->inputs.v, E->inputs.n, true};
     pl->outputs = (ls_pte_i32s){E->outputs.v, E->outputs.n, true};

@@ -248,9 +248,12 @@ static int kernel_call(emitter *E, const ls_node *n, uint32_t pos)
     return 0;
 }
 
-/* memory.view, as exir's _emit_view: a static view of planned memory (or of a constant) is a
- * value of its own sizes at its base's place and no instruction; any other runs
- * executorch_prim::et_view.default(self, size, out). */
+/* memory.view, as exir's _emit_view (exir/emit/_emitter.py): every view, static or not, is
+ * executorch_prim::et_view.default(self, size, out), out the view's own spec: at its base's place
+ * when the base is planned (its _ViewSpec shares the base's mem_id and offset), the base's bytes
+ * when the base is a constant (the same storage, so the same data_buffer_idx). ExecuTorch's
+ * exir/tests/test_remove_view_copy.py (test_spec) expects an et_view instruction for each of
+ * its static views, of a parameter, an input and an intermediate. */
 static int view(emitter *E, const ls_node *n)
 {
     const ls_tmeta *m = ls_node_tval(n);
@@ -259,15 +262,10 @@ static int view(emitter *E, const ls_node *n)
     if (lsx_emit_node_value(E, n, n->args[0].v.node, &bv) != 0) return -1;
     const ls_pte_value *b = &E->values.v[bv];
     bool constant = b->kind == LS_PTE_VAL_TENSOR && b->tensor.data_buffer_idx > 0 && !b->tensor.has_allocation_info;
-    bool planned = ls_mem_plan_slot(E->plan, n->id, 0) != 0;
-    int64_t sizes[LS_MAX_DIMS];
-    bool dyn = false;
-    bool bounded = lsx_upper_sizes(E->bounds, m, sizes, &dyn) == 0;
-    if (bounded && !dyn && (planned || constant))
-        return lsx_emit_tensor_value(E, n, m, n->id, constant ? b->tensor.data_buffer_idx : 0, NULL, &E->val_of[n->id]);
+    uint32_t dbi = constant ? b->tensor.data_buffer_idx : 0;
     int32_t *args = ls_malloc(sizeof *args * 3);
     args[0] = bv;
-    if (lsx_emit_arg_value(E, n, &n->args[1], &args[1]) != 0 || lsx_emit_tensor_value(E, n, m, n->id, 0, NULL, &args[2]) != 0) {
+    if (lsx_emit_arg_value(E, n, &n->args[1], &args[1]) != 0 || lsx_emit_tensor_value(E, n, m, n->id, dbi, NULL, &args[2]) != 0) {
         free(args);
         return -1;
     }
@@ -297,14 +295,19 @@ int lsx_emit_call(emitter *E, const ls_node *n, uint32_t pos)
     }
 }
 
+/* Every argument of the output node is a method output, as exir's _TopLevelEmitter.output
+ * emits them (exir/emit/_emitter.py): the buffer write-backs that
+ * insert_write_back_for_buffers_pass's _insert_copy put first (the buffer's value, which the
+ * copy_ returns), then the user outputs. The pytree string (container_meta_type) comes from
+ * call_spec.out_spec, which counts the user outputs only. */
 int lsx_emit_output(emitter *E, const ls_node *n)
 {
     for (uint16_t k = 0; k < n->nargs; k++) {
         uint8_t kind = k < E->p->n_outputs ? E->p->outputs[k].kind : LS_OUT_USER_OUTPUT;
-        if (kind != LS_OUT_USER_OUTPUT && kind != LS_OUT_LOSS_OUTPUT) continue;
         int32_t v;
         if (lsx_emit_arg_value(E, n, &n->args[k], &v) != 0) return -1;
         ls_vec_push(&E->outputs, v);
+        if (kind == LS_OUT_USER_OUTPUT || kind == LS_OUT_LOSS_OUTPUT) E->user_outputs++;
     }
     return 0;
 }

@@ -36,6 +36,7 @@ typedef struct emitter {
     const ls_pte_file *file; /* the .pte the program came from, or NULL: its external data stays external */
     LS_VEC(int32_t) inputs;
     LS_VEC(int32_t) outputs;
+    uint32_t user_outputs; /* of them, the ones call_spec.out_spec counts (the pytree string) */
     uint32_t kernel_calls, delegate_calls, constants, externals;
 } emitter;
 
@@ -57,7 +58,7 @@ int lsx_emit_placeholder(emitter *E, const ls_node *n);
 /* emit_calls.c */
 /* A call node at position pos: its instruction(s) and values. */
 int lsx_emit_call(emitter *E, const ls_node *n, uint32_t pos);
-/* The output node: the plan's outputs (user and loss outputs). */
+/* The output node: the plan's outputs (buffer write-backs, then user outputs). */
 int lsx_emit_output(emitter *E, const ls_node *n);
 
 #endif

@@ -269,25 +269,39 @@ static int convert(lsp_loader *L)
             im->node[at] = L->call_node;
         }
     }
-    /* outputs: buffer write-backs first (torch's order), then the plan's outputs */
+    /* outputs: buffer write-backs first (torch's order), then the plan's outputs. exir lists a
+     * write-back among the plan's outputs too (_insert_copy makes the copy_ an output, and
+     * _TopLevelEmitter.output emits every one): a plan output that is the buffer a copy_ wrote,
+     * or that copy_'s return, is that write-back, not a user output. */
     const ls_pte_plan *pl = L->plan;
     uint32_t nout = L->mut_node.n + pl->outputs.n;
     ls_arg *oa = ls_calloc(nout ? nout : 1, sizeof *oa);
     ls_output_spec *os = ls_calloc(nout ? nout : 1, sizeof *os);
+    bool *claimed = ls_calloc(L->mut_node.n ? L->mut_node.n : 1, sizeof *claimed);
     int rc = 0;
     for (uint32_t k = 0; k < L->mut_node.n; k++) {
         oa[k] = ls_arg_node(L->mut_node.v[k]);
         os[k] = (ls_output_spec){.kind = LS_OUT_BUFFER_MUTATION, .target = L->mut_target.v[k]};
     }
+    uint32_t at_out = L->mut_node.n;
     for (uint32_t k = 0; k < pl->outputs.n && rc == 0; k++) {
         int32_t vi = pl->outputs.v[k];
         if (!lsp_val(L, vi)) {
             rc = lsp_lfail(L, "output %u is value %d, which does not exist", k, vi);
             break;
         }
-        rc = lsp_arg_of(L, NULL, vi, &oa[L->mut_node.n + k]);
-        os[L->mut_node.n + k].kind = LS_OUT_USER_OUTPUT;
+        int32_t wb = -1;
+        for (uint32_t m = 0; m < L->mut_node.n && wb < 0; m++)
+            if (!claimed[m] && (L->mut_buf.v[m] == vi || L->mut_ret.v[m] == vi)) wb = (int32_t)m;
+        if (wb >= 0) {
+            claimed[wb] = true;
+            continue;
+        }
+        rc = lsp_arg_of(L, NULL, vi, &oa[at_out]);
+        os[at_out++].kind = LS_OUT_USER_OUTPUT;
     }
+    free(claimed);
+    nout = at_out;
     if (rc == 0) {
         ls_node *on = ls_node_new(L->p, LS_NODE_OUTPUT, ls_namer_take(L->names, "output"), NULL);
         ls_node_set_args(on, oa, (uint16_t)nout);
@@ -376,6 +390,8 @@ int lsp_program_from_pte(ls_pte_file *f, uint32_t plan, ls_program **out, ls_err
     free(L.body.v);
     free(L.mut_node.v);
     free(L.mut_target.v);
+    free(L.mut_buf.v);
+    free(L.mut_ret.v);
     free(L.node_of);
     free(L.role);
     free(L.sub_attr);

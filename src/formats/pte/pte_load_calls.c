@@ -273,6 +273,8 @@ int lsp_kernel_call(lsp_loader *L, uint32_t at, const ls_pte_instruction *in)
         if (b >= 0) {
             ls_vec_push(&L->mut_target, L->ph_specs.v[b].target);
             ls_vec_push(&L->mut_node, src);
+            ls_vec_push(&L->mut_buf, args->v[0]);
+            ls_vec_push(&L->mut_ret, args->n > 3 ? args->v[args->n - 1] : args->v[0]);
             L->node_of[args->v[0]] = src; /* later reads see the new value */
             if (args->n > 3) L->node_of[args->v[args->n - 1]] = src;
             return 0;

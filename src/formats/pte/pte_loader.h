@@ -31,6 +31,7 @@ typedef struct lsp_loader {
     LS_VEC(ls_node *) body;
     LS_VEC(uint32_t) mut_node; /* buffer write-backs: the value written ... */
     LS_VEC(const char *) mut_target; /* ... into this buffer */
+    LS_VEC(int32_t) mut_buf, mut_ret; /* ... whose value is this, and the copy_'s return value */
     uint32_t *sub_attr; /* per delegate: its get_attr node id (0: none yet) */
     uint32_t n_unknown;
     lsp_places *places; /* built on the first value no instruction writes */
