@@ -90,6 +90,14 @@ START_TEST(screen_graph_through_an_elided_view)
 }
 END_TEST
 
+/* The partition graph at 200 columns: boxes as wide as their lines (to 56), narrowed again on a
+ * resize with the same box selected. */
+START_TEST(screen_partgraph_wide_boxes)
+{
+    run_sample("samples/policy.pt2", NULL, "found_partgraph-wide", 200, 40);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
@@ -103,6 +111,7 @@ Suite *tui_found_suite(void)
     tcase_add_test(tc, screen_held_by_columns);
     tcase_add_test(tc, screen_scroll_text);
     tcase_add_test(tc, screen_graph_through_an_elided_view);
+    tcase_add_test(tc, screen_partgraph_wide_boxes);
     suite_add_tcase(s, tc);
     return s;
 }

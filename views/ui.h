@@ -490,6 +490,7 @@ struct ui {
     bool pg_boxes_shared; /* pg_boxes are the step's (rows.c) */
     ls_region_boxes pg_boxes;
     uint32_t pg_step;
+    int pg_cols;          /* the terminal width the boxes were drawn for */
     bool pg_unfold;       /* Enter on a folded box: draw every region */
     uint32_t around_id;   /* the node in the middle of the neighbourhood */
     const char *around_scope;

@@ -34,6 +34,20 @@ static int32_t selected_region(ui *u)
     return u->sel_id ? ls_regions_of_node(&u->pg_regions, top, u->sel_id) : -1;
 }
 
+/* Boxes as wide as their widest line where the terminal has room for four of them a row (30 at
+ * 80 or 120 columns, up to 56): on a wide terminal "→ BundledBackend · 284 nodes" and the ops
+ * read in full instead of "284 no…". */
+static int box_width(const ui *u, const ls_region_boxes *bx)
+{
+    int need = BOX_W, cap = u->cols / 4 > 56 ? 56 : u->cols / 4;
+    for (uint32_t b = 0; b < bx->n; b++)
+        for (int k = 0; k < LS_BOX_LINES; k++)
+            if (bx->boxes[b].text[k] && ui_text_width(bx->boxes[b].text[k]) + 4 > need)
+                need = ui_text_width(bx->boxes[b].text[k]) + 4;
+    if (need > cap) need = cap;
+    return need < BOX_W ? BOX_W : need;
+}
+
 void ui_partgraph_build(ui *u)
 {
     ui_partgraph_free(u);
@@ -53,8 +67,9 @@ void ui_partgraph_build(ui *u)
         color[b] = bx->boxes[b].fold > 1 ? -2 : g->tag ? ui_tag_index(u, g->tag) : -1;
     }
     ls_drawing d;
-    ls_draw_boxes(bx->boxes, bx->n, bx->edges, bx->n_edges, BOX_W, !u->utf8, &d);
+    ls_draw_boxes(bx->boxes, bx->n, bx->edges, bx->n_edges, box_width(u, bx), !u->utf8, &d);
     ui_boxview_set(&u->pg, &d, color);
+    u->pg_cols = u->cols;
     int32_t g = selected_region(u);
     ui_pane *p = ui_pane_of(u, UI_P_SCREEN);
     p->left = p->top = 0;
@@ -63,7 +78,14 @@ void ui_partgraph_build(ui *u)
 
 static void ensure(ui *u)
 {
-    if (!u->pg.valid || u->pg_step != u->step) ui_partgraph_build(u);
+    if (!u->pg.valid || u->pg_step != u->step) {
+        ui_partgraph_build(u);
+    } else if (u->pg_cols != u->cols && box_width(u, &u->pg_boxes) != (int)u->pg.d.place[0].w) {
+        /* the boxes widen or narrow with the terminal: drawn again, the same box selected */
+        uint32_t sel = u->pg.sel;
+        ui_partgraph_build(u);
+        if (sel < u->pg.d.n_boxes) ui_boxview_select(u, &u->pg, ui_pane_of(u, UI_P_SCREEN), sel);
+    }
 }
 
 static void title(ui *u, ls_buf *b)
