@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "program.h"
+#include "ptrmap.h"
 
 typedef enum ls_align_mark {
     LS_ALIGN_SAME,    /* on both sides, alike */
@@ -42,5 +43,13 @@ typedef struct ls_alignment {
 
 void ls_align_programs(const ls_program *a, const ls_program *b, ls_align_by by, ls_alignment *out);
 void ls_alignment_free(ls_alignment *al);
+
+/* Within one lineage (two steps, or one loaded program lowered for two backend sets) the
+ * alignment is of the top levels, and a node only on one side may be inside a lowered module on
+ * the other: m maps the node ids inside p's lowered modules to the module's name, and
+ * ls_align_sub_holding says which module holds id (NULL: none). The compare screen and
+ * `lowerscope diff --with-backend` say it ("inside lowered_module_0"). */
+void ls_align_index_subs(const ls_program *p, ls_ptrmap *m);
+const char *ls_align_sub_holding(const ls_ptrmap *m, uint32_t id);
 
 #endif

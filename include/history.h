@@ -78,6 +78,10 @@ void ls_history_free(ls_history *h);
  * ("partition:bundled"). -1 with a message when there is no such step. The CLI's --step and
  * the UI's --step and :step all go through it. */
 int ls_history_find_step(const ls_history *h, const char *spec, ls_error *err);
+/* The step of `other` (the same program lowered another way) that stands where step s stands in
+ * h: the last step of the same pass, else other's last step. The UI's `:compare backend` and
+ * `lowerscope diff --with-backend` put that step beside s. */
+uint32_t ls_history_same_pass_step(const ls_history *h, uint32_t s, const ls_history *other);
 /* Computes what changed from a to b (both programs and their submodules, matched by name),
  * as used for ls_step.changes. */
 void ls_diff_programs(const ls_program *a, const ls_program *b, ls_change **changes, uint32_t *n);

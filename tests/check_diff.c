@@ -2,7 +2,10 @@
  * shared_constant's steps 3 and 6 worked by hand (partition tags add and mul; to_backend moves
  * them into lowered_module_0, gives the CPU's c back its tag-less self and adds the delegate call
  * with its getitem); the .pte exported from it matched node for node by identity (x is the .pte's
- * input_0, c its c_c by target), the emit step's alloc only on the .pt2's side; bad ranges exit 2. */
+ * input_0, c its c_c by target), the emit step's alloc only on the .pt2's side; bad ranges exit 2.
+ * --with-backend: two_delegates lowered for samples/backends/arith.json (add and mul only, worked
+ * from the profile) leaves the second region's sub/div on the CPU, which the bundled lowering
+ * holds in lowered_module_1. */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -173,6 +176,57 @@ START_TEST(diff_refuses_bad_ranges)
 }
 END_TEST
 
+START_TEST(diff_with_backend_leaves_the_second_region_on_the_cpu)
+{
+    const char *td = tu_root("samples/two_delegates.pt2");
+    char arith[4096];
+    snprintf(arith, sizeof arith, "%s", tu_root("samples/backends/arith.json"));
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step to_backend --with-backend %s", td, arith), 0);
+    /* same: x, the weight, offset and scale, three atan2, cos and the first delegate's get_attr,
+     * call and getitem; only with bundled: the second delegate's three; only with arith: its six
+     * nodes; the output reads div_2 instead of getitem_1 */
+    ck_assert_msg(tu_contains(out, "with bundled against ") && tu_contains(out, "to_backend (arith) with arith"), "%s", out);
+    ck_assert_msg(tu_contains(out, ": 11 same, 1 changed, 3 only with bundled, 6 only with arith"), "%s", out);
+    ck_assert_msg(tu_contains(out, "+ aten_div_tensor_2: edge.aten.div.Tensor(aten_sub_tensor_2, p_weight)\n") ||
+                      tu_contains(out, "+ aten_div_tensor_2: edge.aten.div.Tensor(aten_sub_tensor_2, p_weight) "),
+                  "%s", out);
+    ck_assert_msg(tu_contains(out, "      with bundled: inside lowered_module_1"), "%s", out);
+    ck_assert_msg(tu_contains(out, "- executorch_call_delegate_1: executorch_call_delegate(lowered_module_1, aten_cos_default)"),
+                  "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step to_backend --with-backend %s --json", td, arith), 0);
+    cJSON *j = cJSON_Parse(out);
+    ck_assert_msg(j != NULL, "%s", out);
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "to"), "pass")->valuestring, "to_backend");
+    const cJSON *be = cJSON_GetObjectItem(j, "backends");
+    ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(be, "from"), 0)->valuestring, "bundled");
+    ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(be, "to"), 0)->valuestring, "arith");
+    ck_assert_int_eq(cJSON_GetObjectItem(j, "only_to")->valueint, 6);
+    int inside = 0;
+    const cJSON *ch = cJSON_GetObjectItem(j, "changes");
+    for (int i = 0; i < cJSON_GetArraySize(ch); i++) {
+        const cJSON *c = cJSON_GetArrayItem(ch, i), *in = cJSON_GetObjectItem(c, "inside");
+        if (!strcmp(cJSON_GetObjectItem(c, "kind")->valuestring, "added")) {
+            ck_assert_msg(cJSON_IsString(in) && !strcmp(in->valuestring, "lowered_module_1"), "%s", out);
+            inside++;
+        }
+    }
+    ck_assert_int_eq(inside, 6);
+    cJSON_Delete(j);
+    free(out);
+    /* one step, one other side */
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step 2..5 --with-backend %s", td, arith), 2);
+    ck_assert(tu_contains(out, "not a range"));
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --with %s --with-backend %s", td, td, arith), 2);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --with-backend /nonexistent.json", td), 2);
+    ck_assert(tu_contains(out, "/nonexistent.json"));
+    free(out);
+}
+END_TEST
+
 Suite *diff_suite(void)
 {
     Suite *s = suite_create("diff");
@@ -183,6 +237,7 @@ Suite *diff_suite(void)
     tcase_add_test(tc, diff_range_text_and_json);
     tcase_add_test(tc, diff_with_the_exported_pte);
     tcase_add_test(tc, diff_refuses_bad_ranges);
+    tcase_add_test(tc, diff_with_backend_leaves_the_second_region_on_the_cpu);
     suite_add_tcase(s, tc);
     return s;
 }

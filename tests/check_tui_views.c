@@ -51,6 +51,19 @@ START_TEST(screen_compare_steps)
 END_TEST
 
 /* The .pte the CLI exports from shared_constant, beside the .pt2's emit step. */
+/* The same step lowered for another backend (:compare backend FILE), the twin of
+ * `lowerscope diff --with-backend` (check_diff has the figures): 11 same, 1 changed, 3 and 6
+ * only on one side, the sub and div inside lowered_module_1 on the left. */
+START_TEST(screen_compare_backend)
+{
+    const char *dir = tu_tmpdir();
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s/arith.json'", tu_root("samples/backends/arith.json"), dir);
+    ck_assert_int_eq(system(cmd), 0);
+    run_sample_in("samples/two_delegates.pt2", NULL, "compare_backend", 120, 30, dir);
+}
+END_TEST
+
 START_TEST(screen_compare_pte)
 {
     const char *dir = tu_tmpdir();
@@ -84,6 +97,7 @@ Suite *tui_views_suite(void)
     tcase_add_test(tc, screen_graph_policy);
     tcase_add_test(tc, screen_around);
     tcase_add_test(tc, screen_compare_steps);
+    tcase_add_test(tc, screen_compare_backend);
     tcase_add_test(tc, screen_compare_pte);
     tcase_add_test(tc, screen_overlay);
     suite_add_tcase(s, tc);

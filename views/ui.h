@@ -511,6 +511,7 @@ struct ui {
     ls_alignment cmp;
     uint32_t cmp_left;     /* the step the alignment was made for */
     ls_ptrmap cmp_sub_a, cmp_sub_b; /* within a lineage: node id -> the lowered module holding it on that side */
+    uint32_t cmp_lineage_ids;       /* ids below it are the same node on both sides (0: two files) */
     bool cmp_valid;
 };
 

@@ -1,8 +1,9 @@
 /* The compare screen (`c`, `:compare STEP | FILE [STEP] | backend FILE`): the program at this
  * step on the left and another beside it on the right — another step of this history, the
  * same step lowered for another backend, or another file (a .pt2 and the .pte exported from
- * it) — one row per node, matched by identity (align.h: by id within a lineage, by input
- * number, target, name and op across files), so the selection is the same node on both sides.
+ * it) — one row per node, matched by identity (align.h: by id between two steps, by input
+ * number, target, name and op across files and across two lowerings, which number the nodes they
+ * make each on its own), so the selection is the same node on both sides.
  * Marks: `~` the pair differs, `-` only on the left, `+` only on the right. `]`/`[` go to the
  * next/previous difference; Enter selects the left node in the graph pane. */
 #include <stdio.h>
@@ -20,6 +21,7 @@ void ui_compare_free(ui *u)
     ls_ptrmap_free(&u->cmp_sub_b);
     if (u->cmp_h) ui_core_free(u->cmp_h);
     u->cmp_h = NULL;
+    u->cmp_lineage_ids = 0;
     u->cmp_valid = false;
 }
 
@@ -39,22 +41,9 @@ static const ls_program *right_program(const ui *u)
     return h->steps[u->cmp_step < h->n ? u->cmp_step : h->n - 1].program;
 }
 
-/* Node ids inside p's lowered modules -> the module: within a lineage a node the other side has
- * at its top level may be inside a delegate here (the alignment is of the top levels). */
-static void index_subs(const ls_program *p, ls_ptrmap *m)
+static const char *sub_holding(const ui *u, const ls_ptrmap *m, const ls_node *n)
 {
-    ls_ptrmap_free(m);
-    for (uint32_t s = 0; s < p->n_subs; s++) {
-        const ls_program *sp = p->subs[s].program;
-        for (uint32_t i = 0; sp && i < sp->n_nodes; i++)
-            if (sp->nodes[i]->id) ls_ptrmap_put(m, (const void *)(uintptr_t)sp->nodes[i]->id, (uintptr_t)p->subs[s].name);
-    }
-}
-
-static const char *sub_holding(const ls_ptrmap *m, const ls_node *n)
-{
-    uintptr_t v;
-    return n->id && ls_ptrmap_get(m, (const void *)(uintptr_t)n->id, &v) ? (const char *)v : NULL;
+    return n->id < u->cmp_lineage_ids ? ls_align_sub_holding(m, n->id) : NULL;
 }
 
 static void ensure(ui *u)
@@ -64,9 +53,9 @@ static void ensure(ui *u)
     ls_align_programs(left_program(u), right_program(u), u->cmp_by, &u->cmp);
     ls_ptrmap_free(&u->cmp_sub_a);
     ls_ptrmap_free(&u->cmp_sub_b);
-    if (u->cmp_by == LS_ALIGN_BY_ID) {
-        index_subs(left_program(u), &u->cmp_sub_a);
-        index_subs(right_program(u), &u->cmp_sub_b);
+    if (u->cmp_lineage_ids) {
+        ls_align_index_subs(left_program(u), &u->cmp_sub_a);
+        ls_align_index_subs(right_program(u), &u->cmp_sub_b);
     }
     u->cmp_left = u->step;
     u->cmp_valid = true;
@@ -104,12 +93,13 @@ int ui_compare_open(ui *u, const char *arg)
         ui_compare_free(u);
         u->cmp_step = (uint32_t)s;
         u->cmp_by = LS_ALIGN_BY_ID;
+        u->cmp_lineage_ids = UINT32_MAX;
         snprintf(u->cmp_label, sizeof u->cmp_label, "step %d %s", s, u->h->steps[s].pass);
         open_screen(u);
         return 0;
     }
     ls_history *nh = NULL;
-    if (!strncmp(arg, "backend ", 8)) { /* the same step lowered for another backend: ids stay comparable */
+    if (!strncmp(arg, "backend ", 8)) { /* the same step lowered for another backend */
         const char *be = arg + 8;
         while (*be == ' ') be++;
         if (ui_core_relower(u->h, be, &nh, &err) != 0) {
@@ -118,8 +108,11 @@ int ui_compare_open(ui *u, const char *arg)
         }
         ui_compare_free(u);
         u->cmp_h = nh;
-        u->cmp_by = LS_ALIGN_BY_ID;
-        u->cmp_step = u->step < nh->n ? u->step : nh->n - 1;
+        /* matched by identity, as diff --with-backend: each lowering numbers the nodes it makes on
+         * its own, so only the loaded program's ids name the same node on both sides */
+        u->cmp_by = LS_ALIGN_BY_IDENTITY;
+        u->cmp_lineage_ids = u->h->steps[0].program->next_id;
+        u->cmp_step = ls_history_same_pass_step(u->h, u->step, nh);
         snprintf(u->cmp_label, sizeof u->cmp_label, "%.200s, step %u %s", be, u->cmp_step, nh->steps[u->cmp_step].pass);
         open_screen(u);
         return 0;
@@ -214,8 +207,8 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     ui_put(u, y, x + half, 1, ba, bp, u->utf8 ? "│" : "|");
     draw_side(u, rp, r->b, rt, marks[r->mark], roles[r->mark], y, x + half + 1, w - half - 1, cursor);
     /* a node only on one side whose id the other side holds inside a lowered module */
-    const char *in = r->b < 0 && r->a >= 0 ? sub_holding(&u->cmp_sub_b, lp->nodes[r->a])
-                     : r->a < 0 && r->b >= 0 ? sub_holding(&u->cmp_sub_a, rp->nodes[r->b]) : NULL;
+    const char *in = r->b < 0 && r->a >= 0 ? sub_holding(u, &u->cmp_sub_b, lp->nodes[r->a])
+                     : r->a < 0 && r->b >= 0 ? sub_holding(u, &u->cmp_sub_a, rp->nodes[r->b]) : NULL;
     if (in) {
         char text[300];
         snprintf(text, sizeof text, "   inside %s", in);
@@ -253,8 +246,8 @@ static bool action(ui *u, ui_action a)
             const ls_align_row *x = &u->cmp.v[r];
             const char *name = x->a >= 0 ? left_program(u)->nodes[x->a]->name : right_program(u)->nodes[x->b]->name;
             static const char *what[] = {"", "differs", "only on the left", "only on the right"};
-            const char *in = x->b < 0 && x->a >= 0 ? sub_holding(&u->cmp_sub_b, left_program(u)->nodes[x->a])
-                             : x->a < 0 && x->b >= 0 ? sub_holding(&u->cmp_sub_a, right_program(u)->nodes[x->b]) : NULL;
+            const char *in = x->b < 0 && x->a >= 0 ? sub_holding(u, &u->cmp_sub_b, left_program(u)->nodes[x->a])
+                             : x->a < 0 && x->b >= 0 ? sub_holding(u, &u->cmp_sub_a, right_program(u)->nodes[x->b]) : NULL;
             if (in) ui_message(u, false, "%s %s at the top level (inside %s on the %s)", name, what[x->mark], in, x->b < 0 ? "right" : "left");
             else ui_message(u, false, "%s %s", name, what[x->mark]);
             return true;

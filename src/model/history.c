@@ -66,6 +66,14 @@ int ls_history_find_step(const ls_history *h, const char *spec, ls_error *err)
     return ls_fail(err, "%s: no such step (give a number, a pass name or pass:backend)", spec);
 }
 
+uint32_t ls_history_same_pass_step(const ls_history *h, uint32_t s, const ls_history *other)
+{
+    const char *pass = s < h->n ? h->steps[s].pass : NULL;
+    for (uint32_t i = other->n; pass && i-- > 0;)
+        if (other->steps[i].pass && !strcmp(other->steps[i].pass, pass)) return i;
+    return other->n ? other->n - 1 : 0;
+}
+
 /* ---- differences */
 
 typedef LS_VEC(ls_change) change_vec;

@@ -271,3 +271,19 @@ void ls_alignment_free(ls_alignment *al)
     free(al->row_of_b);
     memset(al, 0, sizeof *al);
 }
+
+void ls_align_index_subs(const ls_program *p, ls_ptrmap *m)
+{
+    ls_ptrmap_free(m);
+    for (uint32_t s = 0; p && s < p->n_subs; s++) {
+        const ls_program *sp = p->subs[s].program;
+        for (uint32_t i = 0; sp && i < sp->n_nodes; i++)
+            if (sp->nodes[i]->id) ls_ptrmap_put(m, (const void *)(uintptr_t)sp->nodes[i]->id, (uintptr_t)p->subs[s].name);
+    }
+}
+
+const char *ls_align_sub_holding(const ls_ptrmap *m, uint32_t id)
+{
+    uintptr_t v;
+    return id && ls_ptrmap_get(m, (const void *)(uintptr_t)id, &v) ? (const char *)v : NULL;
+}
