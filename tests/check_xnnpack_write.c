@@ -447,6 +447,86 @@ START_TEST(xnn_channels_last_fusion_and_scalars)
 }
 END_TEST
 
+/* A convolution of x [1, 2, 5, 5] padded 1 with a 3x3 filter of cin channels to cout, weights
+ * from a seed. */
+static uint32_t conv3x3(ls_builder *b, const char *name, uint32_t x, int64_t cin, int64_t cout, int seed)
+{
+    int64_t ws[4] = {cout, cin, 3, 3}, bs[1] = {cout}, os[4] = {1, cout, 5, 5};
+    float wv[4 * 4 * 9], bv[4];
+    for (int i = 0; i < cout * cin * 9; i++) wv[i] = (float)((i * 7 + seed) % 11 - 5) / 8.0f;
+    for (int i = 0; i < cout; i++) bv[i] = 0.25f * (float)(i - seed % 3);
+    char wn[32], bn[32];
+    snprintf(wn, sizeof wn, "%s.weight", name);
+    snprintf(bn, sizeof bn, "%s.bias", name);
+    uint32_t w = pf_input(b, wn, LS_IN_PARAMETER, wn, pf_f32(4, ws, wv));
+    uint32_t bi = pf_input(b, bn, LS_IN_PARAMETER, bn, pf_f32(1, bs, bv));
+    int64_t one2[2] = {1, 1}, zero2[2] = {0, 0};
+    ls_arg args[9] = {ls_arg_node(x), ls_arg_node(w), ls_arg_node(bi), ls_arg_ints(one2, 2), ls_arg_ints(one2, 2),
+                      ls_arg_ints(one2, 2), ls_arg_bool(false), ls_arg_ints(zero2, 2), ls_arg_int(1)};
+    return pf_call(b, name, LS_OP_convolution, args, 9, LS_DT_F32, 4, os);
+}
+
+/* Channels last kept through slice, cat and permute, as channels_last_tagged_reshape_pass.py
+ * tags a node NHWC when its inputs are, with the visitors' remapping worked by hand from
+ * PERM_NCHW_TO_NHWC = [0, 2, 3, 1] and PERM_NHWC_TO_NCHW = [0, 3, 1, 2]:
+ * c1 = conv(x) [1, 4, 5, 5]; s = c1[:, 1:3] (op_slice_copy.py: dim 1 sits at 3, offsets
+ * [0, 0, 0, 1], sizes [1, 5, 5, 2]); c2 = conv(s); k = cat([s, c2], 1) (op_cat.py: axis 3);
+ * p = permute(k, [0, 1, 3, 2]) (op_permute.py: [P[d] for d in perm] = [0, 3, 2, 1], read at
+ * [0, 2, 3, 1]: [0, 2, 1, 3]). One transpose in, one out: 7 nodes, where transposing back
+ * before each shape op took 9. */
+START_TEST(xnn_channels_last_through_shape_ops)
+{
+    ls_builder *b = ls_builder_new("nhwc_chain", LS_DIALECT_EDGE);
+    int64_t xs[4] = {1, 2, 5, 5}, ss[4] = {1, 2, 5, 5}, ks[4] = {1, 4, 5, 5};
+    uint32_t x = pf_user_input(b, "x", LS_DT_F32, 4, xs);
+    uint32_t c1 = conv3x3(b, "c1", x, 2, 4, 1);
+    ls_arg sa[5] = {ls_arg_node(c1), ls_arg_int(1), ls_arg_int(1), ls_arg_int(3), ls_arg_int(1)};
+    uint32_t sl = pf_call(b, "s", LS_OP_slice_copy_Tensor, sa, 5, LS_DT_F32, 4, ss);
+    uint32_t c2 = conv3x3(b, "c2", sl, 2, 2, 4);
+    uint32_t both[2] = {sl, c2};
+    ls_arg ca[2] = {ls_arg_nodes(both, 2, false), ls_arg_int(1)};
+    uint32_t k = pf_call(b, "k", LS_OP_cat, ca, 2, LS_DT_F32, 4, ks);
+    int64_t perm[4] = {0, 1, 3, 2};
+    ls_arg pa[2] = {ls_arg_node(k), ls_arg_ints(perm, 4)};
+    uint32_t pm = pf_call(b, "p", LS_OP_permute_copy, pa, 2, LS_DT_F32, 4, ks);
+    ls_build_output(b, &pm, 1, NULL, NULL);
+    ls_program *p = ls_builder_finish(b);
+    ls_history h;
+    lower_xnnpack(p, &h);
+    const ls_program *last = h.steps[h.n - 1].program;
+    ck_assert_uint_eq(last->n_subs, 1);
+    const ls_blob *blob = last->subs[0].processed;
+    ck_assert(ls_xnn_is_blob(blob->data, blob->size));
+    ls_xnn_graph *g;
+    ls_error err;
+    ck_assert_msg(ls_xnn_decode(blob->data, blob->size, "nhwc_chain", &g, &err) == 0, "%s", err.msg);
+    const uint8_t want[7] = {LS_XNN_StaticTranspose, LS_XNN_Conv2d, LS_XNN_StaticSlice, LS_XNN_Conv2d,
+                             LS_XNN_Concatenate2, LS_XNN_StaticTranspose, LS_XNN_StaticTranspose};
+    ck_assert_uint_eq(g->n_nodes, 7);
+    for (int i = 0; i < 7; i++) ck_assert_msg(g->nodes[i].type == want[i], "node %d is %s", i, ls_xnn_node_type_name(g->nodes[i].type));
+    const ls_xnn_node *s_n = &g->nodes[2], *c_n = &g->nodes[4], *p_n = &g->nodes[5], *back = &g->nodes[6];
+    const uint32_t s_off[4] = {0, 0, 0, 1}, s_size[4] = {1, 5, 5, 2}, p_perm[4] = {0, 2, 1, 3}, nchw[4] = {0, 3, 1, 2};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_uint_eq(s_n->p.slice.offsets[i], s_off[i]);
+        ck_assert_uint_eq(s_n->p.slice.sizes[i], s_size[i]);
+        ck_assert_uint_eq(p_n->p.dims.v[i], p_perm[i]);
+        ck_assert_uint_eq(back->p.dims.v[i], nchw[i]);
+    }
+    ck_assert_uint_eq(c_n->p.axis, 3);
+    xt_agrees_with_flatc(blob, g, last->named_data, "nhwc_chain");
+    ls_xnn_graph_free(g);
+    for (uint64_t seed = 0; seed < 3; seed++) {
+        runs_agree(p, last, seed, 1e-5, 1e-5, "nhwc_chain");
+        ls_value_diff *d;
+        uint32_t nd;
+        ck_assert_int_eq(ls_xnn_compare_twin(blob, last->named_data, NULL, 0, seed, 1e-5, 1e-5, &d, &nd, &err), 0);
+        free(d);
+    }
+    ls_history_free(&h);
+    ls_program_unref(p);
+}
+END_TEST
+
 /* A convolution of one input channel (groups 1, 3 output channels, 2x2) is what op_conv2d.py
  * calls depthwise (group_input_channels 1): XNNDepthwiseConv2d with groups 1, group_in 1,
  * group_out 3 and the filter's N and C swapped, [1, 2, 2, 3]; it computes what the Edge
@@ -606,6 +686,41 @@ START_TEST(xnn_lone_qdq)
 }
 END_TEST
 
+/* conv → _softmax(dim=-1) on x [1, 2, 5, 5]: the softmax takes its input back in NCHW.
+ * channels_last_tagged_reshape_pass.py would tag it NHWC (it is in neither memory-sensitive set)
+ * and op_softmax.py checks only the logical dim, so ExecuTorch's blob would run XNNSoftmax over
+ * C; lowerscope keeps the Edge program's numbers (written NHWC, element 59 came out 0.669 where
+ * the Edge program gives 0.051). */
+START_TEST(xnn_softmax_after_conv_is_nchw)
+{
+    ls_builder *b = ls_builder_new("sm", LS_DIALECT_EDGE);
+    int64_t xs[4] = {1, 2, 5, 5};
+    uint32_t x = pf_user_input(b, "x", LS_DT_F32, 4, xs);
+    uint32_t c1 = conv3x3(b, "c1", x, 2, 4, 1);
+    int64_t os[4] = {1, 4, 5, 5};
+    ls_arg sa[3] = {ls_arg_node(c1), ls_arg_int(-1), ls_arg_bool(false)};
+    uint32_t sm = pf_call(b, "sm", LS_OP__softmax, sa, 3, LS_DT_F32, 4, os);
+    ls_build_output(b, &sm, 1, NULL, NULL);
+    ls_program *p = ls_builder_finish(b);
+    ls_history h;
+    lower_xnnpack(p, &h);
+    const ls_program *last = h.steps[h.n - 1].program;
+    ck_assert_uint_eq(last->n_subs, 1);
+    ls_xnn_graph *g;
+    ls_error err;
+    const ls_blob *blob = last->subs[0].processed;
+    ck_assert_msg(ls_xnn_decode(blob->data, blob->size, "sm", &g, &err) == 0, "%s", err.msg);
+    const uint8_t want[4] = {LS_XNN_StaticTranspose, LS_XNN_Conv2d, LS_XNN_StaticTranspose, LS_XNN_Softmax};
+    ck_assert_uint_eq(g->n_nodes, 4);
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(g->nodes[i].type, want[i]);
+    ck_assert_uint_eq(g->nodes[2].p.dims.v[1], 3); /* back to NCHW before it */
+    ls_xnn_graph_free(g);
+    for (uint64_t seed = 0; seed < 3; seed++) runs_agree(p, last, seed, 1e-5, 1e-6, "softmax");
+    ls_history_free(&h);
+    ls_program_unref(p);
+}
+END_TEST
+
 Suite *xnnpack_write_suite(void)
 {
     Suite *s = suite_create("xnnpack_write");
@@ -618,6 +733,8 @@ Suite *xnnpack_write_suite(void)
     tcase_add_test(tc, xnn_sin_is_xnnsin);
     tcase_add_test(tc, xnn_one_channel_conv_is_depthwise);
     tcase_add_test(tc, xnn_lone_qdq);
+    tcase_add_test(tc, xnn_channels_last_through_shape_ops);
+    tcase_add_test(tc, xnn_softmax_after_conv_is_nchw);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,12 +3,14 @@
  * serialized:
  *  - external ids: the user inputs in order, then the outputs (generate_node_to_external_map);
  *  - channels last (_passes/channels_last_tagged_reshape_pass.py): a convolution or mean.dim
- *    over H, W takes and gives NHWC; an elementwise node is NHWC when all its inputs are, or
- *    when some are and all are 4-d (the others transposed), else NCHW; outputs are NCHW; each
- *    layout change is an XNNStaticTranspose ([0, 2, 3, 1] to NHWC, [0, 3, 1, 2] back, debug
- *    handle 65535), made once per value (the pass's PARTNER_NODE). Other nodes take NCHW (the
- *    pass keeps NHWC through some, remapping their axis: lowerscope transposes back instead,
- *    which computes the same with more transposes);
+ *    over H, W takes and gives NHWC; an elementwise node, cat, permute_copy and slice_copy are
+ *    NHWC when all their inputs are, or when some are and all are 4-d (the others transposed),
+ *    else NCHW, the last three with their axes remapped (op_cat.py, op_permute.py,
+ *    op_slice_copy.py); outputs are NCHW; each layout change is an XNNStaticTranspose
+ *    ([0, 2, 3, 1] to NHWC, [0, 3, 1, 2] back, debug handle 65535), made once per value (the
+ *    pass's PARTNER_NODE). Other nodes take NCHW (view_copy, constant_pad_nd, whose visitors'
+ *    handling of NHWC was not read: transposed back, the same numbers; softmax on purpose, see
+ *    xnn_write_ops.c);
  *  - activations fused into the node before them (_passes/fuse_activation_pass.py: relu gives
  *    output_min_max [0, +inf], hardtanh [min, max], into a convolution, linear, add, sub or mul
  *    whose only user they are);

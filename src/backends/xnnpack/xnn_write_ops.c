@@ -337,12 +337,25 @@ static int mean_dim(lsw *W, const ls_node *n)
     return 0;
 }
 
+/* utils.py's PERM_NCHW_TO_NHWC and PERM_NHWC_TO_NCHW: physical axis j of an NHWC value is
+ * logical axis PERM_NCHW_TO_NHWC[j]; logical axis a sits at physical PERM_NHWC_TO_NCHW[a]. */
+static const uint32_t nchw_to_nhwc[4] = {0, 2, 3, 1}, nhwc_to_nchw[4] = {0, 3, 1, 2};
+
 static int movement(lsw *W, const ls_node *n)
 {
     uint32_t x = arg_node(n, "self");
     const ls_tmeta *im = ls_node_tval(lsw_nd(W, x)), *om = ls_node_tval(n);
     if (!im || !om) return lsw_fail(W, n, "no tensor metadata");
-    uint32_t in = in_get(W, n, x, LSW_NCHW), out = in == LSW_NONE ? LSW_NONE : out_value(W, n, LSW_NCHW);
+    /* channels_last_tagged_reshape_pass.py: a node outside its memory-sensitive sets is NHWC when
+     * its inputs are; op_permute.py and op_slice_copy.py then remap their axes (the visitors of
+     * view_copy and constant_pad_nd were not read: those take NCHW, transposed back) */
+    int lay = LSW_NCHW;
+    if (n->op->id == LS_OP_permute_copy || n->op->id == LS_OP_slice_copy_Tensor) {
+        int l = lsw_native(W, x);
+        if (l < 0) return -1;
+        if (l == LSW_NHWC && im->ndim == 4) lay = LSW_NHWC;
+    }
+    uint32_t in = in_get(W, n, x, lay), out = in == LSW_NONE ? LSW_NONE : out_value(W, n, lay);
     if (out == LSW_NONE) return -1;
     ls_xnn_node *m;
     switch (n->op->id) {
@@ -350,9 +363,14 @@ static int movement(lsw *W, const ls_node *n)
         int64_t d[LS_XNN_MAX_DIMS];
         int k = ints_of(n, "dims", d, LS_XNN_MAX_DIMS);
         if (k != im->ndim) return lsw_fail(W, n, "dims do not match the input's rank");
+        for (int i = 0; i < k; i++) {
+            if (d[i] < 0) d[i] += k;
+            if (d[i] < 0 || d[i] >= k) return lsw_fail(W, n, "dims has %lld, out of range", (long long)d[i]);
+        }
         m = lsw_node(W, LS_XNN_StaticTranspose, n);
         m->p.dims.n = (uint32_t)k;
-        for (int i = 0; i < k; i++) m->p.dims.v[i] = (uint32_t)(d[i] < 0 ? d[i] + k : d[i]);
+        for (int i = 0; i < k; i++) /* NHWC: the permutation in NCHW terms, then read in NHWC order */
+            m->p.dims.v[i] = lay == LSW_NHWC ? nhwc_to_nchw[d[nchw_to_nhwc[i]]] : (uint32_t)d[i];
         break;
     }
     case LS_OP_view_copy: /* the output's static shape (op_view_copy.py) */
@@ -371,9 +389,11 @@ static int movement(lsw *W, const ls_node *n)
         end = end < start ? start : end > size ? size : end;
         m = lsw_node(W, LS_XNN_StaticSlice, n);
         m->p.slice.n = im->ndim;
+        int pd = lay == LSW_NHWC ? (int)nhwc_to_nchw[dim] : (int)dim; /* the sliced axis where it sits */
         for (int i = 0; i < im->ndim; i++) {
-            m->p.slice.offsets[i] = i == dim ? (uint32_t)start : 0;
-            m->p.slice.sizes[i] = (uint32_t)(i == dim ? end - start : im->sizes[i]);
+            int64_t len = im->sizes[lay == LSW_NHWC ? nchw_to_nhwc[i] : (uint32_t)i];
+            m->p.slice.offsets[i] = i == pd ? (uint32_t)start : 0;
+            m->p.slice.sizes[i] = (uint32_t)(i == pd ? end - start : len);
         }
         break;
     }
@@ -408,10 +428,26 @@ static int cat(lsw *W, const ls_node *n)
     if (!t || t->kind != LS_ARG_NODES || t->n < 2 || !om) return lsw_needs(W, n, "cat of fewer than two tensors");
     int64_t axis = arg_int(n, "dim", 0);
     if (axis < 0) axis += om->ndim;
+    if (om->ndim > LS_XNN_MAX_DIMS) return lsw_needs(W, n, "%d dimensions, XNNPACK takes at most 6", om->ndim);
+    if (axis < 0 || axis >= om->ndim) return lsw_fail(W, n, "dim %lld out of range", (long long)arg_int(n, "dim", 0));
+    /* channels_last_tagged_reshape_pass.py's rule for a node of any format (as elementwise), and
+     * op_cat.py's axis = PERM_NHWC_TO_NCHW[axis] for an NHWC one */
+    bool any = false, all = true, all4 = om->ndim == 4;
+    for (uint32_t i = 0; i < t->n; i++) {
+        int l = lsw_native(W, t->v.nodes[i]);
+        if (l < 0) return -1;
+        any |= l == LSW_NHWC;
+        all &= l == LSW_NHWC;
+        all4 &= four_d(W, t->v.nodes[i]);
+    }
+    int lay = any && (all || all4) && om->ndim == 4 ? LSW_NHWC : LSW_NCHW;
+    if (lay == LSW_NHWC) axis = nhwc_to_nchw[axis];
+    int64_t od[LS_XNN_MAX_DIMS]; /* the output's dims as they sit */
+    for (int i = 0; i < om->ndim && i < LS_XNN_MAX_DIMS; i++) od[i] = om->sizes[lay == LSW_NHWC ? nchw_to_nhwc[i] : (uint32_t)i];
     uint32_t *ins = ls_malloc(sizeof *ins * t->n);
     int rc = 0;
     for (uint32_t i = 0; i < t->n && rc == 0; i++)
-        if ((ins[i] = in_get(W, n, t->v.nodes[i], LSW_NCHW)) == LSW_NONE) rc = -1;
+        if ((ins[i] = in_get(W, n, t->v.nodes[i], lay)) == LSW_NONE) rc = -1;
     uint32_t acc = LSW_NONE, done = 0;
     while (rc == 0 && done < t->n) {
         unsigned take = acc == LSW_NONE ? (t->n - done > 5 ? 5 : t->n - done) : (t->n - done > 4 ? 4 : t->n - done);
@@ -421,10 +457,10 @@ static int cat(lsw *W, const ls_node *n)
         done += take;
         uint32_t out;
         if (done == t->n) {
-            out = out_value(W, n, LSW_NCHW);
+            out = out_value(W, n, lay);
         } else { /* an intermediate: the output's shape with the axis summed so far */
             int64_t d[LS_XNN_MAX_DIMS];
-            for (int i = 0; i < om->ndim; i++) d[i] = om->sizes[i];
+            for (int i = 0; i < om->ndim; i++) d[i] = od[i];
             d[axis] = 0;
             for (uint32_t i = 0; i < k; i++) d[axis] += W->values.v[part[i]].dims[axis];
             out = lsw_value(W, W->values.v[ins[0]].datatype, om->ndim, d);
@@ -459,7 +495,17 @@ static int softmax(lsw *W, const ls_node *n)
     if (m && dim < 0) dim += m->ndim;
     if (!m || dim != m->ndim - 1) return lsw_needs(W, n, "softmax over dim %lld: XNNPACK takes only the last", (long long)dim);
     if (arg_int(n, "half_to_float", 0)) return lsw_needs(W, n, "half_to_float");
-    return unary(W, n, LS_XNN_Softmax);
+    /* NCHW, whatever its input's layout: XNNSoftmax runs over the innermost dim as it sits, which
+     * for an NHWC value is C (channels_last_tagged_reshape_pass.py would tag it NHWC after a
+     * convolution and op_softmax.py checks only the logical dim: such a blob would not compute
+     * the Edge program's softmax) */
+    uint32_t x = n->nargs && n->args[0].kind == LS_ARG_NODE ? n->args[0].v.node : 0;
+    if (!x) return lsw_fail(W, n, "no tensor input");
+    uint32_t in = lsw_get_f(W, x, LSW_NCHW), out = in == LSW_NONE ? LSW_NONE : out_value(W, n, LSW_NCHW);
+    if (out == LSW_NONE) return -1;
+    ls_xnn_node *sm = lsw_node(W, LS_XNN_Softmax, n);
+    sm->n_in = sm->n_out = 1, sm->in[0] = in, sm->out[0] = out;
+    return 0;
 }
 
 static int matmul(lsw *W, const ls_node *n, bool mm)
