@@ -264,6 +264,10 @@ START_TEST(an_etrecord_opens_as_its_steps_and_places_the_same_events)
     rc = tu_runf(&out, "info %s", f.etr_path);
     ck_assert_msg(rc == 0 && tu_contains(out, "ETRecord, method forward: export (exported_program) → to_backend"), "%s", out);
     ck_assert_msg(tu_contains(out, ": BundledBackend → lowered_module_"), "%s", out);
+    /* each delegate debug id with its Edge node, apart: the BundledBackend numbers its graph's
+     * nodes by position, the first call (after 3 constants and the input) is 4 */
+    ck_assert_msg(tu_contains(out, "lowered_module_0; delegate debug ids 4 → aten_add_tensor, 5 → aten_mul_tensor, "),
+                  "%s", out);
     free(out);
     rc = tu_runf(&out, "passes %s", f.etr_path);
     ck_assert_msg(rc == 0 && tu_contains(out, "step 1 to_backend"), "%s", out);

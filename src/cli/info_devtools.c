@@ -156,13 +156,14 @@ static int recorded(const ls_program *p, ls_buf *json)
                r->delegate_map ? "present" : "absent");
         for (uint32_t i = 0; i < ds.n; i++) {
             const ls_etr_delegate *d = &ds.v[i];
-            printf("  %-9s instruction %d: %s → %s:", "", d->instruction, d->backend ? d->backend : "?",
-                   d->submodule ? d->submodule : "(no lowered module has its handles)");
+            printf("  %-9s instruction %d: %s → %s%s", "", d->instruction, d->backend ? d->backend : "?",
+                   d->submodule ? d->submodule : "(no lowered module has its handles)",
+                   d->n_links ? "; delegate debug ids " : "");
             for (uint32_t k = 0; k < d->n_links && k < 12; k++) {
                 const char *nm = node_name(edge, &d->links[k]);
-                printf("%s%s → %s", k ? "," : "", d->links[k].delegate_id, nm ? nm : "(no node)");
+                printf("%s%s → %s", k ? ", " : "", d->links[k].delegate_id, nm ? nm : "(no node)");
             }
-            printf("%s\n", d->n_links > 12 ? ", ..." : d->n_links ? "" : " no delegate debug ids");
+            printf("%s\n", d->n_links > 12 ? ", ..." : d->n_links ? "" : ": no delegate debug ids");
         }
     }
     if (edge && r->delegate_map && !have_maps && !json) printf("  %-9s the delegate map is unreadable: %s\n", "", err.msg);
