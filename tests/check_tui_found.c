@@ -98,6 +98,20 @@ START_TEST(screen_partgraph_wide_boxes)
 }
 END_TEST
 
+/* The delegation table of a .pte with two delegates: a column per lowered module, each headed
+ * by its whole name. */
+START_TEST(screen_table_columns_by_content)
+{
+    const char *dir = tu_tmpdir();
+    char *out, path[4200];
+    int rc = tu_runf(&out, "export %s -o %s/two.pte", tu_root("samples/two_delegates.pt2"), dir);
+    ck_assert_msg(rc == 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/two.pte", dir);
+    pf_screens_file(path, "two.pte", NULL, "found_table-columns", 80, 24, NULL);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
@@ -112,6 +126,7 @@ Suite *tui_found_suite(void)
     tcase_add_test(tc, screen_scroll_text);
     tcase_add_test(tc, screen_graph_through_an_elided_view);
     tcase_add_test(tc, screen_partgraph_wide_boxes);
+    tcase_add_test(tc, screen_table_columns_by_content);
     suite_add_tcase(s, tc);
     return s;
 }

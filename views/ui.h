@@ -480,6 +480,7 @@ struct ui {
     bool node_valid;
     ui_lines screen_lines; /* table, run, help */
     uint32_t table_cpu_from, table_n_cpu; /* the table screen's CPU list: rows after screen_lines */
+    int table_name_w, table_op_w;          /* its name and op columns */
     ui_script *script;
     char run_args[512]; /* .npy files for the run screen */
     ui_run_session *run; /* the run screen's runners, carried from one run to the next */

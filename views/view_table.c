@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "delegation.h"
+#include "safe_text.h"
 #include "ui.h"
 
 #define pct ls_deleg_pct
@@ -97,17 +98,31 @@ void ui_table_build(ui *u)
                  st->detail ? st->detail : "", st->detail ? ")" : "", sum.s);
     ls_buf_free(&sum);
     ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
+    /* columns as wide as their headers and ops, as `lowerscope partitions` prints them (cut to 8,
+     * two lowered modules' columns both read "lowered_"); < and > scroll a wide table */
+    int op_w = 22, col_w[64];
+    char head[64][25]; /* each column's tag as shown (escaped), cut to 24 bytes */
+    for (uint32_t i = 0; i < t->n_rows; i++)
+        if ((int)strlen(t->rows[i].op) > op_w) op_w = strlen(t->rows[i].op) > 40 ? 40 : (int)strlen(t->rows[i].op);
+    for (uint32_t c = 0; c < t->n_cols && c < 64; c++) {
+        ls_safe_copy(t->cols[c].tag, strlen(t->cols[c].tag), 0, head[c], sizeof head[c]);
+        int n = ui_text_width(head[c]);
+        col_w[c] = n < 8 ? 8 : n;
+    }
     ls_buf b = {0};
-    ls_buf_printf(&b, "%-22s", "op");
-    for (uint32_t c = 0; c < t->n_cols; c++) ls_buf_printf(&b, " %8.8s", t->cols[c].tag);
+    ls_buf_printf(&b, "%-*s", op_w, "op");
+    for (uint32_t c = 0; c < t->n_cols; c++) {
+        int pad = c < 64 ? col_w[c] - ui_text_width(head[c]) : 0;
+        ls_buf_printf(&b, " %*s%s", pad, "", c < 64 ? head[c] : "…");
+    }
     ls_buf_printf(&b, " %8s %10s", "CPU", "delegated");
     ui_lines_add(l, UI_R_KEY, -1, "%s", b.s);
     ls_buf_free(&b);
     for (uint32_t i = 0; i <= t->n_rows; i++) {
         const ls_deleg_row *r = i < t->n_rows ? &t->rows[i] : NULL;
         uint32_t total = r ? r->total : t->total, cpu = r ? r->cpu : t->cpu;
-        ls_buf_printf(&b, "%-22.22s", r ? r->op : "total");
-        for (uint32_t c = 0; c < t->n_cols; c++) ls_buf_printf(&b, " %8u", r ? r->by_col[c] : t->cols[c].nodes);
+        ls_buf_printf(&b, "%-*.*s", op_w, op_w, r ? r->op : "total");
+        for (uint32_t c = 0; c < t->n_cols; c++) ls_buf_printf(&b, " %*u", c < 64 ? col_w[c] : 8, r ? r->by_col[c] : t->cols[c].nodes);
         ls_buf_printf(&b, " %8u %9.1f%%", cpu, pct(total - cpu, total));
         ui_lines_add(l, r ? UI_R_NORMAL : UI_R_KEY, -1, "%s", b.s);
         ls_buf_free(&b);
@@ -131,6 +146,15 @@ void ui_table_build(ui *u)
     }
     u->table_cpu_from = l->n;
     u->table_n_cpu = sr->n_cpu;
+    /* the node list's name and op columns as wide as their widest (within 48 and 28), O(n) once */
+    u->table_name_w = 24;
+    u->table_op_w = 16;
+    for (uint32_t k = 0; k < sr->n_cpu; k++) {
+        const ls_node *n = sr->prog->nodes[sr->cpu_pos[k]];
+        int nw = (int)strlen(n->name), ow = (int)strlen(ls_deleg_op_label(n));
+        if (nw > u->table_name_w) u->table_name_w = nw > 48 ? 48 : nw;
+        if (ow > u->table_op_w) u->table_op_w = ow > 28 ? 28 : ow;
+    }
 }
 
 /* Row k of the CPU list, formatted now. */
@@ -142,7 +166,8 @@ static const ls_node *cpu_node(ui *u, uint32_t k)
 
 static void cpu_text(ui *u, const ls_node *n, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "  %-24s %-16s %s%s%s", n->name, ls_deleg_op_label(n), ls_deleg_cpu_reason(u->h, u->step, n),
+    snprintf(buf, cap, "  %-*s %-*s %s%s%s", u->table_name_w, n->name, u->table_op_w, ls_deleg_op_label(n),
+             ls_deleg_cpu_reason(u->h, u->step, n),
              n->reason_detail ? " — " : "", n->reason_detail ? n->reason_detail : "");
 }
 
