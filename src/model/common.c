@@ -215,7 +215,7 @@ static const char *intern_in(intern_table *t, const char *s, size_t n)
         fprintf(stderr, "lowerscope: a name of %zu bytes is more than lowerscope keeps\n", n);
         exit(3);
     }
-    if ((t->used + 1) * 2 > t->cap) table_grow(t);
+    if ((t->used + 1) * 4 > t->cap * 3) table_grow(t); /* up to 3/4 full: at a million nodes the tables take hundreds of MB */
     uint64_t h = XXH3_64bits(s, n);
     size_t j = h & (t->cap - 1);
     while (t->slots[j].s) {
