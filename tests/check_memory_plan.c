@@ -479,7 +479,10 @@ END_TEST
  * cc_const_methods and ModuleLinear: every instruction's operator and each planned argument's
  * sizes and offset, and the arena. rs_add, node_mul and et_apple_add come from an older exir,
  * whose greedy took the tensors in graph order without sorting them by size (x 0, y 16, out
- * 32, where today's gives out 0): the same arena, other offsets; only the arena is held. */
+ * 32, where today's gives out 0): the same arena, other offsets; only the arena is held. The
+ * XNNPACK files (cc_add, cc_dynamic, cc_quantized, djl_conv) lowered to XNNPACK again: the
+ * delegate call's tensors at exir's offsets (cc_add: out 0, y 16, x 32, equal sizes the
+ * later-found first) and the arena with _contains_xnnpack_delegate's 64 bytes. */
 static void planned_args(const cJSON *plan, const cJSON *args, ls_buf *b)
 {
     const cJSON *a;
@@ -502,7 +505,9 @@ static char *plan_lines(const cJSON *plan)
     cJSON_ArrayForEach(in, cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(plan, "chains"), 0), "instructions")) {
         const cJSON *a = cJSON_GetObjectItem(in, "instr_args");
         if (strcmp(cJSON_GetObjectItem(in, "instr_args_type")->valuestring, "KernelCall")) {
-            ls_buf_printf(&b, "%s\n", cJSON_GetObjectItem(in, "instr_args_type")->valuestring);
+            ls_buf_puts(&b, cJSON_GetObjectItem(in, "instr_args_type")->valuestring);
+            planned_args(plan, cJSON_GetObjectItem(a, "args"), &b); /* a DelegateCall's inputs and outputs */
+            ls_buf_putc(&b, '\n');
             continue;
         }
         const cJSON *op = cJSON_GetArrayItem(cJSON_GetObjectItem(plan, "operators"), cJSON_GetObjectItem(a, "op_index")->valueint);
@@ -518,11 +523,15 @@ START_TEST(greedy_plans_real_files_as_exir_did)
     if (!tu_shared("data/pte/decoded")) return;
     const struct {
         const char *name;
-        bool offsets;
+        bool offsets, xnnpack;
         int64_t arena;
     } files[] = {
-        {"et_android_xor", true, 624}, {"cc_const_methods", true, 48}, {"et_ModuleLinear-no-constant-segment", true, 32},
-        {"rs_add", false, 48},         {"node_mul", false, 96},        {"et_apple_add", false, 48},
+        {"et_android_xor", true, false, 624}, {"cc_const_methods", true, false, 48},
+        {"et_ModuleLinear-no-constant-segment", true, false, 32},
+        {"rs_add", false, false, 48}, {"node_mul", false, false, 96}, {"et_apple_add", false, false, 48},
+        /* lowered to XNNPACK again: the delegate call's tensors and the 64 bytes of padding */
+        {"cc_add", true, true, 112}, {"cc_dynamic", true, true, 128}, {"cc_quantized", true, true, 192},
+        {"djl_conv", true, true, 11328},
     };
     for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
         ls_program *p;
@@ -531,7 +540,10 @@ START_TEST(greedy_plans_real_files_as_exir_did)
         ls_pipeline_opts o;
         ls_pipeline_opts_init(&o);
         o.relower = true;
-        o.no_backends = true;
+        if (files[k].xnnpack)
+            ck_assert(ls_pipeline_opt(&o, "--backend", "xnnpack", &err) == 1);
+        else
+            o.no_backends = true;
         ls_history h;
         ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s: %s", files[k].name, err.msg);
         char path[600];
