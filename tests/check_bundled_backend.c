@@ -300,7 +300,7 @@ START_TEST(preprocess_and_init_refuse_with_clear_messages)
                              pf_out_spec(LS_OUT_USER_OUTPUT, "aten_mm_default", NULL)};
     ls_program_set_outputs(p, outs, 2);
     ck_assert_int_eq(be->preprocess(p, &blob, &specs, &nspecs, NULL, &err), -1);
-    ck_assert_msg(tu_contains(err.msg, "BundledBackend: preprocess lowered_module_0: output 0 mutates buffer 'other'"),
+    ck_assert_msg(tu_contains(err.msg, "BundledBackend: preprocess `lowered_module_0`: output 0 mutates buffer 'other'"),
                   "%s", err.msg);
     ls_program_unref(p);
 

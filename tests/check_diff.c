@@ -108,13 +108,13 @@ START_TEST(diff_range_text_and_json)
     ck_assert(tu_contains(a, "- aten_add_tensor: edge.aten.add.Tensor(x, c) [tag1]\n"));
     ck_assert(tu_contains(a, "~ c: placeholder tensor_constant c\n      was: placeholder tensor_constant c [tag1]\n"));
     ck_assert(tu_contains(a, "+ getitem: getitem.default(executorch_call_delegate, 0)\n"));
-    ck_assert(tu_contains(a, "  · step 4: `c` is read by tag1"));
+    ck_assert(tu_contains(a, "  · step 4: `c` is read by `tag1`"));
     free(a);
     free(b);
     /* one step: as before, against the step before, the report unnumbered */
     ck_assert_int_eq(tu_runf(&a, "diff %s --step 4", sc), 0);
     ck_assert(tu_contains(a, "step 4 duplicate_constants (bundled): 4 changes"));
-    ck_assert(tu_contains(a, "\n  · `c` is read by tag1"));
+    ck_assert(tu_contains(a, "\n  · `c` is read by `tag1`"));
     free(a);
     ck_assert_int_eq(tu_runf(&a, "diff %s --step 2..5 --json", sc), 0);
     cJSON *j = cJSON_Parse(a);

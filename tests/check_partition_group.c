@@ -102,7 +102,7 @@ START_TEST(group_shared_weight_stays_with_the_first_gemm)
     ck_assert_str_eq(tag_of(q, "aten_linear_default_1"), "tag0");
     ck_assert_str_eq(tag_of(q, "aten_linear_default"), "tag1");
     ck_assert_str_eq(tag_of(q, "p_w"), "tag1");
-    ck_assert(pt_report_has(&rep, "tag1 takes the constants its ops bring with them: `p_w`"));
+    ck_assert(pt_report_has(&rep, "`tag1` takes the constants its ops bring with them: `p_w`"));
     ls_report_free(&rep);
     /* duplicate_constants gives tag0 its own copy (PR #24481) */
     pt_step(&q, ls_pass_duplicate_constants, prof);

@@ -58,7 +58,7 @@ START_TEST(coreml_test_buffer_cache_is_state)
     ck_assert_uint_eq(pt_count_outputs(d, LS_OUT_BUFFER_MUTATION), 1);
     ck_assert_str_eq(q->subs[0].backend_id, "CoreMLBackend");
     ck_assert(pt_report_has(&h.steps[ls_history_find_step(&h, "partition", NULL)].report,
-                            "mutable buffer `b_cache` goes with tag1 (tag_mutated_buffer)"));
+                            "mutable buffer `b_cache` goes with `tag1` (tag_mutated_buffer)"));
     ls_history_free(&h);
     ls_program_unref(p);
 }

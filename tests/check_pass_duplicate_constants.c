@@ -51,7 +51,7 @@ START_TEST(d1_same_tag_twice_and_other_tag)
     ck_assert_ptr_nonnull(ls_program_constant(q, "_prop_tensor_constant0_copy_0"));
     ck_assert_ptr_eq(ls_program_constant(q, "_prop_tensor_constant0_copy_0")->t, ls_program_constant(q, "_prop_tensor_constant0")->t);
     ck_assert(!pt_target_twice(q));
-    ck_assert(pt_report_has(&rep, "tag0 keeps `_prop_tensor_constant0`, tag1 gets `_prop_tensor_constant0_copy_0`"));
+    ck_assert(pt_report_has(&rep, "`tag0` keeps `_prop_tensor_constant0`, `tag1` gets `_prop_tensor_constant0_copy_0`"));
     ls_report_free(&rep);
     pt_step(&q, ls_pass_to_backend, NULL);
     ck_assert_uint_eq(q->n_subs, 2);
@@ -95,8 +95,8 @@ START_TEST(d3_first_group_untagged_keeps_original)
     ck_assert_str_eq(input_of(q, "aten_mul_tensor_1", 1), "_prop_tensor_constant0_copy_0");
     ck_assert_ptr_null(pt_must(q, "_prop_tensor_constant0")->tag); /* re-tagged with its group */
     ck_assert_str_eq(pt_must(q, "_prop_tensor_constant0_copy_0")->tag, "tag0");
-    ck_assert(pt_report_has(&rep, "`_prop_tensor_constant0` is read by tag0 (mul ×2) and by "
-                                  "the CPU (mul): the CPU keeps `_prop_tensor_constant0`, tag0 gets "
+    ck_assert(pt_report_has(&rep, "`_prop_tensor_constant0` is read by `tag0` (mul ×2) and by "
+                                  "the CPU (mul): the CPU keeps `_prop_tensor_constant0`, `tag0` gets "
                                   "`_prop_tensor_constant0_copy_0`"));
     ls_report_free(&rep);
     ls_program_unref(q);

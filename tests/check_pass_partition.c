@@ -255,7 +255,7 @@ START_TEST(test12_kv_cache_state)
     ls_program *p = ls_builder_finish(b);
     ls_report rep = {0};
     ls_program *p1 = pt_run(ls_pass_partition, p, ls_profile_bundled(), &rep, NULL);
-    ck_assert(pt_report_has(&rep, "mutable buffer `b_cache` goes with tag1 (tag_mutated_buffer)"));
+    ck_assert(pt_report_has(&rep, "mutable buffer `b_cache` goes with `tag1` (tag_mutated_buffer)"));
     ls_report_free(&rep);
     pt_step(&p1, ls_pass_to_backend, ls_profile_bundled());
     char *ops = pt_call_ops(p1);

@@ -229,7 +229,7 @@ START_TEST(test9_buffer_mutation1)
     ck_assert_uint_eq(pt_count_outputs(d, LS_OUT_BUFFER_MUTATION), 1);
     ck_assert_uint_eq(pt_count_inputs(d, LS_IN_BUFFER), 1);
     ck_assert_int_eq(d->outputs[0].kind, LS_OUT_BUFFER_MUTATION); /* mutations first */
-    ck_assert(pt_report_has(&rep, "buffer `b` becomes state of tag0"));
+    ck_assert(pt_report_has(&rep, "buffer `b` becomes state of `tag0`"));
     ls_report_free(&rep);
     ls_program_unref(q);
     ls_program_unref(p);

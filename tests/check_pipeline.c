@@ -116,8 +116,8 @@ START_TEST(history_of_shared_constant)
     const ls_step *dup = &h.steps[4];
     ck_assert_ptr_nonnull(find_change(dup, LS_CHANGE_ADDED, NULL, "c_copy_0"));
     ck_assert_ptr_nonnull(find_change(dup, LS_CHANGE_CHANGED, NULL, "aten_add_tensor"));
-    ck_assert(pt_report_has(&dup->report, "`c` is read by tag1 (add, mul) and by the CPU "
-                                          "(atan2): the CPU keeps `c`, tag1 gets `c_copy_0`"));
+    ck_assert(pt_report_has(&dup->report, "`c` is read by `tag1` (add, mul) and by the CPU "
+                                          "(atan2): the CPU keeps `c`, `tag1` gets `c_copy_0`"));
     ck_assert_str_eq(dup->report.v[0].node, "c");
     /* to_backend: the moved nodes appear in the lowered module with the same ids */
     const ls_step *tb = &h.steps[5];
@@ -488,7 +488,7 @@ START_TEST(cli_passes_partitions_diff)
     char *out;
     ck_assert_int_eq(tu_runf(&out, "passes %s", sample), 0);
     ck_assert_msg(tu_contains(out, "step 4 duplicate_constants (bundled)"), "%s", out);
-    ck_assert(tu_contains(out, "the CPU keeps `c`, tag1 gets `c_copy_0`"));
+    ck_assert(tu_contains(out, "the CPU keeps `c`, `tag1` gets `c_copy_0`"));
     free(out);
     ck_assert_int_eq(tu_runf(&out, "passes %s --json", sample), 0);
     ck_assert(tu_contains(out, "\"format\": \"lowerscope-passes\", \"format_version\": 1"));

@@ -47,7 +47,7 @@ static const char *user_kind(const ls_node *n)
     return n->op ? ls_op_short(n->op) : ls_target_short(n->target);
 }
 
-/* "tag1 (add, mul)": the group's tag and the ops of its readers, each op once (×k when it reads
+/* "`tag1` (add, mul)": the group's tag and the ops of its readers, each op once (×k when it reads
  * the constant k times), at most 3 ops named. */
 static void describe_group(ls_buf *b, const dup *d, const group *g, const uint32_t *users)
 {
@@ -62,13 +62,21 @@ static void describe_group(ls_buf *b, const dup *d, const group *g, const uint32
         else if (n_ops < SHOWN) ops[n_ops] = op, counts[n_ops++] = 1;
         else others++;
     }
-    ls_buf_printf(b, "%s (", g->tag ? g->tag : "the CPU");
+    if (g->tag) ls_buf_printf(b, "`%s` (", g->tag);
+    else ls_buf_puts(b, "the CPU (");
     for (uint32_t j = 0; j < n_ops; j++) {
         ls_buf_printf(b, "%s%s", j ? ", " : "", ops[j]);
         if (counts[j] > 1) ls_buf_printf(b, " ×%u", counts[j]);
     }
     if (others) ls_buf_printf(b, ", %u more", others);
     ls_buf_putc(b, ')');
+}
+
+/* Who holds a copy: a tag, quoted as the sentences quote names, or the CPU. */
+static void holder(ls_buf *b, const char *tag)
+{
+    if (tag) ls_buf_printf(b, "`%s`", tag);
+    else ls_buf_puts(b, "the CPU");
 }
 
 static void report(dup *d, ls_pass_ctx *ctx, const ls_node *ph, const group *gs, uint32_t ng, const uint32_t *users)
@@ -93,13 +101,19 @@ static void report(dup *d, ls_pass_ctx *ctx, const ls_node *ph, const group *gs,
             ls_buf_puts(&b, tagged ? " and by " : "");
             describe_group(&b, d, &gs[k], users);
         }
-    ls_buf_printf(&b, ": %s keeps `%s`", gs[0].tag ? gs[0].tag : "the CPU", ph->name);
+    ls_buf_puts(&b, ": ");
+    holder(&b, gs[0].tag);
+    ls_buf_printf(&b, " keeps `%s`", ph->name);
     for (uint32_t k = 1; k < ng; k++) {
         if (k == 4 && ng > 5) {
-            ls_buf_printf(&b, ", … , %s gets `%s`", gs[ng - 1].tag ? gs[ng - 1].tag : "the CPU", gs[ng - 1].copy_name);
+            ls_buf_puts(&b, ", … , ");
+            holder(&b, gs[ng - 1].tag);
+            ls_buf_printf(&b, " gets `%s`", gs[ng - 1].copy_name);
             break;
         }
-        ls_buf_printf(&b, ", %s gets `%s`", gs[k].tag ? gs[k].tag : "the CPU", gs[k].copy_name);
+        ls_buf_puts(&b, ", ");
+        holder(&b, gs[k].tag);
+        ls_buf_printf(&b, " gets `%s`", gs[k].copy_name);
     }
     char *text = ls_buf_take(&b);
     ls_report_add(ctx->report, NULL, ph->name, "%s", text);

@@ -69,7 +69,7 @@ static void data_sentences(ls_report *r, const ls_pte_file *f, const char *metho
                       ls_fmt_bytes(bytes, hb, sizeof hb), base ? base + 1 : ptd, f->n_ptds > 1 ? " and the other data files" : "");
     } else {
         ls_report_add(r, NULL, NULL,
-                      "%u tensor%s (%s) stored outside the program; %u without data (first: '%s'): no .ptd given or found "
+                      "%u tensor%s (%s) stored outside the program; %u without data (first: `%s`): no .ptd given or found "
                       "beside the .pte holds %s",
                       ext, ext == 1 ? "" : "s", ls_fmt_bytes(bytes, hb, sizeof hb), missing, first_missing,
                       missing == 1 ? "it" : "them");

@@ -113,7 +113,7 @@ static void report_parts(const pt_round *r, const pt_parts *ps, const char **tag
             if (count[ops[e]]++ == 0) touched[nt++] = ops[e];
         qsort(touched, nt, sizeof *touched, cmp_u32);
         ls_buf b = {0};
-        ls_buf_printf(&b, "%s (%s) takes %u node%s", tag_of_part[g], r->prof->backend_id, compute, compute == 1 ? "" : "s");
+        ls_buf_printf(&b, "`%s` (%s) takes %u node%s", tag_of_part[g], r->prof->backend_id, compute, compute == 1 ? "" : "s");
         for (uint32_t t = 0; t < nt; t++) {
             if (t < 6) {
                 const char *nm = touched[t] < LS_OP_COUNT ? ls_op_short(ls_op_get((ls_op_id)touched[t])) : "?";
@@ -184,7 +184,7 @@ static void report_group_constants(const pt_round *r, const char **tags, ls_pass
         for (uint32_t k = 0; k < pos.n; k++)
             if (tags[pos.v[k]] == tag_order.v[t]) ls_vec_push(&names, r->q->nodes[pos.v[k]]->name);
         ls_buf b = {0};
-        ls_buf_printf(&b, "%s takes the constants its ops bring with them: ", tag_order.v[t]);
+        ls_buf_printf(&b, "`%s` takes the constants its ops bring with them: ", tag_order.v[t]);
         pu_names(&b, names.v, names.n, 6);
         char *text = ls_buf_take(&b);
         ls_report_add(ctx->report, NULL, names.v[0], "%s", text);

@@ -87,7 +87,7 @@ static void propose(pt_round *r, pt_parts *ps)
             uint32_t g = iset_first_gap(&via, ps->n);
             if (r->prof->single_partition && ps->n && g != 0) {
                 r->reason[i] = LS_WHY_CYCLE;
-                r->detail[i] = ls_internf("joining %s%u would form a cycle", r->prof->tag_prefix, ps->v[0].torch_id);
+                r->detail[i] = ls_internf("joining `%s%u` would form a cycle", r->prof->tag_prefix, ps->v[0].torch_id);
             } else if (g < ps->n) {
                 r->grp[i] = (int32_t)g;
                 join(ps, g, my_id);

@@ -53,13 +53,13 @@ void pt_tag_data(pt_round *r, const char **tags, ls_pass_ctx *ctx)
             if (!r->prof->stateful || s->kind != LS_IN_BUFFER) continue;
             if (!all_same) {
                 ls_report_add(ctx->report, NULL, ph->name,
-                              "buffer `%s` stays at the top level: it is read by %s%s and more than one program would "
+                              "buffer `%s` stays at the top level: it is read by `%s`%s and more than one program would "
                               "hold its state",
                               ph->name, t, any_cpu ? " and by the CPU" : " and other tags");
                 continue;
             }
             tags[i] = t;
-            ls_report_add(ctx->report, NULL, ph->name, "mutable buffer `%s` goes with %s (tag_mutated_buffer)", ph->name, t);
+            ls_report_add(ctx->report, NULL, ph->name, "mutable buffer `%s` goes with `%s` (tag_mutated_buffer)", ph->name, t);
             continue;
         }
         if (r->prof->take_constants != LS_TAKE_ALL) continue;
@@ -69,7 +69,7 @@ void pt_tag_data(pt_round *r, const char **tags, ls_pass_ctx *ctx)
             ls_vec_push(&alone, so);
         } else {
             ls_report_add(ctx->report, NULL, ph->name,
-                          "%s `%s` is read by several programs: tagged %s (the smallest tag), duplicate_constants "
+                          "%s `%s` is read by several programs: tagged `%s` (the smallest tag), duplicate_constants "
                           "gives the others a copy",
                           ls_input_kind_name((ls_input_kind)s->kind), ph->name, t);
         }
@@ -81,7 +81,7 @@ void pt_tag_data(pt_round *r, const char **tags, ls_pass_ctx *ctx)
         const char **names = ls_malloc(sizeof *names * (b - a));
         for (uint32_t k = a; k < b; k++) names[k - a] = r->q->nodes[alone.v[k].pos]->name;
         ls_buf buf = {0};
-        ls_buf_printf(&buf, "%s takes the constant data only it reads (tag_constant_data): ", alone.v[a].tag);
+        ls_buf_printf(&buf, "`%s` takes the constant data only it reads (tag_constant_data): ", alone.v[a].tag);
         pu_names(&buf, names, b - a, 6);
         char *text = ls_buf_take(&buf);
         ls_report_add(ctx->report, NULL, names[0], "%s", text);

@@ -239,7 +239,7 @@ int tb_lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
         if (!outs.v[k].mutation) continue;
         L->drop_output[outs.v[k].spec] = true;
         ls_report_add(L->ctx->report, mod_name, q->nodes[outs.v[k].pos]->name,
-                      "buffer `%s` becomes state of %s: its mutation `%s` moves into `%s`", outs.v[k].target, tr->tag,
+                      "buffer `%s` becomes state of `%s`: its mutation `%s` moves into `%s`", outs.v[k].target, tr->tag,
                       q->nodes[outs.v[k].pos]->name, mod_name);
     }
 
@@ -282,7 +282,7 @@ int tb_lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
     ls_vec_push(&L->subs, sub);
 
     ls_buf b = {0};
-    ls_buf_printf(&b, "%s becomes `%s` (%s): %u node%s, %u input%s", tr->tag, mod_name, tr->backend_id, calls.n,
+    ls_buf_printf(&b, "`%s` becomes `%s` (%s): %u node%s, %u input%s", tr->tag, mod_name, tr->backend_id, calls.n,
                   calls.n == 1 ? "" : "s", bk->n_ext, bk->n_ext == 1 ? "" : "s");
     if (bk->n_ext) {
         const char **nm = ls_malloc(sizeof *nm * bk->n_ext);

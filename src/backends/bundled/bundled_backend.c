@@ -31,7 +31,7 @@ static int bb_preprocess(const ls_program *sub, ls_blob **processed, ls_compile_
     if (specs) *specs = NULL;
     if (nspecs) *nspecs = 0;
     if (ls_bb_encode(sub, processed, err) != 0)
-        return ls_fail_prefix(err, "BundledBackend: preprocess %s", sub->name ? sub->name : "(unnamed submodule)");
+        return ls_fail_prefix(err, "BundledBackend: preprocess `%s`", sub->name ? sub->name : "(unnamed submodule)");
     return 0;
 }
 

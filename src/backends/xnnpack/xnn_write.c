@@ -352,7 +352,7 @@ int lsx_preprocess(const ls_program *sub, ls_blob **processed, ls_compile_spec *
         free(gi.v);
         free(go.v);
     }
-    if (rc != 0 && err) ls_fail_prefix(err, "XnnpackBackend: preprocess %s", name);
+    if (rc != 0 && err) ls_fail_prefix(err, "XnnpackBackend: preprocess `%s`", name);
     for (uint32_t i = 0; i < W.values.n; i++) free(W.values.v[i].scales);
     free(W.values.v);
     free(W.out_q);
