@@ -112,6 +112,18 @@ START_TEST(screen_table_columns_by_content)
 }
 END_TEST
 
+/* The neighbourhood of a delegate call: the edges to its getitems say the item each takes. */
+START_TEST(screen_around_tuple_items)
+{
+    run_sample("samples/policy.pt2", NULL, "found_around-items", 100, 30);
+    char *s = tu_slurp(tu_root("tests/screens/found_around-items.expected"));
+    ck_assert_ptr_nonnull(s);
+    ck_assert_msg(tu_contains(s, "▼ float32[16, 7]") && tu_contains(s, "▼ float32[15, 7]") && !tu_contains(s, "▼ (float32"),
+                  "%s", s);
+    free(s);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
@@ -127,6 +139,7 @@ Suite *tui_found_suite(void)
     tcase_add_test(tc, screen_graph_through_an_elided_view);
     tcase_add_test(tc, screen_partgraph_wide_boxes);
     tcase_add_test(tc, screen_table_columns_by_content);
+    tcase_add_test(tc, screen_around_tuple_items);
     suite_add_tcase(s, tc);
     return s;
 }

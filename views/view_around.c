@@ -74,7 +74,12 @@ void ui_around_build(ui *u)
     LS_VEC(ls_box_edge) edges = {0};
     for (uint32_t e = 0; e < ar.n_edges; e++) {
         uint32_t a = box_of[ar.edges[e].from], b = box_of[ar.edges[e].to];
-        ls_box_edge be = {a, b, boxes[a].text[2] ? boxes[a].text[2] : "value"};
+        /* what crosses is the producer's value, but of a tuple (a delegate call's) one item:
+         * the getitem's own type, not "(float32[16, 7], float…" on every one */
+        const ls_node *from = ls_program_node(p, ar.ids[ar.edges[e].from]), *to = ls_program_node(p, ar.ids[ar.edges[e].to]);
+        bool item = from->val_kind == LS_VAL_TENSORS && to->val_kind == LS_VAL_TENSOR && boxes[b].text[2];
+        const char *label = item ? boxes[b].text[2] : boxes[a].text[2];
+        ls_box_edge be = {a, b, label ? label : "value"};
         ls_vec_push(&edges, be);
     }
     free(box_of);
