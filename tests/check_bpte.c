@@ -286,6 +286,44 @@ START_TEST(cases_of_a_method_lowerscope_cannot_run_exit_3)
 }
 END_TEST
 
+/* A bundled program's ETDump (a device ran its embedded .pte) is placed on that program's
+ * instructions, as the UI places it: instruction 0 is the atan2 the CPU runs, 1 the delegate
+ * call. run refused the pair. */
+START_TEST(an_etdump_of_a_bundled_program_lands_on_its_program)
+{
+    ls_bpte b;
+    dt_bpte_make(&b);
+    const char *path = dt_bpte_write(&b, NULL, NULL);
+    ls_etd_event ev[3] = {
+        {.kind = LS_ETD_PROFILE, .name = ls_intern("OPERATOR_CALL"), .instruction_id = 0, .delegate_debug_id_int = -1,
+         .start_time = 1000, .end_time = 201000},
+        {.kind = LS_ETD_PROFILE, .name = ls_intern("DELEGATE_CALL"), .instruction_id = 1, .delegate_debug_id_int = -1,
+         .start_time = 201000, .end_time = 501000},
+        {.kind = LS_ETD_PROFILE, .name = ls_intern("OPERATOR_CALL"), .instruction_id = 9, .delegate_debug_id_int = -1,
+         .start_time = 501000, .end_time = 502000},
+    };
+    ls_etd_run run = {.name = ls_intern("Execute"), .bundled_input_index = 0, .events = ev, .n_events = 3};
+    ls_etdump d = {.name = "sc.etdp", .runs = &run, .n_runs = 1};
+    uint8_t *bytes;
+    size_t size;
+    ls_error err;
+    ck_assert_msg(ls_etdump_write(&d, &bytes, &size, &err) == 0, "%s", err.msg);
+    char etdp[4200];
+    snprintf(etdp, sizeof etdp, "%.*s/sc.etdp", (int)(strrchr(path, '/') - path), path);
+    ck_assert(ls_write_file_atomic(etdp, bytes, size, &err) == 0);
+    free(bytes);
+    char *out;
+    int rc = tu_runf(&out, "run %s --etdump %s", path, etdp);
+    ck_assert_msg(rc == 0 && tu_contains(out, "placed by the program's instructions"), "%s", out);
+    ck_assert_msg(tu_contains(out, "3 profile events: 2 on a node, 0 framework, 0 inside a delegate with no node of their own, 1 unmatched"), "%s", out);
+    ck_assert_msg(tu_contains(out, "aten_atan2_default                           0      1     0.2000"), "%s", out);
+    ck_assert_msg(tu_contains(out, "executorch_call_delegate                     1      1     0.3000"), "%s", out);
+    ck_assert_msg(tu_contains(out, "instruction 9: no such instruction"), "%s", out);
+    free(out);
+    ls_bpte_free(&b);
+}
+END_TEST
+
 Suite *bpte_suite(void)
 {
     Suite *s = suite_create("bpte");
@@ -297,6 +335,7 @@ Suite *bpte_suite(void)
     tcase_add_test(tc, cases_the_runtime_refuses_say_why);
     tcase_add_test(tc, cases_of_a_method_lowerscope_cannot_run_exit_3);
     tcase_add_test(tc, truncated_and_flipped_files_are_refused_cleanly);
+    tcase_add_test(tc, an_etdump_of_a_bundled_program_lands_on_its_program);
     suite_add_tcase(s, tc);
     return s;
 }
