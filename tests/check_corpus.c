@@ -91,6 +91,12 @@ static const corpus_case cases[] = {
      * a padding of 1728053249; the reader refuses the padding, past any window XNNPACK takes */
     {"xnnpack_huge_output.pte", "run %1$s", 2,
      "XnnpackBackend blob: xnodes[1].xnode_union.padding_top: 1728053249 is past what lowerscope takes (65535)"},
+    /* found by fuzz_bpte: an embedded program's input whose sizes multiply past 64 bits (the
+     * runtime's validate_tensor says numel overflowed); it loaded, and writing its .pt2 overflowed
+     * the strides. The .pte loader refuses the shape as the .pt2 reader does */
+    {"numel_overflow.bpte", "info %1$s", 2,
+     "numel_overflow.bpte: program: forward: values[3]: float32[786448, 524288, 16, 100663296, 1, 8, 12] claims over "
+     "1.8e+19 elements (1.8e+19 bytes), more than the 1.1e+12 bytes lowerscope accepts"},
     /* text that would drive the terminal, shown escaped (every_command_shows_text_escaped) */
     {"escapes.pt2", "info %1$s", 0, "tags      1: tag\\x1b]0;title\\x07\\x1b]52;c;aGk=\\x07\\x1b[2J\\u009b31m\\x7f\\u202egnp.exe\\u2066 1 node"},
     {"escapes.pte", "info %1$s", 0,

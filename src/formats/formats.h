@@ -6,6 +6,14 @@
 #include "program.h"
 #include "reader.h"
 
+/* The most bytes one tensor may claim, data or metadata, whatever the reader: past it, and
+ * when its element count overflows 64 bits, the file is refused at load (later code sizes,
+ * strides and allocates from the shape). */
+#define LS_READ_MAX_TENSOR_BYTES ((uint64_t)1 << 40)
+/* "float32[1000000, 1000000] claims 1e+12 elements (4e+12 bytes), more than the 1.1e+12 bytes
+ * lowerscope accepts"; symbolic dims without a hint (negative) count as 0. */
+int ls_read_check_shape(const ls_tmeta *m, ls_error *err);
+
 /* A .pt2 zip archive; the same layout unpacked into a folder (or a folder holding one). */
 int ls_load_archive(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err);
 int ls_load_folder(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err);

@@ -80,3 +80,20 @@ static int load_file(const char *path, const ls_load_opts *opts, ls_program **ou
     if (rc == 0) (*out)->path = ls_intern(path);
     return rc;
 }
+
+int ls_read_check_shape(const ls_tmeta *m, ls_error *err)
+{
+    uint64_t numel = 1;
+    bool overflow = false;
+    for (int d = 0; d < m->ndim; d++) {
+        uint64_t s = m->sizes[d] < 0 ? 0 : (uint64_t)m->sizes[d];
+        if (s && numel > UINT64_MAX / s) overflow = true;
+        else numel *= s;
+    }
+    size_t es = ls_dtype_size(m->dtype) ? ls_dtype_size(m->dtype) : 1;
+    if (!overflow && numel <= LS_READ_MAX_TENSOR_BYTES / es) return 0;
+    char s[160];
+    return ls_fail(err, "%s claims %s%.3g elements (%.3g bytes), more than the %.3g bytes lowerscope accepts",
+                   ls_tmeta_str(m, s, sizeof s), overflow ? "over " : "", overflow ? 1.8e19 : (double)numel,
+                   overflow ? 1.8e19 : (double)numel * (double)es, (double)LS_READ_MAX_TENSOR_BYTES);
+}

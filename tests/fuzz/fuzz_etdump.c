@@ -49,9 +49,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ls_etdump d;
     ls_error err;
     if (ls_etdump_read(data, size, "fuzz.etdp", &d, &err) != 0) return 0;
-    volatile int64_t ticks = 0; /* every event's time, as the profile takes it */
+    volatile uint64_t ticks = 0; /* every event's time, as the profile takes it (wrapping: a sum, not a time) */
     for (uint32_t r = 0; r < d.n_runs; r++)
-        for (uint32_t e = 0; e < d.runs[r].n_events; e++) ticks = ticks + ls_etd_elapsed(&d.runs[r].events[e]);
+        for (uint32_t e = 0; e < d.runs[r].n_events; e++) ticks = ticks + (uint64_t)ls_etd_elapsed(&d.runs[r].events[e]);
     for (int k = 0; k < 2; k++) {
         const ls_program *mapped;
         ls_etd_index *x = targets[k] ? ls_etd_index_for(targets[k], &mapped, &err) : NULL;

@@ -120,20 +120,7 @@ int ls_read_tmeta(const cJSON *tm, ls_tmeta *m, int64_t *strides, int64_t *offse
         m->dim_order[d] = (uint8_t)d;
     }
     /* what the shape claims, before anyone allocates from it */
-    uint64_t numel = 1;
-    bool overflow = false;
-    for (d = 0; d < nd; d++) {
-        uint64_t s = m->sizes[d] < 0 ? 0 : (uint64_t)m->sizes[d];
-        if (s && numel > UINT64_MAX / s) overflow = true;
-        else numel *= s;
-    }
-    size_t es = ls_dtype_size(m->dtype) ? ls_dtype_size(m->dtype) : 1;
-    if (overflow || numel > LS_READ_MAX_TENSOR_BYTES / es) {
-        char s[160];
-        return ls_fail(err, "%s claims %s%.3g elements (%.3g bytes), more than the %.3g bytes lowerscope accepts",
-                       ls_tmeta_str(m, s, sizeof s), overflow ? "over " : "", overflow ? 1.8e19 : (double)numel,
-                       overflow ? 1.8e19 : (double)numel * (double)es, (double)LS_READ_MAX_TENSOR_BYTES);
-    }
+    if (ls_read_check_shape(m, err) != 0) return -1;
     m->requires_grad = rg && cJSON_IsTrue(rg);
     int64_t st[LS_MAX_DIMS];
     bool have_strides = false;

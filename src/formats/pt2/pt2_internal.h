@@ -16,7 +16,6 @@
 #include "tensor.h"
 
 /* Limits on what a file may claim, checked before anything is allocated from it. */
-#define LS_READ_MAX_TENSOR_BYTES ((uint64_t)1 << 40) /* one tensor, data or metadata */
 #define LS_READ_MAX_JSON_BYTES ((size_t)1 << 32)
 #define LS_READ_MAX_MEMBER_BYTES ((uint64_t)1 << 40)
 

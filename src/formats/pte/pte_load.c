@@ -8,10 +8,12 @@
  * defines its out arguments, a DelegateCall the outputs at the end of its argument list. A
  * KernelCall of copy_ into a buffer is the write-back ExecuTorch inserts for a mutated buffer:
  * it becomes a BUFFER_MUTATION output again, as torch.export has it. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../formats.h"
 #include "dialect.h"
 #include "named_data.h"
 #include "namer.h"
@@ -50,6 +52,16 @@ int lsp_tensor_meta(lsp_loader *L, const ls_pte_tensor *t, ls_tmeta *m)
     if (t->dim_order.n == t->sizes.n)
         for (uint32_t d = 0; d < t->dim_order.n; d++) m->dim_order[d] = t->dim_order.v[d];
     m->requires_grad = t->requires_grad;
+    /* as the .pt2 reader refuses it: a shape whose elements overflow or pass what lowerscope
+     * accepts (the runtime's own check, validate_tensor's numel overflow, is a finding of
+     * pte_check; nothing past the loader could size or stride this one) */
+    ls_error e;
+    if (ls_read_check_shape(m, &e) != 0) {
+        const ls_pte_value *v = (const ls_pte_value *)(const void *)((const char *)t - offsetof(ls_pte_value, tensor));
+        if (v >= L->plan->values.v && v < L->plan->values.v + L->plan->values.n)
+            return lsp_lfail(L, "values[%u]: %s", (unsigned)(v - L->plan->values.v), e.msg);
+        return lsp_lfail(L, "%s", e.msg);
+    }
     if (t->shape_dynamism != LS_PTE_STATIC) /* sizes are upper bounds: every dim may be smaller */
         for (uint32_t d = 0; d < t->sizes.n; d++) m->sym[d] = ls_internf("<=%d", (int)t->sizes.v[d]);
     return 0;
