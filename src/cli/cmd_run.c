@@ -20,6 +20,7 @@
 #include "reader.h"
 #include "run_compare.h"
 #include "run_devtools.h"
+#include "run_nodes.h"
 #include "run_print.h"
 #include "runtime.h"
 
@@ -28,7 +29,8 @@ int ls_cmd_run(int argc, char **argv);
 #define RUN_FORMAT_VERSION 2
 #define RUN_USAGE                                                                                                      \
     "run FILE [--steps N] [--input NAME=FILE.npy]... [--seed S] [--save DIR] [--json] [--model NAME] [--step S] "      \
-    "[--compare | --compare-with REF] [--rtol R] [--atol A] [--backend NAME|FILE]... [--pipeline a,b,...] [--etdump FILE.etdp]"
+    "[--compare | --compare-with REF] [--rtol R] [--atol A] [--nodes] [--backend NAME|FILE]... [--pipeline a,b,...] "     \
+    "[--etdump FILE.etdp]"
 
 static const char RUN_HELP[] =
     "usage: lowerscope " RUN_USAGE "\n"
@@ -52,6 +54,10 @@ static const char RUN_HELP[] =
     "  --compare-with REF    the same with REF's loaded program as the reference\n"
     "  --rtol R, --atol A    tolerance of floating-point comparisons (default: by dtype, float32\n"
     "                        rtol 1e-5, atol 1e-6; integers and bool are always compared exactly)\n"
+    "  --nodes               what each node measured, as the UI's run overlay: its time a run, the\n"
+    "                        range of its values (NaN and Inf counted), and with --compare its largest\n"
+    "                        difference from the loaded program's value of the same node and the\n"
+    "                        first node that differs (where a lowered program starts to go wrong)\n"
     "  --etdump FILE.etdp    do not run: show what a device measured (an ExecuTorch ETDump) on the\n"
     "                        program's nodes, FILE being the .pte that ran or its ETRecord; events\n"
     "                        that find no node are listed\n"
@@ -78,6 +84,7 @@ typedef struct run_opts {
     bool bundled;             /* FILE is a bundled program */
     bool compare;             /* --compare: the loaded program is the reference */
     bool json, pipeline_given;
+    bool nodes;               /* --nodes: what each node measured (the UI's run overlay) */
     ls_compare_opts tol;      /* --rtol, --atol (-1: by dtype) */
     ls_pipeline_opts pipeline;
     ls_load_opts load;
@@ -144,6 +151,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             o->etdump = argv[++i];
         } else if (strcmp(a, "--compare") == 0) {
             o->compare = true;
+        } else if (strcmp(a, "--nodes") == 0) {
+            o->nodes = true;
         } else if (strcmp(a, "--compare-with") == 0 && has_next) {
             o->compare_with = argv[++i];
         } else if ((strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) && has_next) {
@@ -389,6 +398,7 @@ typedef struct run_state {
     double *times;
     int64_t done; /* steps that ran */
     run_compare *cmp;
+    ls_node_stats stats; /* --nodes */
     ls_buf js, saved;
 } run_state;
 
@@ -591,6 +601,11 @@ static int run_all(run_state *s)
         ls_cli_error("%s", err.msg);
         return LS_EXIT_INPUT;
     }
+    if (o->nodes) { /* node by node: time and range always, the difference against the loaded program */
+        ls_node_stats_init(&s->stats, t->p, "bundled runtime");
+        ls_runner_observe(t->r, &s->stats, o->compare);
+        if (o->compare) run_compare_nodes(s->cmp, &s->stats);
+    }
     start_output(s);
     s->n_onames = ls_program_user_outputs(t->p, NULL, 0);
     s->onames = ls_calloc(s->n_onames + 1, sizeof *s->onames);
@@ -602,6 +617,10 @@ static int run_all(run_state *s)
         if (rc > 0) break; /* the program failed where the reference ran */
     }
     if (finish(s) != 0) return LS_EXIT_INPUT;
+    if (o->nodes) {
+        run_nodes_json(&s->stats, o->compare, &s->js);
+        if (!o->json) run_nodes_print(&s->stats, o->compare);
+    }
     int rc = LS_EXIT_OK;
     if (s->cmp) {
         if (o->compare_with) {
@@ -633,6 +652,7 @@ int ls_cmd_run(int argc, char **argv)
     ls_buf_free(&s.saved);
     run_compare_free(s.cmp);
     ls_runner_free(s.t.r);
+    if (s.o.nodes) ls_node_stats_free(&s.stats);
     if (s.t.h.n) ls_history_free(&s.t.h);
     ls_program_unref(s.t.loaded);
     ls_pipeline_opts_free(&s.o.pipeline);

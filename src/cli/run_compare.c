@@ -54,6 +54,8 @@ run_compare *run_compare_loaded(const ls_program *ref, const char *path, const l
     return open_with(ref, path, "the loaded program", "the loaded program", p, o, err);
 }
 
+void run_compare_nodes(run_compare *c, struct ls_node_stats *stats) { ls_compare_run_nodes(c->run, stats); }
+
 void run_compare_inputs(run_compare *c, const ls_value *inputs, uint32_t n) { ls_compare_run_inputs(c->run, inputs, n); }
 
 int run_compare_step(run_compare *c, const ls_value *outs, uint32_t nout, const char *const *names,

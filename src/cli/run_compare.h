@@ -18,6 +18,9 @@ run_compare *run_compare_open(const char *path, const ls_program *p, const ls_co
 /* --compare: ref (borrowed; the program loaded from path) is the reference. */
 run_compare *run_compare_loaded(const ls_program *ref, const char *path, const ls_program *p, const ls_compare_opts *o,
                                 ls_error *err);
+/* From now on each step also compares the program's values node by node into stats (by node id:
+ * --compare only, the reference being the same lineage); the program's runner keeps its values. */
+void run_compare_nodes(run_compare *c, struct ls_node_stats *stats);
 /* This step's inputs (cloned: the program's run may write into its own). */
 void run_compare_inputs(run_compare *c, const ls_value *inputs, uint32_t n);
 /* Runs the reference on the step's inputs and compares each output with outs and the state of
