@@ -124,6 +124,13 @@ START_TEST(screen_around_tuple_items)
 }
 END_TEST
 
+/* now and was wrap to the node pane (remade on a resize), so what changed is on screen. */
+START_TEST(screen_node_now_was_wrapped)
+{
+    run_sample("samples/tiny_llama.pt2", "samples/backends/arith.json", "found_node-was", 80, 24);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
@@ -140,6 +147,7 @@ Suite *tui_found_suite(void)
     tcase_add_test(tc, screen_partgraph_wide_boxes);
     tcase_add_test(tc, screen_table_columns_by_content);
     tcase_add_test(tc, screen_around_tuple_items);
+    tcase_add_test(tc, screen_node_now_was_wrapped);
     suite_add_tcase(s, tc);
     return s;
 }

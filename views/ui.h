@@ -477,6 +477,7 @@ struct ui {
     ui_lines node_lines;
     uint32_t node_key_step, node_key_id;
     const char *node_key_scope;
+    int node_key_w;       /* the node pane's width its lines were made for (now/was wrap to it) */
     bool node_valid;
     ui_lines screen_lines; /* table, run, help */
     uint32_t table_cpu_from, table_n_cpu; /* the table screen's CPU list: rows after screen_lines */

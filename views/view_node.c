@@ -370,13 +370,37 @@ static void findings(ui *u, ui_lines *l, const ls_node *n)
     }
 }
 
+/* A field whose text runs past the pane, wrapped at spaces under its text (now and was: at 80
+ * columns both showed the same start and the difference was past the edge). */
+static void add_field_wrapped(ui_lines *l, ui_role role, const char *label, const char *text, int pane_w)
+{
+    int w = pane_w - 11 < 24 ? 24 : pane_w - 11;
+    bool first = true;
+    for (const char *s = text; *s;) {
+        int n = (int)strlen(s);
+        if (n > w) { /* after the last space or '(' that fits, else at the width */
+            int k = w;
+            while (k > w / 3 && s[k] != ' ' && s[k - 1] != '(') k--;
+            n = k > w / 3 ? k : w;
+        }
+        ui_line *ln = ui_lines_add(l, role, -1, "%-10s%.*s", first ? label : "", n, s);
+        ln->indent = 10;
+        first = false;
+        s += n;
+        while (*s == ' ') s++;
+    }
+}
+
 void ui_node_lines_build(ui *u)
 {
-    if (u->node_valid && u->node_key_step == u->step && u->node_key_id == u->sel_id && u->node_key_scope == scope_name(u))
+    int pane_w = ui_pane_of(u, UI_P_NODE)->r.w;
+    if (u->node_valid && u->node_key_step == u->step && u->node_key_id == u->sel_id && u->node_key_scope == scope_name(u) &&
+        u->node_key_w == pane_w)
         return;
     ui_lines *l = &u->node_lines;
     ui_lines_clear(l);
     u->node_valid = true;
+    u->node_key_w = pane_w;
     u->node_key_step = u->step;
     u->node_key_id = u->sel_id;
     u->node_key_scope = scope_name(u);
@@ -402,10 +426,8 @@ void ui_node_lines_build(ui *u)
         ls_node_describe(p, n, &now);
         if (old_n) ls_node_describe(u->m.prev, old_n, &was);
         if (old_n && strcmp(now.s, was.s) != 0) {
-            ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s", "now", now.s);
-            ln->indent = 10;
-            ln = ui_lines_add(l, UI_R_CHANGED, -1, "%-10s%s", "was:", was.s);
-            ln->indent = 10;
+            add_field_wrapped(l, UI_R_NORMAL, "now", now.s, pane_w);
+            add_field_wrapped(l, UI_R_CHANGED, "was:", was.s, pane_w);
         }
         ls_buf_free(&now);
         ls_buf_free(&was);
