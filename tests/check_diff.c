@@ -227,6 +227,41 @@ START_TEST(diff_with_backend_leaves_the_second_region_on_the_cpu)
 }
 END_TEST
 
+/* --with OTHER --with-step S (the UI's :compare FILE STEP): shared_constant's partition step
+ * written as a .pt2 (its tags kept) and lowered again reaches the same to_backend, node for node;
+ * as it loads, OTHER is still the tagged program (add and mul on the top level). */
+START_TEST(diff_with_another_files_step)
+{
+    const char *sc = tu_root("samples/shared_constant.pt2");
+    char other[4096], *out;
+    snprintf(other, sizeof other, "%s/tagged.pt2", tu_tmpdir());
+    ck_assert_int_eq(tu_runf(&out, "export %s -o %s --step partition", sc, other), 0);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step to_backend --with %s --with-step to_backend", sc, other), 0);
+    ck_assert_msg(tu_contains(out, " at step 5 to_backend (bundled)") && tu_contains(out, ": 7 same, 0 changed, 0 only in"),
+                  "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step to_backend --with %s --json", sc, other), 0);
+    cJSON *j = cJSON_Parse(out);
+    ck_assert_msg(j != NULL, "%s", out);
+    ck_assert_int_eq(cJSON_GetObjectItem(j, "only_to")->valueint, 2); /* the tagged add and mul */
+    ck_assert_ptr_null(cJSON_GetObjectItem(j, "to_step"));
+    cJSON_Delete(j);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --with %s --with-step 2 --json", sc, other), 0);
+    j = cJSON_Parse(out);
+    ck_assert_msg(j != NULL, "%s", out);
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "to_step"), "pass")->valuestring, "partition");
+    cJSON_Delete(j);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --with %s --with-step nope", sc, other), 2);
+    ck_assert_msg(tu_contains(out, "--with-step nope: no such step"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --with-step 2", sc), 2);
+    free(out);
+}
+END_TEST
+
 Suite *diff_suite(void)
 {
     Suite *s = suite_create("diff");
@@ -238,6 +273,7 @@ Suite *diff_suite(void)
     tcase_add_test(tc, diff_with_the_exported_pte);
     tcase_add_test(tc, diff_refuses_bad_ranges);
     tcase_add_test(tc, diff_with_backend_leaves_the_second_region_on_the_cpu);
+    tcase_add_test(tc, diff_with_another_files_step);
     suite_add_tcase(s, tc);
     return s;
 }

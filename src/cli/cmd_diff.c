@@ -18,7 +18,8 @@
 int ls_cmd_diff(int argc, char **argv);
 
 #define USAGE                                                                                                          \
-    "diff FILE (--step S | --step A..B | --from A --to B) [--with OTHER | --with-backend NAME|FILE...] [--json] "       \
+    "diff FILE (--step S | --step A..B | --from A --to B) [--with OTHER [--with-step S] | --with-backend NAME|FILE...] "\
+    "[--json] "                                                                                                        \
     "[--backend NAME|FILE]... [--pipeline a,b,...] [--model NAME] [--metadata-only]"
 static const char HELP[] =
     "usage: lowerscope " USAGE "\n"
@@ -34,6 +35,8 @@ static const char HELP[] =
     "  --with OTHER          compare the step (--step S, --to B, else the last) with another file as\n"
     "                        it loads, nodes matched by input number, target, name and op (a .pt2 and\n"
     "                        the .pte exported from it); top-level nodes only: a delegate is its call\n"
+    "  --with-step S         with --with: OTHER's step S instead (OTHER lowered with the same options;\n"
+    "                        the UI's :compare FILE STEP)\n"
     "  --with-backend NAME|FILE\n"
     "                        (repeatable) compare the step (--step S, --to B, else the last) with the\n"
     "                        last step of the same pass of the file lowered for these backends instead\n"
@@ -241,7 +244,7 @@ static int step_of(const ls_history *h, const char *spec, int dflt)
 int ls_cmd_diff(int argc, char **argv)
 {
     if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
-    const char *from = NULL, *to = NULL, *with = NULL;
+    const char *from = NULL, *to = NULL, *with = NULL, *with_step = NULL;
     bool json = false;
     char **rest = ls_malloc(sizeof *rest * (size_t)(argc + 1));
     const char **with_be = ls_malloc(sizeof *with_be * (size_t)(argc + 1));
@@ -251,11 +254,18 @@ int ls_cmd_diff(int argc, char **argv)
         else if (i && i + 1 < argc && !strcmp(argv[i], "--from")) from = argv[++i];
         else if (i && i + 1 < argc && !strcmp(argv[i], "--to")) to = argv[++i];
         else if (i && i + 1 < argc && !strcmp(argv[i], "--with")) with = argv[++i];
+        else if (i && i + 1 < argc && !strcmp(argv[i], "--with-step")) with_step = argv[++i];
         else if (i && i + 1 < argc && !strcmp(argv[i], "--with-backend")) with_be[n_with_be++] = argv[++i];
         else if (i && !strncmp(argv[i], "--with-backend=", 15)) with_be[n_with_be++] = argv[i] + 15;
         else rest[n++] = argv[i];
     }
     rest[n] = NULL;
+    if (with_step && !with) {
+        ls_cli_error("diff: --with-step goes with --with OTHER (usage: lowerscope %s)", USAGE);
+        free(rest);
+        free(with_be);
+        return LS_EXIT_INPUT;
+    }
     if (with && n_with_be) {
         ls_cli_error("diff: --with OTHER or --with-backend, not both (usage: lowerscope %s)", USAGE);
         free(rest);
@@ -313,8 +323,9 @@ int ls_cmd_diff(int argc, char **argv)
     ls_program *other = NULL;
     ls_buf out = {0}, ta = {0}, tb = {0}, la = {0}, lb = {0};
     ls_pipeline_opts o2;
-    ls_history h2 = {0};
-    int b2 = -1;
+    ls_history h2 = {0}, h3 = {0}; /* --with-backend's lowering, --with-step's lowering of OTHER */
+    int b2 = -1, b3 = -1;
+    const ls_program *other_p = NULL;
     cli_step_title(&tb, &r.h, b);
     if (n_with_be) {
         rc = lower_for(&r, with_be, n_with_be, &o2, &h2);
@@ -339,7 +350,27 @@ int ls_cmd_diff(int argc, char **argv)
             ls_buf_free(&tb);
             return LS_EXIT_INPUT;
         }
-        ch = file_changes(r.h.steps[b].program, other, 0, &al, &n_ch);
+        other_p = other;
+        if (with_step) {
+            if (ls_pipeline_run(other, &r.opts, &h3, &err) != 0) {
+                ls_cli_error("diff: --with %s: %s", with, err.msg);
+                b3 = -2;
+            } else if ((b3 = ls_history_find_step(&h3, with_step, &err)) < 0) {
+                ls_cli_error("diff: --with-step %s in %s", err.msg, with);
+            } else {
+                other_p = h3.steps[b3].program;
+                cli_step_title(&ta, &h3, b3);
+            }
+            if (b3 < 0) {
+                if (h3.n) ls_history_free(&h3);
+                ls_program_unref(other);
+                cli_run_free(&r);
+                ls_buf_free(&tb);
+                free(with_be);
+                return LS_EXIT_INPUT;
+            }
+        }
+        ch = file_changes(r.h.steps[b].program, other_p, 0, &al, &n_ch);
     } else {
         ch = step_changes(&r.h, a, b, &n_ch);
         cli_step_title(&ta, &r.h, a);
@@ -356,6 +387,10 @@ int ls_cmd_diff(int argc, char **argv)
         if (with) ls_buf_json_str(&out, with);
         else if (n_with_be) json_step(&out, &h2, b2);
         else json_step(&out, &r.h, b);
+        if (b3 >= 0) {
+            ls_buf_puts(&out, ", \"to_step\": ");
+            json_step(&out, &h3, b3);
+        }
         if (n_with_be) {
             ls_buf_puts(&out, ", \"backends\": {\"from\": ");
             json_backends(&out, &r.opts);
@@ -391,8 +426,9 @@ int ls_cmd_diff(int argc, char **argv)
                    r.h.steps[b].program->n_subs || h2.steps[b2].program->n_subs ? " (top-level nodes: a delegate is its call)" : "",
                    al.same, al.changed, al.only_a, la.s, al.only_b, lb.s);
         else if (with)
-            printf("%s, %s against %s%s: %u same, %u changed, %u only in %s, %u only in %s\n", r.args.path, tb.s, with,
-                   r.h.steps[b].program->n_subs || other->n_subs ? " (top-level nodes: a delegate is its call)" : "",
+            printf("%s, %s against %s%s%s%s: %u same, %u changed, %u only in %s, %u only in %s\n", r.args.path, tb.s, with,
+                   b3 >= 0 ? " at " : "", b3 >= 0 ? ta.s : "",
+                   r.h.steps[b].program->n_subs || other_p->n_subs ? " (top-level nodes: a delegate is its call)" : "",
                    al.same, al.changed, al.only_a, r.args.path, al.only_b, with);
         else if (b == a + 1) printf("%s, %s: %u change%s\n", r.args.path, tb.s, n_ch, n_ch == 1 ? "" : "s");
         else printf("%s, %s to %s: %u change%s\n", r.args.path, ta.s, tb.s, n_ch, n_ch == 1 ? "" : "s");
@@ -412,6 +448,7 @@ int ls_cmd_diff(int argc, char **argv)
     free(ch);
     ls_alignment_free(&al);
     if (other) ls_program_unref(other);
+    if (h3.n) ls_history_free(&h3);
     if (n_with_be) {
         ls_history_free(&h2);
         ls_pipeline_opts_free(&o2);
