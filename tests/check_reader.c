@@ -610,6 +610,53 @@ START_TEST(streamed_load_is_the_whole_load)
 }
 END_TEST
 
+/* A text the load may give up (ls_load_json_consuming, what an archive's model JSON is): the
+ * pages of the nodes read go back to the kernel as the load goes (every 4096 nodes), and the
+ * program and the messages are those of a load that keeps the text. */
+static char *copy_of(const char *s, size_t len)
+{
+    char *c = ls_malloc(len + 1);
+    memcpy(c, s, len + 1);
+    return c;
+}
+
+START_TEST(consuming_load_gives_the_read_nodes_back)
+{
+    ls_gen_opts o = ls_gen_defaults(20000);
+    size_t len;
+    char *json = ls_gen_json(&o, &len);
+    ls_error e1, e2;
+    ls_program *a = NULL, *b = load_whole(json, len, &e2);
+    ck_assert_msg(b != NULL, "%s", e2.msg);
+    char *text = copy_of(json, len);
+    ck_assert_int_eq(ls_load_json_consuming("t.json", "model", text, len, NULL, true, &a, &e1), 0);
+    ck_assert(json[len / 4] != 0);
+    ck_assert_int_eq(text[len / 4], 0); /* a quarter in: among the 16384 nodes given back */
+    free(text);
+    ck_assert_uint_eq(a->n_nodes, b->n_nodes);
+    ls_change *ch;
+    uint32_t n;
+    ls_diff_programs(b, a, &ch, &n);
+    ck_assert_msg(n == 0, "%u differences, the first: %s", n, n ? ch[0].node : "");
+    free(ch);
+    ls_program_unref(a);
+    ls_program_unref(b);
+    /* the last node broken (its target key spoilt): the message a load keeping the text gives */
+    char *bad = copy_of(json, len), *t = NULL;
+    for (char *at = bad; (at = strstr(at, "\"target\"")); at++) t = at;
+    ck_assert_ptr_nonnull(t);
+    t[1] = '\x01';
+    ck_assert_int_ne(ls_load_json("t.json", bad, len, NULL, &a, &e2), 0);
+    text = copy_of(bad, len);
+    ck_assert_int_ne(ls_load_json_consuming("t.json", "model", text, len, NULL, true, &a, &e1), 0);
+    ck_assert_int_eq(text[len / 4], 0);
+    ck_assert_str_eq(e1.msg, e2.msg);
+    free(text);
+    free(bad);
+    free(json);
+}
+END_TEST
+
 Suite *reader_suite(void)
 {
     Suite *s = suite_create("reader");
@@ -629,6 +676,7 @@ Suite *reader_suite(void)
     tcase_add_test(tc, samples_load_and_info_works);
     tcase_add_test(tc, generated_programs);
     tcase_add_test(tc, streamed_load_is_the_whole_load);
+    tcase_add_test(tc, consuming_load_gives_the_read_nodes_back);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -238,8 +238,11 @@ static int load_model(ls_weight_source *ws, const char *where, bool folder, cons
     if (ws->read(ws, rel, &json, err) != 0) return -1;
     ws->model = model;
     const char *w = ls_internf(folder ? "%s/%s" : "%s: %s", where, rel);
-    int rc = ls_load_json_ex(w, model, (const char *)json->data, json->size, ws, opts && opts->metadata_only, 0,
-                             out, err);
+    /* the text is read for this load alone: its nodes' pages go back as they are read */
+    int rc = json->refs == 1 ? ls_load_json_consuming(w, model, (char *)json->data, json->size, ws,
+                                                      opts && opts->metadata_only, out, err)
+                             : ls_load_json_ex(w, model, (const char *)json->data, json->size, ws,
+                                               opts && opts->metadata_only, 0, out, err);
     ls_blob_unref(json);
     return rc;
 }
@@ -447,7 +450,7 @@ int ls_load_json_file(const char *path, const ls_load_opts *opts, ls_program **o
     const char *model = "model";
     ls_weight_source *ws = sibling_weights(path, &model);
     if (ws) ws->sizes_only = opts && opts->weight_sizes_only;
-    int rc = ls_load_json_ex(path, model, (const char *)data, size, ws, opts && opts->metadata_only, 0, out, err);
+    int rc = ls_load_json_consuming(path, model, (char *)data, size, ws, opts && opts->metadata_only, out, err);
     ls_weight_source_free(ws);
     free(data);
     return rc;

@@ -288,8 +288,8 @@ int ls_load_json_tree(const char *where, const char *name, const cJSON *root, ls
 
 /* The document streamed (json_stream.h) when it is laid out for it, else parsed whole; either
  * way the same program, or the same message. */
-int ls_load_json_ex(const char *where, const char *name, const char *json, size_t len, ls_weight_source *ws,
-                    bool metadata_only, int depth, ls_program **out, ls_error *err)
+static int load_json(const char *where, const char *name, const char *json, size_t len, ls_weight_source *ws,
+                     bool metadata_only, int depth, bool give_back, ls_program **out, ls_error *err)
 {
     *out = NULL;
     ls_json_arena_begin();
@@ -311,6 +311,7 @@ int ls_load_json_ex(const char *where, const char *name, const char *json, size_
         }
         free(skeleton);
         streamed = root != NULL;
+        js.give_back = give_back;
         if (!streamed) ls_jstream_free(&js); /* something else is wrong: the whole parse says what */
     }
     if (!streamed) root = ls_json_parse(where, json, len, err);
@@ -319,6 +320,18 @@ int ls_load_json_ex(const char *where, const char *name, const char *json, size_
     if (streamed) ls_jstream_free(&js);
     ls_json_arena_end();
     return rc;
+}
+
+int ls_load_json_ex(const char *where, const char *name, const char *json, size_t len, ls_weight_source *ws,
+                    bool metadata_only, int depth, ls_program **out, ls_error *err)
+{
+    return load_json(where, name, json, len, ws, metadata_only, depth, false, out, err);
+}
+
+int ls_load_json_consuming(const char *where, const char *name, char *json, size_t len, ls_weight_source *ws,
+                           bool metadata_only, ls_program **out, ls_error *err)
+{
+    return load_json(where, name, json, len, ws, metadata_only, 0, true, out, err);
 }
 
 int ls_load_json(const char *where, const char *json, size_t len, ls_weight_source *weights, ls_program **out,

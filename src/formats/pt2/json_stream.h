@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "pt2_internal.h"
 #include "ptrmap.h"
 
 /* ---- json_scan.c: index past what starts at s[i], SIZE_MAX where cJSON would refuse it */
@@ -30,6 +31,12 @@ typedef struct ls_jstream {
     size_t tv_next;             /* the entry after the last one read (torch writes them in graph order) */
     bool tv_indexed;
     ls_strmap tv_index; /* interned name → where its value starts, made on the first miss */
+    /* The text is the loader's to give back (ls_load_json_consuming): the pages before given_to
+     * are gone, and pos counts lines and columns up to an element boundary past them (for a
+     * message about a later element). */
+    bool give_back;
+    size_t given_to;
+    ls_json_pos pos;
 } ls_jstream;
 
 /* Finds the parts to stream in text; false when the document is not laid out for it (no

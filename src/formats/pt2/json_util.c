@@ -389,13 +389,21 @@ cJSON *ls_json_parse(const char *where, const char *text, size_t len, ls_error *
 
 void ls_json_fail_at(const char *where, const char *text, size_t len, const char *end, ls_error *err)
 {
+    ls_json_pos start = {.line = 1, .col = 1};
+    ls_json_fail_from(where, text, len, &start, end, err);
+}
+
+void ls_json_fail_from(const char *where, const char *text, size_t len, const ls_json_pos *from, const char *end,
+                       ls_error *err)
+{
     if (!end || end < text || end > text + len) end = text + len;
+    if (end < text + from->at) end = text + from->at;
     /* Line and column of the failure, and how deep the nesting was there: cJSON refuses more
      * than CJSON_NESTING_LIMIT levels, which deserves its own message. */
-    size_t line = 1, col = 1;
-    int depth = 0, max_depth = 0;
-    bool in_str = false;
-    for (const char *p = text; p < end; p++) {
+    size_t line = from->line, col = from->col;
+    int depth = from->depth, max_depth = from->max_depth;
+    bool in_str = false; /* `from` is never inside a string */
+    for (const char *p = text + from->at; p < end; p++) {
         if (*p == '\n') line++, col = 1;
         else col++;
         if (in_str) {

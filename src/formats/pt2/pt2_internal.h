@@ -46,6 +46,11 @@ ls_weight_source *ls_weight_source_folder(const char *root, const char *model);
  * lowered modules (a lowered module's program is loaded by the same code, depth + 1). */
 int ls_load_json_ex(const char *where, const char *name, const char *json, size_t len, ls_weight_source *ws,
                     bool metadata_only, int depth, ls_program **out, ls_error *err);
+/* The same for a text the caller gives up: a streamed load gives the pages of the nodes it
+ * has read back to the kernel (madvise MADV_DONTNEED: anonymous pages read as zeros after), so
+ * the load's peak is not the text and the whole program (the caller frees the text after). */
+int ls_load_json_consuming(const char *where, const char *name, char *json, size_t len, ls_weight_source *ws,
+                           bool metadata_only, ls_program **out, ls_error *err);
 /* While a load runs, cJSON allocates from an arena (see json_util.c); trees parsed inside are
  * released with ls_json_free, which leaves them to the arena. Calls nest. */
 void ls_json_arena_begin(void);
@@ -70,6 +75,14 @@ cJSON *ls_json_parse(const char *where, const char *text, size_t len, ls_error *
  * err set); and the message for a parse that failed at `end` of text. */
 int ls_json_check_text(const char *where, const char *text, size_t len, ls_error *err);
 void ls_json_fail_at(const char *where, const char *text, size_t len, const char *end, ls_error *err);
+/* Where a count of lines, columns and nesting stands in a text (ls_json_fail_at counts from the
+ * start; a streamed load that gave the text before `at` back counts from where it stopped). */
+typedef struct ls_json_pos {
+    size_t at, line, col;
+    int depth, max_depth;
+} ls_json_pos;
+void ls_json_fail_from(const char *where, const char *text, size_t len, const ls_json_pos *from, const char *end,
+                       ls_error *err);
 
 /* Fills the state dict and constants of p from the weight source (or, without one or with
  * metadata_only, from the placeholders' metadata: has_weights = false). Checks that each
