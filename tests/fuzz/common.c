@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "backend.h"
 #include "delegation.h"
@@ -171,4 +173,43 @@ int fuzz_lowered(const char *path, uint8_t **pte_bytes, size_t *pte_size, const 
         *pte_bytes = NULL;
     }
     return rc;
+}
+
+static uint32_t rd16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static uint32_t rd32(const uint8_t *p) { return rd16(p) | rd16(p + 2) << 16; }
+static void wr32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+uint8_t *fuzz_zip_seal(const uint8_t *data, size_t size)
+{
+    uint8_t *z = malloc(size ? size : 1);
+    if (!z) return NULL;
+    memcpy(z, data, size);
+    /* the end of central directory record: its signature within the last 64 KiB + 22 bytes */
+    size_t eocd = SIZE_MAX;
+    for (size_t i = size >= 22 ? size - 22 : 0; size >= 22 && i + 65557 >= size; i--) {
+        if (rd32(z + i) == 0x06054b50) {
+            eocd = i;
+            break;
+        }
+        if (i == 0) break;
+    }
+    if (eocd == SIZE_MAX) return z;
+    uint32_t n = rd16(z + eocd + 10), cd = rd32(z + eocd + 16);
+    for (uint32_t k = 0; k < n && (size_t)cd + 46 <= size && rd32(z + cd) == 0x02014b50; k++) {
+        uint32_t method = rd16(z + cd + 10), csize = rd32(z + cd + 20), local = rd32(z + cd + 42);
+        size_t next = (size_t)cd + 46 + rd16(z + cd + 28) + rd16(z + cd + 30) + rd16(z + cd + 32);
+        if (method == 0 && (size_t)local + 30 <= size && rd32(z + local) == 0x04034b50) {
+            size_t at = (size_t)local + 30 + rd16(z + local + 26) + rd16(z + local + 28);
+            if (at <= size && csize <= size - at) {
+                uint32_t crc = (uint32_t)crc32(0L, z + at, csize);
+                wr32(z + cd + 16, crc);
+                wr32(z + local + 14, crc);
+            }
+        }
+        cd = (uint32_t)next;
+    }
+    return z;
 }

@@ -28,6 +28,12 @@ bool fuzz_runnable(const ls_program *p);
  * destroy. Takes nothing. */
 void fuzz_backend(const ls_backend *be, const ls_blob *blob, const ls_value *in, uint32_t nin);
 
+/* A zip in data[0..size) with each STORED member's CRC-32 made right, in its local header and
+ * its central directory entry (torch's and lowerscope's archives store their members), so a
+ * mutation reaches what the CRC guards instead of being refused for it. Returns a malloc'd
+ * copy; the harnesses seal every other input and leave the rest to the CRC check. */
+uint8_t *fuzz_zip_seal(const uint8_t *data, size_t size);
+
 /* The file at path (a .pt2) lowered by the default pipeline: its emitted .pte's bytes (malloc'd),
  * and, when etrecord is not NULL, its ETRecord written there (the export step's and the
  * to_backend step's programs, the emitter's maps), as the devtools tests make theirs. -1 when
