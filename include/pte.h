@@ -251,6 +251,7 @@ int ls_pte_read_file(const char *path, ls_pte *pte, ls_error *err);
  * is safe to read): for the runtime's load checks (pte_check.h), which report every bad
  * reference in the runtime's words rather than stop at the first. */
 int ls_pte_read_file_unchecked(const char *path, ls_pte *pte, ls_error *err);
+int ls_pte_read_bytes_unchecked(const uint8_t *data, size_t size, const char *name, ls_pte *pte, ls_error *err);
 void ls_pte_free(ls_pte *pte);
 
 /* Checks the cross references of a model (value, operator, delegate, segment and buffer

@@ -97,6 +97,10 @@ static const corpus_case cases[] = {
     {"numel_overflow.bpte", "info %1$s", 2,
      "numel_overflow.bpte: program: forward: values[3]: float32[786448, 524288, 16, 100663296, 1, 8, 12] claims over "
      "1.8e+19 elements (1.8e+19 bytes), more than the 1.1e+12 bytes lowerscope accepts"},
+    /* and verify gives the runtime's load checks of the program a .bpte embeds, as of a .pte */
+    {"numel_overflow.bpte", "verify %1$s", 1,
+     "numel_overflow.bpte: forward: values[3]: error: numel overflowed at dimension 3 with size 100663296 "
+     "[program_validation.cpp validate_tensor]"},
     /* text that would drive the terminal, shown escaped (every_command_shows_text_escaped) */
     {"escapes.pt2", "info %1$s", 0, "tags      1: tag\\x1b]0;title\\x07\\x1b]52;c;aGk=\\x07\\x1b[2J\\u009b31m\\x7f\\u202egnp.exe\\u2066 1 node"},
     {"escapes.pte", "info %1$s", 0,

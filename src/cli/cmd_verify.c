@@ -81,10 +81,10 @@ int ls_cmd_verify(int argc, char **argv)
     ls_buf out = {0};
     if (json) ls_buf_puts(&out, "{\"format_version\": 1, \"file\": ");
     if (json) ls_buf_json_str(&out, file);
-    /* A .pte: the runtime's checks first; a file they refuse is not loaded further (the
-     * reader would stop at its first bad reference). */
+    /* A .pte (or the one a .bpte embeds): the runtime's checks first; a file they refuse is not
+     * loaded further (the reader would stop at its first bad reference). */
     bool refused = false;
-    if (file && cli_is_pte(file)) {
+    if (file && (cli_is_pte(file) || cli_is_bpte(file))) {
         ls_pte_check_report rep;
         ls_error err;
         if (cli_runtime_check(file, &rep, &err) != 0) {

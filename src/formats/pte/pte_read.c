@@ -435,6 +435,12 @@ int ls_pte_read_bytes(const uint8_t *data, size_t size, const char *name, ls_pte
     return read_bytes(data, size, name, true, pte, err);
 }
 
+int ls_pte_read_bytes_unchecked(const uint8_t *data, size_t size, const char *name, ls_pte *pte, ls_error *err)
+{
+    memset(pte, 0, sizeof *pte);
+    return read_bytes(data, size, name, false, pte, err);
+}
+
 static int read_file(const char *path, bool check, ls_pte *pte, ls_error *err)
 {
     memset(pte, 0, sizeof *pte);
