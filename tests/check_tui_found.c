@@ -131,6 +131,22 @@ START_TEST(screen_node_now_was_wrapped)
 }
 END_TEST
 
+/* Tab after `backend` completes a backend's name, after `export` a path (issue 18 defect 6 names
+ * both; its screen test had commands, nodes and steps). */
+START_TEST(screen_prompt_completes_backends_and_paths)
+{
+    /* relative paths are taken from where lowerscope started: a folder holding one file */
+    const char *dir = tu_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/shared_constant_out.pte", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    pf_screens_file(tu_root("samples/shared_constant.pt2"), "samples/shared_constant.pt2", NULL, "found_prompt-complete",
+                    80, 24, dir);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
@@ -148,6 +164,7 @@ Suite *tui_found_suite(void)
     tcase_add_test(tc, screen_table_columns_by_content);
     tcase_add_test(tc, screen_around_tuple_items);
     tcase_add_test(tc, screen_node_now_was_wrapped);
+    tcase_add_test(tc, screen_prompt_completes_backends_and_paths);
     suite_add_tcase(s, tc);
     return s;
 }
