@@ -293,6 +293,7 @@ int ls_cmd_diff(int argc, char **argv)
     if (r.args.step && (from || to)) {
         ls_cli_error("diff: --step or --from/--to, not both (usage: lowerscope %s)", USAGE);
         cli_run_free(&r);
+        free(with_be);
         return LS_EXIT_INPUT;
     }
     if (dots) {
@@ -305,16 +306,19 @@ int ls_cmd_diff(int argc, char **argv)
     if (!from && !to && !with && !n_with_be) {
         ls_cli_error("diff: which steps? --step S, --step A..B or --from A --to B (usage: lowerscope %s)", USAGE);
         cli_run_free(&r);
+        free(with_be);
         return LS_EXIT_INPUT;
     }
     int b = step_of(&r.h, to, (int)r.h.n - 1);
     if (b < 0) {
         cli_run_free(&r);
+        free(with_be);
         return LS_EXIT_INPUT;
     }
     int a = from ? step_of(&r.h, from, 0) : b > 0 ? b - 1 : 0;
     if (a < 0) {
         cli_run_free(&r);
+        free(with_be);
         return LS_EXIT_INPUT;
     }
     change_text *ch;
@@ -348,6 +352,7 @@ int ls_cmd_diff(int argc, char **argv)
             ls_cli_error("%s", err.msg);
             cli_run_free(&r);
             ls_buf_free(&tb);
+            free(with_be);
             return LS_EXIT_INPUT;
         }
         other_p = other;
