@@ -260,6 +260,10 @@ int ls_cmd_diff(int argc, char **argv)
         else rest[n++] = argv[i];
     }
     rest[n] = NULL;
+    if (!n_with_be) { /* nothing to hold: every path after this may free it or not */
+        free(with_be);
+        with_be = NULL;
+    }
     if (with_step && !with) {
         ls_cli_error("diff: --with-step goes with --with OTHER (usage: lowerscope %s)", USAGE);
         free(rest);
