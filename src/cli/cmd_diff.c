@@ -241,13 +241,12 @@ static int step_of(const ls_history *h, const char *spec, int dflt)
     return spec ? cli_find_step(h, spec) : dflt;
 }
 
-int ls_cmd_diff(int argc, char **argv)
+/* with_be: room for the --with-backend values (argc + 1), freed by the caller on every path. */
+static int diff_main(int argc, char **argv, const char **with_be)
 {
-    if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
     const char *from = NULL, *to = NULL, *with = NULL, *with_step = NULL;
     bool json = false;
     char **rest = ls_malloc(sizeof *rest * (size_t)(argc + 1));
-    const char **with_be = ls_malloc(sizeof *with_be * (size_t)(argc + 1));
     int n = 0, n_with_be = 0;
     for (int i = 0; i < argc; i++) {
         if (i && !strcmp(argv[i], "--json")) json = true;
@@ -267,13 +266,11 @@ int ls_cmd_diff(int argc, char **argv)
     if (with_step && !with) {
         ls_cli_error("diff: --with-step goes with --with OTHER (usage: lowerscope %s)", USAGE);
         free(rest);
-        free(with_be);
         return LS_EXIT_INPUT;
     }
     if (with && n_with_be) {
         ls_cli_error("diff: --with OTHER or --with-backend, not both (usage: lowerscope %s)", USAGE);
         free(rest);
-        free(with_be);
         return LS_EXIT_INPUT;
     }
     cli_run r;
@@ -281,14 +278,12 @@ int ls_cmd_diff(int argc, char **argv)
     free(rest);
     if (rc != LS_EXIT_OK) {
         cli_run_free(&r);
-        free(with_be);
         return rc;
     }
     if (n_with_be && (from || (r.args.step && strstr(r.args.step, "..")))) {
         ls_cli_error("diff: --with-backend compares one step (--step S or --to B), not a range (usage: lowerscope %s)",
                      USAGE);
         cli_run_free(&r);
-        free(with_be);
         return LS_EXIT_INPUT;
     }
     /* --step S, --step A..B, --from/--to */
@@ -338,7 +333,6 @@ int ls_cmd_diff(int argc, char **argv)
     if (n_with_be) {
         rc = lower_for(&r, with_be, n_with_be, &o2, &h2);
         b2 = rc != LS_EXIT_OK ? -1 : (int)ls_history_same_pass_step(&r.h, (uint32_t)b, &h2);
-        free(with_be);
         if (b2 < 0) {
             ls_history_free(&h2);
             ls_pipeline_opts_free(&o2);
@@ -375,7 +369,6 @@ int ls_cmd_diff(int argc, char **argv)
                 ls_program_unref(other);
                 cli_run_free(&r);
                 ls_buf_free(&tb);
-                free(with_be);
                 return LS_EXIT_INPUT;
             }
         }
@@ -384,7 +377,6 @@ int ls_cmd_diff(int argc, char **argv)
         ch = step_changes(&r.h, a, b, &n_ch);
         cli_step_title(&ta, &r.h, a);
     }
-    if (!n_with_be) free(with_be);
     bool beside = with || n_with_be; /* a step beside another program: no reports */
     if (json) {
         ls_buf_puts(&out, "{\"format\": \"lowerscope-diff\", \"format_version\": 1, \"file\": ");
@@ -469,4 +461,13 @@ int ls_cmd_diff(int argc, char **argv)
     ls_buf_free(&tb);
     cli_run_free(&r);
     return LS_EXIT_OK;
+}
+
+int ls_cmd_diff(int argc, char **argv)
+{
+    if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
+    const char **with_be = ls_malloc(sizeof *with_be * (size_t)(argc + 1));
+    int rc = diff_main(argc, argv, with_be);
+    free(with_be);
+    return rc;
 }

@@ -114,7 +114,7 @@ int ls_around_build(const ls_program *p, uint32_t center, int depth, uint32_t ma
     for (uint32_t k = 0; k < nl; k++) {
         out->first[k] = at;
         uint32_t shown = g.levels[k].n < max_level ? g.levels[k].n : max_level;
-        memcpy(out->ids + at, g.levels[k].v, sizeof *out->ids * shown);
+        if (shown) memcpy(out->ids + at, g.levels[k].v, sizeof *out->ids * shown);
         at += shown;
         out->more[k] = g.levels[k].n - shown;
         free(g.levels[k].v);
