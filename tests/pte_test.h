@@ -35,6 +35,15 @@ static const char *const pt_real_files[] LS_UNUSED = {
 };
 #define PT_NREAL (sizeof pt_real_files / sizeof pt_real_files[0])
 
+/* n bytes little-endian at p (the header fields ExecuTorch reads). */
+static inline uint64_t pt_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+
 /* shared/data/pte/<name><ext>, or NULL when the shared folder is absent (callers skip). */
 static inline const char *pt_path(const char *name, const char *ext)
 {
