@@ -259,10 +259,6 @@ static int diff_main(int argc, char **argv, const char **with_be)
         else rest[n++] = argv[i];
     }
     rest[n] = NULL;
-    if (!n_with_be) { /* nothing to hold: every path after this may free it or not */
-        free(with_be);
-        with_be = NULL;
-    }
     if (with_step && !with) {
         ls_cli_error("diff: --with-step goes with --with OTHER (usage: lowerscope %s)", USAGE);
         free(rest);
@@ -292,7 +288,6 @@ static int diff_main(int argc, char **argv, const char **with_be)
     if (r.args.step && (from || to)) {
         ls_cli_error("diff: --step or --from/--to, not both (usage: lowerscope %s)", USAGE);
         cli_run_free(&r);
-        free(with_be);
         return LS_EXIT_INPUT;
     }
     if (dots) {
@@ -305,19 +300,16 @@ static int diff_main(int argc, char **argv, const char **with_be)
     if (!from && !to && !with && !n_with_be) {
         ls_cli_error("diff: which steps? --step S, --step A..B or --from A --to B (usage: lowerscope %s)", USAGE);
         cli_run_free(&r);
-        free(with_be);
         return LS_EXIT_INPUT;
     }
     int b = step_of(&r.h, to, (int)r.h.n - 1);
     if (b < 0) {
         cli_run_free(&r);
-        free(with_be);
         return LS_EXIT_INPUT;
     }
     int a = from ? step_of(&r.h, from, 0) : b > 0 ? b - 1 : 0;
     if (a < 0) {
         cli_run_free(&r);
-        free(with_be);
         return LS_EXIT_INPUT;
     }
     change_text *ch;
@@ -350,7 +342,6 @@ static int diff_main(int argc, char **argv, const char **with_be)
             ls_cli_error("%s", err.msg);
             cli_run_free(&r);
             ls_buf_free(&tb);
-            free(with_be);
             return LS_EXIT_INPUT;
         }
         other_p = other;
