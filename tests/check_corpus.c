@@ -97,6 +97,8 @@ static const corpus_case cases[] = {
     {"numel_overflow.bpte", "info %1$s", 2,
      "numel_overflow.bpte: program: forward: values[3]: float32[786448, 524288, 16, 100663296, 1, 8, 12] claims over "
      "1.8e+19 elements (1.8e+19 bytes), more than the 1.1e+12 bytes lowerscope accepts"},
+    /* conv_huge_output.bpte: convolution_of_another_shape_is_refused_before_it_runs */
+    {"conv_huge_output.bpte", "info %1$s", 0, "ops       19: dequantize_per_tensor 5"},
     /* and verify gives the runtime's load checks of the program a .bpte embeds, as of a .pte */
     {"numel_overflow.bpte", "verify %1$s", 1,
      "numel_overflow.bpte: forward: values[3]: error: numel overflowed at dimension 3 with size 100663296 "
@@ -327,6 +329,57 @@ END_TEST
 /* Out of memory names the file being read: the binary with its address space capped (under
  * ASan, which reserves more than any cap, its allocator refuses big requests instead) reads a
  * 1 GiB JSON file (sparse: it costs no disk). */
+/* The binary run with ARGS and its memory capped at 512 MiB (under ASan, which reserves more
+ * than any cap, its allocator refuses big requests instead); its output into out. Returns the
+ * wait status. */
+static int run_capped(const char *const *args, char *out, size_t cap)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+#if defined(__SANITIZE_ADDRESS__)
+        setenv("ASAN_OPTIONS", "allocator_may_return_null=1:max_allocation_size_mb=256:detect_leaks=0", 1);
+#else
+        struct rlimit rl = {(rlim_t)512 << 20, (rlim_t)512 << 20};
+        setrlimit(RLIMIT_AS, &rl);
+#endif
+        const char *bin = getenv("LS_BIN");
+        char *argv[16] = {"lowerscope"};
+        for (int i = 0; args[i] && i < 14; i++) argv[i + 1] = (char *)args[i];
+        execv(bin ? bin : "build/lowerscope", argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n < cap - 1 && (r = read(fds[0], out + n, cap - 1 - n)) > 0) n += (size_t)r;
+    out[n] = 0;
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return status;
+}
+
+/* Found by fuzz_bpte: a convolution whose stride and padding make float32[1, 4, 4, 32899076]
+ * where the program says [1, 4, 4, 4]. It computed that (6 GiB, 15 s) before the runtime said
+ * so; now refused before anything is allocated, as ExecuTorch's resize of a static output
+ * refuses it, so it gives the same message in 512 MiB. */
+START_TEST(convolution_of_another_shape_is_refused_before_it_runs)
+{
+    const char *args[] = {"run", tu_root("tests/corpus/conv_huge_output.bpte"), NULL};
+    char out[4096];
+    int status = run_capped(args, out, sizeof out);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d: %s", status, out);
+    ck_assert_msg(tu_contains(out, "forward case 0: error: program: node aten_convolution_default "
+                                   "(aten.convolution.default): produced float32[1, 4, 4, 32899076] where the program "
+                                   "says float32[1, 4, 4, 4]"), "%s", out);
+}
+END_TEST
+
 START_TEST(out_of_memory_names_the_file)
 {
     char path[4096];
@@ -427,6 +480,7 @@ Suite *corpus_suite(void)
     tcase_add_test(tc, output_filter_keeps_characters_cut_by_buffers);
     tcase_add_test(tc, structural_errors_stop_the_pipeline);
     tcase_add_test(tc, out_of_memory_names_the_file);
+    tcase_add_test(tc, convolution_of_another_shape_is_refused_before_it_runs);
     tcase_add_test(tc, fortran_order_without_elements);
     suite_add_tcase(s, tc);
     return s;

@@ -58,6 +58,19 @@ static int conv(ls_kctx *c, const ls_tensor *x, const ls_tensor *w, const ls_ten
                         eh, ew, s.H + 2 * s.pad[0], s.W + 2 * s.pad[1]);
     int64_t osz[4] = {s.N, s.O, s.OH, s.OW};
     if (dims == 1) osz[2] = s.OW;
+    /* ExecuTorch's convolution_out resizes its planned output to this shape, which fails when
+     * the program's static shape is another (op_convolution.cpp, resize_tensor): said before
+     * anything is allocated, not after computing it (a .bpte whose stride and padding made
+     * float32[1, 4, 4, 32899076] of a [1, 4, 4, 4] allocated 6 GiB and ran for seconds) */
+    if (c->node && c->node->val_kind == LS_VAL_TENSOR && c->node->nvals == 1 && c->node->vals[0].dtype != LS_DT_UNKNOWN) {
+        ls_tmeta got;
+        ls_tmeta_init(&got, x->dtype, x->ndim, osz);
+        if (!ls_tmeta_fits(&c->node->vals[0], &got)) {
+            char s1[128], s2[128];
+            return ls_kfail(c, "produced %s where the program says %s", ls_tmeta_str(&got, s1, sizeof s1),
+                            ls_tmeta_str(&c->node->vals[0], s2, sizeof s2));
+        }
+    }
     ls_tensor *y = lk_new(c, x->dtype, x->ndim, osz);
     if (!y) return -1;
     void *tx, *tw, *tb = NULL;
