@@ -365,46 +365,6 @@ static void build_parts(ui_derive *d, ui_step_rows *sr, const ui_part *cpu, bool
     }
 }
 
-/* ---- who holds a constant: its target or its bytes (duplicate_constants' copies share them) */
-
-static void build_held(ui_step_rows *sr)
-{
-    const ls_program *top = sr->prog;
-    uint32_t cap = 0;
-    for (int32_t s = -1; s < (int32_t)top->n_subs; s++) {
-        const ls_program *p = s < 0 ? top : top->subs[s].program;
-        if (p) cap += p->n_inputs;
-    }
-    sr->held = ls_malloc(sizeof *sr->held * (cap ? cap : 1));
-    const void **data = ls_malloc(sizeof *data * (cap ? cap : 1));
-    for (int32_t s = -1; s < (int32_t)top->n_subs; s++) {
-        const ls_program *p = s < 0 ? top : top->subs[s].program;
-        for (uint32_t i = 0; p && i < p->n_inputs; i++) {
-            const ls_input_spec *o = &p->inputs[i];
-            if (!o->name || !o->target || o->kind == LS_IN_USER_INPUT) continue;
-            const ls_named_tensor *nt = ls_program_spec_data(p, o);
-            data[sr->n_held] = nt && nt->t ? nt->t->data : NULL;
-            sr->held[sr->n_held++] = (ui_held){s, i, 0, 0};
-        }
-    }
-    /* chains in order: the entries are pushed in front from the last one */
-    ls_ptrmap_reserve(&sr->held_by_target, sr->n_held);
-    for (uint32_t k = sr->n_held; k-- > 0;) {
-        const ls_program *p = sr->held[k].sub < 0 ? top : top->subs[sr->held[k].sub].program;
-        const char *target = p->inputs[sr->held[k].input].target;
-        uintptr_t next = 0;
-        ls_ptrmap_get(&sr->held_by_target, target, &next);
-        sr->held[k].next_target = (uint32_t)next;
-        ls_ptrmap_put(&sr->held_by_target, target, k + 1);
-        if (!data[k]) continue;
-        next = 0;
-        ls_ptrmap_get(&sr->held_by_data, data[k], &next);
-        sr->held[k].next_data = (uint32_t)next;
-        ls_ptrmap_put(&sr->held_by_data, data[k], k + 1);
-    }
-    free(data);
-}
-
 /* ---- a step */
 
 ui_step_rows *ui_rows_build(ui_derive *d, const ls_history *h, uint32_t step, const ls_program *prog,
@@ -431,7 +391,7 @@ ui_step_rows *ui_rows_build(ui_derive *d, const ls_history *h, uint32_t step, co
         sr->cpu_pos = ls_malloc(sizeof *sr->cpu_pos * ((size_t)prog->n_nodes + 1));
         for (uint32_t i = 0; i < prog->n_nodes; i++)
             if (ls_deleg_on_cpu(prog->nodes[i])) sr->cpu_pos[sr->n_cpu++] = i;
-        build_held(sr);
+        ls_held_index_build(&sr->held, prog);
         ls_deleg_cpu_groups_build(h, step, &sr->cpu_groups);
         ls_regions_build(prog, &sr->regions);
         ls_region_boxes_build(&sr->regions, true, false, &sr->boxes); /* the g screen's first view */
@@ -481,11 +441,9 @@ void ui_rows_free(ui_step_rows *sr)
         ls_region_boxes_free(&sr->boxes);
     }
     free(sr->cpu_pos);
-    free(sr->held);
+    ls_held_index_free(&sr->held);
     free(sr->finding_next);
     ls_ptrmap_free(&sr->finding_of_node);
-    ls_ptrmap_free(&sr->held_by_target);
-    ls_ptrmap_free(&sr->held_by_data);
     free(sr->tag_log.tags);
     free(sr->tag_log.backends);
     free(sr);

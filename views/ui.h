@@ -15,6 +15,7 @@
 
 #include "align.h"
 #include "delegation.h"
+#include "held_by.h"
 #include "history.h"
 #include "passes.h"
 #include "ptrmap.h"
@@ -201,21 +202,14 @@ typedef struct ui_step_rows {
     ls_deleg_cpu_groups cpu_groups; /* the CPU list by reason */
     ls_regions regions;             /* the partition graph's regions (the g screen) */
     ls_region_boxes boxes;          /* and its boxes, folded, drawn with box-drawing characters */
-    /* at the top level: every data input of the step's programs (the top level's, then each
-     * lowered module's), chained by target and by the bytes they hold (the node pane's "held by") */
-    struct ui_held *held;
-    uint32_t n_held;
-    ls_ptrmap held_by_target, held_by_data; /* target / data pointer → first entry + 1 */
+    /* at the top level: who holds each constant of the step's programs (held_by.h, the node
+     * pane's "held by") */
+    ls_held_index held;
     /* the step's verifier findings by the node they name: first finding + 1, chained by next */
     ls_ptrmap finding_of_node;
     uint32_t *finding_next;
 } ui_step_rows;
 
-typedef struct ui_held {
-    int32_t sub;    /* -1: the top level; else the lowered module's index at the step */
-    uint32_t input; /* the input spec's index in that program */
-    uint32_t next_target, next_data; /* the next entry + 1 with the same target / bytes, 0: none */
-} ui_held;
 
 int ui_tagtab_index(const ui_tagtab *t, const char *tag);
 void ui_tagtab_add(ui_tagtab *t, const char *tag, const char *backend);

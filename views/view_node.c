@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "delegation.h"
+#include "held_by.h"
 #include "ops.h"
 #include "pte_file.h"
 #include "ui.h"
@@ -148,55 +149,27 @@ static void add_text_block(ui_lines *l, const char *label, const char *text)
     }
 }
 
-/* The same bytes: duplicate_constants' copies share the original's storage whatever their
- * target is called. Equal contents are not enough (every empty KV cache is zeros). */
-static bool same_data(const ls_tensor *a, const ls_tensor *b)
-{
-    if (!a || !b) return false;
-    return a == b || (a->data == b->data && a->nbytes == b->nbytes);
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Through the step's index (rows.c): the entries with the same target, then those holding the
- * same bytes, in the order of the programs. */
+/* Through the step's index (held_by.h, built with the step's rows): the entries with the same
+ * target, then those holding the same bytes, in the order of the programs. */
 static void held_by(ui *u, ui_lines *l, const ls_program *own, const ls_input_spec *spec)
 {
-    if (!spec->target) return;
-    const ls_named_tensor *mine = ls_program_spec_data(own, spec);
     const ui_step_rows *sr = ui_top_rows(u, u->step);
-    if (!sr || !sr->held) return;
-    const ls_program *top = sr->prog;
-    LS_VEC(uint32_t) found = {0};
-    uintptr_t k = 0;
-    ls_ptrmap_get(&sr->held_by_target, spec->target, &k);
-    for (; k; k = sr->held[k - 1].next_target) ls_vec_push(&found, (uint32_t)k - 1);
-    k = 0;
-    if (mine && mine->t) ls_ptrmap_get(&sr->held_by_data, mine->t->data, &k);
-    for (; k; k = sr->held[k - 1].next_data) {
-        const ui_held *e = &sr->held[k - 1];
-        const ls_program *p = e->sub < 0 ? top : top->subs[e->sub].program;
-        const ls_named_tensor *nt = ls_program_spec_data(p, &p->inputs[e->input]);
-        if (nt && same_data(mine->t, nt->t)) ls_vec_push(&found, (uint32_t)k - 1);
-    }
-    if (found.n) qsort(found.v, found.n, sizeof *found.v, cmp_u32);
+    if (!sr) return;
+    const ls_held_index *ix = &sr->held;
+    uint32_t *found = NULL;
+    uint32_t n = ls_held_by(ix, own, spec, &found);
     int pw = (int)strlen("top level"), nw = (int)strlen("placeholder"); /* columns as wide as their entries */
-    for (uint32_t i = 0; i < found.n; i++) {
-        const ui_held *e = &sr->held[found.v[i]];
-        const ls_program *p = e->sub < 0 ? top : top->subs[e->sub].program;
-        int a = e->sub < 0 ? 0 : (int)strlen(top->subs[e->sub].name), b = (int)strlen(p->inputs[e->input].name);
+    for (uint32_t i = 0; i < n; i++) {
+        const ls_holder *e = &ix->v[found[i]];
+        const char *pname = ls_holder_sub_name(ix, e);
+        int a = pname ? (int)strlen(pname) : 0, b = (int)strlen(ls_holder_program(ix, e)->inputs[e->input].name);
         if (a > pw) pw = a;
         if (b > nw) nw = b;
     }
-    for (uint32_t i = 0; i < found.n; i++) {
-        if (i && found.v[i] == found.v[i - 1]) continue;
-        const ui_held *e = &sr->held[found.v[i]];
-        const ls_program *p = e->sub < 0 ? top : top->subs[e->sub].program;
-        const char *pname = e->sub < 0 ? NULL : top->subs[e->sub].name;
+    for (uint32_t i = 0; i < n; i++) {
+        const ls_holder *e = &ix->v[found[i]];
+        const ls_program *p = ls_holder_program(ix, e);
+        const char *pname = ls_holder_sub_name(ix, e);
         const ls_input_spec *o = &p->inputs[e->input];
         if (i == 0) {
             ui_lines_add(l, UI_R_TITLE, -1, "held by (same target or the same bytes)");
@@ -206,7 +179,7 @@ static void held_by(ui *u, ui_lines *l, const ls_program *own, const ls_input_sp
         int color = pos >= 0 ? ui_node_color(u, p, p->nodes[pos]) : -1;
         jump_line(l, pname, o->name, color, 0, "  %-*s %-*s %s", pw, pname ? pname : "top level", nw, o->name, o->target);
     }
-    free(found.v);
+    free(found);
 }
 
 static void constant_info(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, const ls_input_spec *spec)
