@@ -40,8 +40,8 @@ END_TEST
  * in no help). */
 START_TEST(command_help_lists_the_pte_options)
 {
-    const char *readers[] = {"info", "verify", "passes", "partitions", "graph", "diff", "run", "export"};
-    const char *pipeline[] = {"passes", "partitions", "graph", "diff", "run", "export"};
+    const char *readers[] = {"info", "verify", "passes", "partitions", "graph", "node", "diff", "run", "export"};
+    const char *pipeline[] = {"passes", "partitions", "graph", "node", "diff", "run", "export"};
     for (size_t i = 0; i < sizeof readers / sizeof *readers; i++) {
         char *out = NULL;
         ck_assert_int_eq(tu_runf(&out, "%s --help", readers[i]), 0);

@@ -12,7 +12,7 @@
 
 int ls_cmd_info(int, char **), ls_cmd_verify(int, char **);
 int ls_cmd_passes(int, char **), ls_cmd_partitions(int, char **), ls_cmd_diff(int, char **);
-int ls_cmd_run(int, char **), ls_cmd_export(int, char **), ls_cmd_graph(int, char **);
+int ls_cmd_run(int, char **), ls_cmd_export(int, char **), ls_cmd_graph(int, char **), ls_cmd_node(int, char **);
 /* The summaries fit --help's 80 columns next to a 20-column usage; "\n" continues under them. */
 static const ls_command commands[] = {
     {"info", ls_cmd_info, "info FILE", "what a program holds: nodes, ops, inputs, tags, verifier"},
@@ -24,6 +24,8 @@ static const ls_command commands[] = {
                                                 "as +/-/~ lines"},
     {"graph", ls_cmd_graph, "graph FILE", "the partition graph: delegates, CPU islands and the\n"
                                           "tensors between them (--dot for Graphviz)"},
+    {"node", ls_cmd_node, "node FILE NAME", "one node at a step, as the UI's node pane: where it runs,\n"
+                                            "arguments, users, data, who holds it, stack trace"},
     {"run", ls_cmd_run, "run FILE", "run the program or a step's on the bundled CPU runtime;\n"
                                     "--compare checks it against the loaded program"},
     {"export", ls_cmd_export, "export FILE -o OUT", "write a step's program as an ExecuTorch .pte (or .pt2)"},

@@ -14,7 +14,7 @@
 #define MAX_LEVEL 8 /* as the UI's screen: more than this a level and a box says how many more */
 
 /* The program (top level or a lowered module's) holding `node`, and the node in it. */
-static const ls_node *find_node(const ls_program *top, const char *node, const ls_program **in, const char **sub)
+const ls_node *cli_find_node(const ls_program *top, const char *node, const ls_program **in, const char **sub)
 {
     *in = top;
     *sub = NULL;
@@ -40,7 +40,7 @@ static const ls_node *find_node(const ls_program *top, const char *node, const l
 }
 
 /* The op as the UI's graph pane shows it: "[param]" for a placeholder, "add.Tensor" for a call. */
-static const char *op_label(const ls_program *p, const ls_node *n)
+const char *cli_op_label(const ls_program *p, const ls_node *n)
 {
     switch (n->kind) {
     case LS_NODE_PLACEHOLDER: {
@@ -57,7 +57,7 @@ static const char *op_label(const ls_program *p, const ls_node *n)
     }
 }
 
-static void type_label(const ls_node *n, char *buf, size_t cap)
+void cli_type_label(const ls_node *n, char *buf, size_t cap)
 {
     buf[0] = 0;
     if (n->val_kind == LS_VAL_TENSOR && n->nvals) ls_tmeta_str(&n->vals[0], buf, cap);
@@ -152,13 +152,13 @@ static void print_text(const cli_run *r, const ls_program *p, const ls_around *a
         for (uint32_t i = ar->first[k]; i < ar->first[k + 1]; i++) {
             const ls_node *nd = ls_program_node(p, ar->ids[i]);
             char t[160];
-            type_label(nd, t, sizeof t);
+            cli_type_label(nd, t, sizeof t);
             ls_box *b = &boxes[nb];
             b->rank = k;
             b->id = (int32_t)nd->id;
             b->fold = 1;
             b->text[0] = nd->name;
-            b->text[1] = ls_intern(op_label(p, nd));
+            b->text[1] = ls_intern(cli_op_label(p, nd));
             b->text[2] = t[0] ? ls_intern(t) : NULL;
             b->text[3] = wh[i].text;
             box_of[i] = nb++;
@@ -202,9 +202,9 @@ static void print_dot(const cli_run *r, const char *title, const ls_program *p, 
         for (uint32_t i = ar->first[k]; i < ar->first[k + 1]; i++) {
             const ls_node *nd = ls_program_node(p, ar->ids[i]);
             char t[160];
-            type_label(nd, t, sizeof t);
+            cli_type_label(nd, t, sizeof t);
             ls_buf label = {0};
-            ls_buf_printf(&label, "%s\n%s%s%s%s%s", nd->name, op_label(p, nd), t[0] ? "\n" : "", t, wh[i].text ? "\n" : "",
+            ls_buf_printf(&label, "%s\n%s%s%s%s%s", nd->name, cli_op_label(p, nd), t[0] ? "\n" : "", t, wh[i].text ? "\n" : "",
                           wh[i].text ? wh[i].text : "");
             ls_buf_printf(&b, "    n%u [label=", i);
             dot_str(&b, label.s);
@@ -226,7 +226,7 @@ static void print_dot(const cli_run *r, const char *title, const ls_program *p, 
     }
     for (uint32_t e = 0; e < ar->n_edges; e++) {
         char t[160];
-        type_label(ls_program_node(p, ar->ids[ar->edges[e].from]), t, sizeof t);
+        cli_type_label(ls_program_node(p, ar->ids[ar->edges[e].from]), t, sizeof t);
         ls_buf_printf(&b, "  n%u -> n%u [label=", ar->edges[e].from, ar->edges[e].to);
         dot_str(&b, t[0] ? t : "value");
         ls_buf_puts(&b, "];\n");
@@ -256,11 +256,11 @@ static void print_json(const cli_run *r, int s, const char *sub, const ls_progra
         for (uint32_t i = ar->first[k]; i < ar->first[k + 1]; i++) {
             const ls_node *nd = ls_program_node(p, ar->ids[i]);
             char t[160];
-            type_label(nd, t, sizeof t);
+            cli_type_label(nd, t, sizeof t);
             ls_buf_puts(&b, i > ar->first[k] ? ",\n    {\"name\": " : "\n    {\"name\": ");
             ls_buf_json_str(&b, nd->name);
             ls_buf_puts(&b, ", \"op\": ");
-            ls_buf_json_str(&b, op_label(p, nd));
+            ls_buf_json_str(&b, cli_op_label(p, nd));
             ls_buf_puts(&b, ", \"target\": ");
             ls_buf_json_str(&b, nd->target);
             ls_buf_puts(&b, ", \"type\": ");
@@ -279,7 +279,7 @@ static void print_json(const cli_run *r, int s, const char *sub, const ls_progra
     for (uint32_t e = 0; e < ar->n_edges; e++) {
         const ls_node *from = ls_program_node(p, ar->ids[ar->edges[e].from]);
         char t[160];
-        type_label(from, t, sizeof t);
+        cli_type_label(from, t, sizeof t);
         ls_buf_puts(&b, e ? ",\n  {\"from\": " : "\n  {\"from\": ");
         ls_buf_json_str(&b, from->name);
         ls_buf_puts(&b, ", \"to\": ");
@@ -298,7 +298,7 @@ int cli_graph_around(const cli_run *r, int s, const char *node, int depth, graph
 {
     const ls_program *top = r->h.steps[s].program, *p;
     const char *sub;
-    const ls_node *center = find_node(top, node, &p, &sub);
+    const ls_node *center = cli_find_node(top, node, &p, &sub);
     ls_buf t = {0};
     cli_step_title(&t, &r->h, s);
     if (!center) {

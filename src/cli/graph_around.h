@@ -15,4 +15,12 @@ typedef enum { GRAPH_TEXT, GRAPH_DOT, GRAPH_JSON } graph_format;
 int cli_graph_around(const cli_run *r, int s, const char *node, int depth, graph_format f, bool fold, bool ascii,
                      int width);
 
+/* The program (top level or a lowered module's) holding `node` — a name at the top level,
+ * SUB/NAME, or a name inside a lowered module — and the node in it (NULL: none). *sub: the
+ * module's name, NULL at the top level. graph --around and node find nodes so. */
+const ls_node *cli_find_node(const ls_program *top, const char *node, const ls_program **in, const char **sub);
+/* The op as the UI's graph pane shows it ("[param]", "add.Tensor"), and a node's value type. */
+const char *cli_op_label(const ls_program *p, const ls_node *n);
+void cli_type_label(const ls_node *n, char *buf, size_t cap);
+
 #endif
