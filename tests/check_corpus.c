@@ -99,6 +99,8 @@ static const corpus_case cases[] = {
      "1.8e+19 elements (1.8e+19 bytes), more than the 1.1e+12 bytes lowerscope accepts"},
     /* conv_huge_output.bpte: convolution_of_another_shape_is_refused_before_it_runs */
     {"conv_huge_output.bpte", "info %1$s", 0, "ops       19: dequantize_per_tensor 5"},
+    /* dequantize_zero_point_min.bpte: the UI's run of it (dequantize_with_any_zero_point) */
+    {"dequantize_zero_point_min.bpte", "info %1$s", 0, "dequantize_per_channel"},
     /* and verify gives the runtime's load checks of the program a .bpte embeds, as of a .pte */
     {"numel_overflow.bpte", "verify %1$s", 1,
      "numel_overflow.bpte: forward: values[3]: error: numel overflowed at dimension 3 with size 100663296 "
@@ -468,6 +470,31 @@ START_TEST(fortran_order_without_elements)
 }
 END_TEST
 
+/* Found by fuzz_bpte: a per-channel zero point of -2^63 in a program the UI's run screen runs
+ * on seeded inputs (the dequantize of its constant weight): input - zero point overflowed int64
+ * (UBSan stops make check's ASan run on it). It runs to what the program really lacks. */
+START_TEST(dequantize_with_any_zero_point)
+{
+    const char *dir = tu_tmpdir();
+    setenv("LOWERSCOPE_SCRIPT", tu_root("tests/screens/bpte_run.keys"), 1);
+    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+    setenv("LOWERSCOPE_SIZE", "100x30", 1);
+    char *out;
+    int rc = tu_runf(&out, "%s", tu_root("tests/corpus/dequantize_zero_point_min.bpte"));
+    unsetenv("LOWERSCOPE_SCRIPT");
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    assert_clean("dequantize_zero_point_min.bpte", out);
+    free(out);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/bpte_run.screen", dir);
+    char *screen = tu_slurp(path);
+    ck_assert_ptr_nonnull(screen);
+    ck_assert_msg(tu_contains(screen, "run 1 failed:"), "%s", screen);
+    ck_assert_msg(tu_contains(screen, "a 3-D or 4-D input (1-D or 2-D convolution), not 0-D"), "%s", screen);
+    free(screen);
+}
+END_TEST
+
 Suite *corpus_suite(void)
 {
     Suite *s = suite_create("corpus");
@@ -481,6 +508,7 @@ Suite *corpus_suite(void)
     tcase_add_test(tc, structural_errors_stop_the_pipeline);
     tcase_add_test(tc, out_of_memory_names_the_file);
     tcase_add_test(tc, convolution_of_another_shape_is_refused_before_it_runs);
+    tcase_add_test(tc, dequantize_with_any_zero_point);
     tcase_add_test(tc, fortran_order_without_elements);
     suite_add_tcase(s, tc);
     return s;

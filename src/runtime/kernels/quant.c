@@ -131,8 +131,12 @@ static int dequantize(ls_kctx *c, const ls_tensor *x, qparams *q, ls_dtype dt, l
     bool in_double = per_channel_op && x->dtype == LS_DT_I8 && out_dt == LS_DT_F32;
     for (int64_t i = 0; i < x->numel; i++) {
         int64_t ch = (i / q->inner) % q->channels;
-        int64_t d = xd[i] - (int64_t)(q->zp ? q->zp[ch] : 0);
-        yd[i] = in_double ? (float)((double)d * q->scale[ch]) : (float)d * (float)q->scale[ch];
+        /* (input - zero_point) * scale, as ExecuTorch's dequantize_per_tensor_out and
+         * dequantize_per_channel_out (kernels/quantized/cpu/op_dequantize.cpp); taken in double,
+         * exact for every input and zero point below 2^53, so a zero point a file makes -2^63
+         * (or past int64) neither overflows nor casts out of range */
+        double d = (double)xd[i] - (q->zp ? q->zp[ch] : 0.0);
+        yd[i] = in_double ? (float)(d * q->scale[ch]) : (float)d * (float)q->scale[ch];
     }
     lk_convert(y->data, out_dt, yd, LS_DT_F32, x->numel);
     ls_free_aligned(yd);
