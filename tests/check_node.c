@@ -175,6 +175,36 @@ START_TEST(cli_node_stack_and_source_fn)
 }
 END_TEST
 
+/* A delegate call whose blob lowerscope cannot read (a real OpenVINO .pte): what the pane says of
+ * it, from the blob itself (backend.h's generic facts: its size, its first bytes). */
+START_TEST(cli_node_opaque_delegate)
+{
+    const char *f = tu_shared("data/pte/djl_openvino_tiny.pte");
+    if (!f) return;
+    char *out;
+    int rc = tu_runf(&out, "node %s lowered_module_0 --json", f);
+    ck_assert_msg(rc == 0, "%s", out);
+    cJSON *j = cJSON_Parse(out);
+    ck_assert_msg(j, "not JSON: %s", out);
+    cJSON *runs = cJSON_GetObjectItem(j, "runs");
+    ck_assert_str_eq(cJSON_GetObjectItem(runs, "on")->valuestring, "delegate");
+    ck_assert_str_eq(cJSON_GetObjectItem(runs, "backend")->valuestring, "OpenvinoBackend");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(runs, "nodes")));
+    cJSON *facts = cJSON_GetObjectItem(runs, "facts");
+    ck_assert_int_gt(cJSON_GetArraySize(facts), 0);
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(facts, 0), "label")->valuestring, "blob");
+    char *text;
+    ck_assert_int_eq(tu_runf(&text, "node %s lowered_module_0", f), 0);
+    char line[512];
+    snprintf(line, sizeof line, "blob      %s\n", cJSON_GetObjectItem(cJSON_GetArrayItem(facts, 0), "text")->valuestring);
+    ck_assert_msg(tu_contains(text, line), "%s\n%s", line, text);
+    ck_assert_msg(tu_contains(text, "its blob is opaque to lowerscope\n"), "%s", text);
+    free(text);
+    cJSON_Delete(j);
+    free(out);
+}
+END_TEST
+
 START_TEST(cli_node_refuses_bad_names)
 {
     const char *f = tu_root("samples/shared_constant.pt2");
@@ -215,6 +245,7 @@ Suite *node_suite(void)
     tcase_add_test(tc, cli_node_held_by);
     tcase_add_test(tc, cli_node_json_agrees);
     tcase_add_test(tc, cli_node_stack_and_source_fn);
+    tcase_add_test(tc, cli_node_opaque_delegate);
     tcase_add_test(tc, cli_node_refuses_bad_names);
     suite_add_tcase(s, tc);
     return s;
