@@ -244,6 +244,47 @@ START_TEST(every_command_shows_text_escaped)
 }
 END_TEST
 
+/* lowerscope node on the nodes whose names, targets, tags, stack traces and backend carry those
+ * strings (escapes.pt2's add at step 0; escapes.pte's delegate call, whose backend id has them,
+ * and its CPU op), and on a missing name that has them (the error): nothing raw, the text escaped,
+ * --json valid and giving back the name the file has. */
+START_TEST(node_shows_text_escaped)
+{
+#define ESCAPED_NAME "add\x1b]0;title\x07\x1b]52;c;aGk=\x07\x1b[2J\xc2\x9b" "31m\x7f\xe2\x80\xaegnp.exe\xe2\x81\xa6"
+    static const struct {
+        const char *file, *args;
+        int rc;
+    } nodes[] = {
+        {"tests/corpus/escapes.pt2", ESCAPED_NAME " --step 0", 0},
+        {"tests/corpus/escapes.pt2", ESCAPED_NAME " --step 0 --json", 0},
+        {"tests/corpus/escapes.pt2", "x" ESCAPED_NAME " --step 0", 2},
+        {"tests/corpus/escapes.pte", "executorch_call_delegate", 0},
+        {"tests/corpus/escapes.pte", "executorch_call_delegate --json", 0},
+        {"tests/corpus/escapes.pte", "aten_atan2__0_title___2j__31m__________out", 0},
+        {"tests/corpus/escapes.pte", "aten_atan2__0_title___2j__31m__________out --json", 0},
+    };
+    for (size_t c = 0; c < sizeof nodes / sizeof nodes[0]; c++) {
+        char *out = NULL;
+        int rc = tu_runf(&out, "node %s %s", tu_root(nodes[c].file), nodes[c].args);
+        ck_assert_msg(rc == nodes[c].rc, "%s: node %s: exit %d: %s", nodes[c].file, nodes[c].args, rc, out);
+        assert_clean(nodes[c].file, out);
+        ck_assert_msg(ls_safe_is_plain(out, strlen(out), LS_SAFE_LAYOUT), "%s: node %s printed raw controls:\n%s",
+                      nodes[c].file, nodes[c].args, out);
+        ck_assert_msg(tu_contains(out, "\\x1b]0;title\\x07") || tu_contains(out, "\\u001b]0;title\\u0007"),
+                      "%s: node %s: the text is not there escaped:\n%s", nodes[c].file, nodes[c].args, out);
+        ck_assert_msg(tu_contains(out, "\\u202e"), "%s: node %s: no \\u202e:\n%s", nodes[c].file, nodes[c].args, out);
+        if (strstr(nodes[c].args, "--json")) {
+            cJSON *j = cJSON_Parse(out);
+            ck_assert_msg(j != NULL, "%s: node %s: not JSON:\n%s", nodes[c].file, nodes[c].args, out);
+            if (c == 1) ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "name")), ESCAPED_NAME);
+            cJSON_Delete(j);
+        }
+        free(out);
+    }
+#undef ESCAPED_NAME
+}
+END_TEST
+
 /* Box text is cut to width as it is shown: every line of a box is as wide as its top */
 static void assert_boxes_aligned(const char *what, const char *out)
 {
@@ -503,6 +544,7 @@ Suite *corpus_suite(void)
     tcase_add_test(tc, corpus_is_refused_with_a_message);
     tcase_add_test(tc, corpus_cases_give_what_they_must);
     tcase_add_test(tc, every_command_shows_text_escaped);
+    tcase_add_test(tc, node_shows_text_escaped);
     tcase_add_test(tc, every_devtools_command_shows_text_escaped);
     tcase_add_test(tc, output_filter_keeps_characters_cut_by_buffers);
     tcase_add_test(tc, structural_errors_stop_the_pipeline);
