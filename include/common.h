@@ -41,8 +41,19 @@ int ls_fail_prefix(ls_error *err, const char *fmt, ...) LS_PRINTF(2, 3);
  * interned), which the out-of-memory message names; returns what was set before, to put back.
  * Per thread; NULL: nothing. */
 const char *ls_reading(const char *what);
-/* Allocation that never returns NULL: out of memory prints a message (naming what ls_reading
- * says is being read) and exits 3. */
+/* What is being run: the file, and the node and its operator (or a delegate call and its
+ * backend), which the out-of-memory message names before what is being read. Set by the
+ * runtime around a run and per node; returns what was set before, to put back. Per thread;
+ * NULL fields: not known. The strings outlive the run (interned or the program's). */
+typedef struct {
+    const char *file, *node, *op;
+} ls_running_now;
+ls_running_now ls_running(ls_running_now now);
+/* Prints the out-of-memory message for n bytes ("of WHAT" when what is not NULL, e.g. "kernel
+ * scratch"), naming what ls_running and ls_reading say, and exits 3. */
+_Noreturn void ls_out_of_memory(size_t n, const char *what);
+/* Allocation that never returns NULL: out of memory prints a message (naming what ls_running
+ * says is being run, or what ls_reading says is being read) and exits 3. */
 void *ls_malloc(size_t n);
 void *ls_calloc(size_t count, size_t size);
 void *ls_realloc(void *p, size_t n);

@@ -423,6 +423,44 @@ START_TEST(convolution_of_another_shape_is_refused_before_it_runs)
 }
 END_TEST
 
+/* Out of memory while running names the file and the node: a sum of int8[2^26] (64 MiB)
+ * accumulates in int64, so the kernel's scratch copy of its input is 512 MiB, past the cap. The
+ * exit code is that of every out of memory (3). */
+START_TEST(out_of_memory_in_a_kernel_names_the_file_and_node)
+{
+    static const char program[] =
+        "{\"graph_module\":{\"graph\":{\"inputs\":[{\"as_tensor\":{\"name\":\"x\"}}],\"outputs\":[{\"as_tenso"
+        "r\":{\"name\":\"sum_1\"}}],\"nodes\":[{\"target\":\"torch.ops.aten.sum.default\",\"inputs\":[{\"name"
+        "\":\"self\",\"arg\":{\"as_tensor\":{\"name\":\"x\"}},\"kind\":1}],\"outputs\":[{\"as_tensor\":{\"nam"
+        "e\":\"sum_1\"}}],\"metadata\":{},\"is_hop_single_tensor_return\":null}],\"tensor_values\":{\"x\":{\""
+        "dtype\":2,\"sizes\":[{\"as_int\":67108864}],\"requires_grad\":false,\"device\":{\"type\":\"cpu\",\"i"
+        "ndex\":null},\"strides\":[{\"as_int\":1}],\"storage_offset\":{\"as_int\":0},\"layout\":7},\"sum_1\":"
+        "{\"dtype\":5,\"sizes\":[],\"requires_grad\":false,\"device\":{\"type\":\"cpu\",\"index\":null},\"str"
+        "ides\":[],\"storage_offset\":{\"as_int\":0},\"layout\":7}},\"sym_int_values\":{},\"sym_bool_values\""
+        ":{},\"is_single_tensor_return\":false,\"custom_obj_values\":{},\"sym_float_values\":{}},\"signature\""
+        ":{\"input_specs\":[{\"user_input\":{\"arg\":{\"as_tensor\":{\"name\":\"x\"}}}}],\"output_specs\":[{\""
+        "user_output\":{\"arg\":{\"as_tensor\":{\"name\":\"sum_1\"}}}}]},\"module_call_graph\":[{\"fqn\":\"\""
+        ",\"signature\":null}],\"metadata\":{},\"treespec_namedtuple_fields\":{}},\"opset_version\":{\"aten\""
+        ":10},\"range_constraints\":{},\"schema_version\":{\"major\":8,\"minor\":12},\"verifiers\":[\"ATEN\"]"
+        ",\"torch_version\":\"2.9.0\"}";
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sum_int8_64m.json", tu_tmpdir());
+    ls_error err;
+    ck_assert_int_eq(ls_write_file_atomic(path, program, sizeof program - 1, &err), 0);
+    const char *args[] = {"run", path, NULL};
+    char out[4096];
+    int status = run_capped(args, out, sizeof out);
+    unlink(path);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %d: %s", status, out);
+    char want[4300];
+    snprintf(want, sizeof want,
+             "lowerscope: %s: out of memory (asked for 536870912 bytes of kernel scratch) while running node sum_1 "
+             "(aten.sum.default)",
+             path);
+    ck_assert_msg(tu_contains(out, want), "%s", out);
+}
+END_TEST
+
 START_TEST(out_of_memory_names_the_file)
 {
     char path[4096];
@@ -549,6 +587,7 @@ Suite *corpus_suite(void)
     tcase_add_test(tc, output_filter_keeps_characters_cut_by_buffers);
     tcase_add_test(tc, structural_errors_stop_the_pipeline);
     tcase_add_test(tc, out_of_memory_names_the_file);
+    tcase_add_test(tc, out_of_memory_in_a_kernel_names_the_file_and_node);
     tcase_add_test(tc, convolution_of_another_shape_is_refused_before_it_runs);
     tcase_add_test(tc, dequantize_with_any_zero_point);
     tcase_add_test(tc, fortran_order_without_elements);

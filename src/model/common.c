@@ -70,11 +70,35 @@ const char *ls_reading(const char *what)
     return was;
 }
 
+static _Thread_local ls_running_now running_now;
+
+ls_running_now ls_running(ls_running_now now)
+{
+    ls_running_now was = running_now;
+    running_now = now;
+    return was;
+}
+
+/* stderr is the CLI's output filter, which escapes what the names carry */
+_Noreturn void ls_out_of_memory(size_t n, const char *what)
+{
+    const char *of = what ? " of " : "", *w = what ? what : "";
+    const ls_running_now *r = &running_now;
+    if (r->file && r->node)
+        fprintf(stderr, "lowerscope: %s: out of memory (asked for %zu bytes%s%s) while running node %s (%s)\n", r->file, n,
+                of, w, r->node, r->op ? r->op : "?");
+    else if (r->file)
+        fprintf(stderr, "lowerscope: %s: out of memory (asked for %zu bytes%s%s) while running it\n", r->file, n, of, w);
+    else if (reading_now)
+        fprintf(stderr, "lowerscope: %s: out of memory (asked for %zu bytes%s%s) while reading it\n", reading_now, n, of, w);
+    else
+        fprintf(stderr, "lowerscope: out of memory (asked for %zu bytes%s%s)\n", n, of, w);
+    exit(3);
+}
+
 static void out_of_memory(size_t n)
 {
-    if (reading_now) fprintf(stderr, "lowerscope: %s: out of memory (asked for %zu bytes) while reading it\n", reading_now, n);
-    else fprintf(stderr, "lowerscope: out of memory (asked for %zu bytes)\n", n);
-    exit(3);
+    ls_out_of_memory(n, NULL);
 }
 
 void *ls_malloc(size_t n)

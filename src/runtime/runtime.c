@@ -458,6 +458,11 @@ int ls_runner_run(ls_runner *r, const ls_value *inputs, uint32_t n_inputs, ls_va
     for (uint32_t d = 0; d < r->n_del; d++) del_before += r->del[d].seconds;
     if (r->kept)
         for (uint32_t i = 0; i < r->n; i++) ls_value_release(&r->kept[i]);
+    /* out of memory names the file and the node; a delegate's own program run inside this one
+     * keeps the outer file */
+    ls_running_now was = ls_running((ls_running_now){NULL, NULL, NULL});
+    const char *file = was.file ? was.file : where(p);
+    ls_running(was.file ? was : (ls_running_now){file, NULL, NULL});
     for (uint32_t i = 0; i < r->n && rc == 0; i++) {
         const ls_node *n = p->nodes[i];
         ls_value v = ls_value_none();
@@ -476,8 +481,10 @@ int ls_runner_run(ls_runner *r, const ls_value *inputs, uint32_t n_inputs, ls_va
         }
         case LS_NODE_CALL:
             if (r->del_of_pos[i] >= 0) {
+                ls_running((ls_running_now){file, n->name, r->del[r->del_of_pos[i]].sub->backend_id});
                 rc = run_delegate(r, i, n, &v, err);
             } else {
+                ls_running((ls_running_now){file, n->name, n->op ? n->op->qualname : n->target});
                 rc = ls_eval_node(n, lookup, r, &v, err);
                 if (rc != 0) ls_fail_prefix(err, "%s", where(p));
                 else rc = check_meta(r, n, &v, err);
@@ -560,6 +567,7 @@ int ls_runner_run(ls_runner *r, const ls_value *inputs, uint32_t n_inputs, ls_va
             ls_value_release(&v);
         }
     release_all(r);
+    ls_running(was);
     if (rc != 0) {
         for (uint32_t i = 0; i < nouts; i++) ls_value_release(&outs[i]);
         free(outs);

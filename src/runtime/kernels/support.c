@@ -281,10 +281,7 @@ LK_HOT void lk_convert(void *dst, ls_dtype dt, const void *src, ls_dtype st, int
 void *lk_alloc_tmp(size_t n)
 {
     void *p = ls_alloc_aligned(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "lowerscope: out of memory (%zu bytes of kernel scratch)\n", n);
-        exit(3);
-    }
+    if (!p) ls_out_of_memory(n, "kernel scratch");
     return p;
 }
 
