@@ -91,6 +91,13 @@ static const corpus_case cases[] = {
      * a padding of 1728053249; the reader refuses the padding, past any window XNNPACK takes */
     {"xnnpack_huge_output.pte", "run %1$s", 2,
      "XnnpackBackend blob: xnodes[1].xnode_union.padding_top: 1728053249 is past what lowerscope takes (65535)"},
+    /* found by fuzz_pte (a slow unit): an XNNPACK convolution, an internal xnode, that computed
+     * float32[1, 8, 272, 8207] (310 MB, 0.8 s; 20 s under ASan) where its value is defined as
+     * [1, 8, 16, 16] before the runtime refused the delegate's output; now refused before it
+     * computes (xnn_exec.c lsx_out), its shape in XNNPACK's NHWC */
+    {"xnnpack_conv_of_another_shape.pte", "run %1$s", 2,
+     "delegate lowered_module_0 (XnnpackBackend): XnnpackBackend: xnodes[1] (XNNConv2d, debug handle 1): output value 3 "
+     "would be float32[1, 272, 8207, 8], more elements than the float32[1, 16, 16, 8] it is defined with"},
     /* found by fuzz_bpte: an embedded program's input whose sizes multiply past 64 bits (the
      * runtime's validate_tensor says numel overflowed); it loaded, and writing its .pt2 overflowed
      * the strides. The .pte loader refuses the shape as the .pt2 reader does */

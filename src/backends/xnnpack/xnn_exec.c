@@ -88,6 +88,26 @@ ls_tensor *lsx_out(lsx_run *R, uint32_t node, unsigned k, int ndim, const int64_
         lsx_fail(R, node, "output value %u is a constant", n->out[k]);
         return NULL;
     }
+    /* XNNPACK infers every value's shape from the inputs before anything runs
+     * (xnn_reshape_runtime), and the dims a value is defined with are what the serializer saw
+     * (the upper bound of a dynamic one): a node whose output would hold more elements than its
+     * value is defined with is refused before it computes (a crafted convolution made
+     * float32[1, 8, 272, 8207] of a [1, 8, 16, 16], 310 MB, before the runtime said so) */
+    if (d->ndim > 0) {
+        double want = 1, declared = 1;
+        for (int i = 0; i < ndim; i++) want *= (double)dims[i];
+        for (unsigned i = 0; i < d->ndim; i++) declared *= (double)d->dims[i];
+        if (want > declared) {
+            char got[160], def[160];
+            int o = 0, q = 0;
+            for (int i = 0; i < ndim && o < 140; i++) o += snprintf(got + o, sizeof got - (size_t)o, "%s%" PRId64, i ? ", " : "", dims[i]);
+            for (unsigned i = 0; i < d->ndim && q < 140; i++) q += snprintf(def + q, sizeof def - (size_t)q, "%s%u", i ? ", " : "", d->dims[i]);
+            if (!ndim) snprintf(got, sizeof got, "%s", "");
+            lsx_fail(R, node, "output value %u would be %s[%s], more elements than the %s[%s] it is defined with", n->out[k],
+                     ls_dtype_name(dt), got, ls_dtype_name(dt), def);
+            return NULL;
+        }
+    }
     ls_error e2;
     ls_tensor *t = ls_tensor_new(dt, ndim, dims, &e2);
     if (!t) {
