@@ -10,7 +10,7 @@
 
 void ui_boxview_free(ui_boxview *v)
 {
-    ls_drawing_free(&v->d);
+    if (!v->d_shared) ls_drawing_free(&v->d);
     free(v->color);
     free(v->line0);
     free(v->line_box);
@@ -55,6 +55,13 @@ void ui_boxview_set(ui_boxview *v, ls_drawing *d, int32_t *color)
     }
     for (uint32_t i = 0; i < k; i++) v->rank_of[v->order[i]] = i;
     v->valid = true;
+}
+
+void ui_boxview_set_shared(ui_boxview *v, const ls_drawing *d, int32_t *color)
+{
+    ls_drawing borrowed = *d;
+    ui_boxview_set(v, &borrowed, color);
+    v->d_shared = true;
 }
 
 /* The bytes of columns [from, from + n) of a line (every character we draw is one column). */

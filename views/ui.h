@@ -202,6 +202,8 @@ typedef struct ui_step_rows {
     ls_deleg_cpu_groups cpu_groups; /* the CPU list by reason */
     ls_regions regions;             /* the partition graph's regions (the g screen) */
     ls_region_boxes boxes;          /* and its boxes, folded, drawn with box-drawing characters */
+    ls_drawing drawing;             /* those boxes drawn UI_PG_BOX_W wide: the g screen's drawing up
+                                     * to 123 columns, made here so opening it is not O(regions) */
     /* at the top level: who holds each constant of the step's programs (held_by.h, the node
      * pane's "held by") */
     ls_held_index held;
@@ -336,8 +338,12 @@ typedef struct ui_boxview {
     uint32_t sel;        /* the selected box */
     uint32_t *line0, *line_box; /* per line: boxes drawn on it (line_box[line0[l] .. line0[l + 1])) */
     uint32_t *order, *rank_of; /* boxes in reading order (rows, then left to right); each box's place in it */
+    bool d_shared;       /* d is a step's (ui_step_rows.drawing): not ours to free */
 } ui_boxview;
 void ui_boxview_set(ui_boxview *v, ls_drawing *d, int32_t *color); /* takes both */
+void ui_boxview_set_shared(ui_boxview *v, const ls_drawing *d, int32_t *color); /* borrows d, takes color */
+/* The partition graph's box width when the terminal has no room for wider boxes. */
+#define UI_PG_BOX_W 30
 void ui_boxview_free(ui_boxview *v);
 void ui_boxview_draw_row(ui *u, const ui_boxview *v, const ui_pane *p, uint32_t row, int y, int x, int w);
 void ui_boxview_select(ui *u, ui_boxview *v, ui_pane *p, uint32_t box); /* scrolls it into view */

@@ -3,15 +3,16 @@
  * as boxes in topological order, the tensors entering each box written above it (regions.h:
  * the same drawing as `lowerscope graph`). j/k go from box to box, Enter opens a box's nodes in
  * the graph pane (a delegate: its lowered graph; a folded box: every region drawn), < and >
- * scroll a wide row. The regions come with the step's rows (rows.c, made as the step finishes);
- * the boxes and their drawing are made when the screen opens, O(regions). */
+ * scroll a wide row. The regions, their folded boxes and those boxes' drawing at BOX_W come with
+ * the step's rows (rows.c, made as the step finishes); a wider, unfolded or ASCII drawing is
+ * made when the screen opens, O(regions). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ui.h"
 
-#define BOX_W 30
+#define BOX_W UI_PG_BOX_W
 
 void ui_partgraph_free(ui *u)
 {
@@ -69,9 +70,14 @@ void ui_partgraph_build(ui *u)
         const ls_region *g = &u->pg_regions.v[bx->region_of_box[b]];
         color[b] = bx->boxes[b].fold > 1 ? -2 : g->tag ? ui_tag_index(u, g->tag) : -1;
     }
-    ls_drawing d;
-    ls_draw_boxes(bx->boxes, bx->n, bx->edges, bx->n_edges, box_width(u, bx), !u->utf8, &d);
-    ui_boxview_set(&u->pg, &d, color);
+    int w = box_width(u, bx);
+    if (u->pg_boxes_shared && w == BOX_W) { /* the step's boxes at the narrow width: drawn with them */
+        ui_boxview_set_shared(&u->pg, &sr->drawing, color);
+    } else {
+        ls_drawing d;
+        ls_draw_boxes(bx->boxes, bx->n, bx->edges, bx->n_edges, w, !u->utf8, &d);
+        ui_boxview_set(&u->pg, &d, color);
+    }
     u->pg_cols = u->cols;
     int32_t g = selected_region(u);
     ui_pane *p = ui_pane_of(u, UI_P_SCREEN);
