@@ -310,6 +310,8 @@ typedef struct ls_instr_map {
 ls_instr_map *ls_instr_map_new(const uint32_t *chain_sizes, uint32_t n_chains);
 void ls_instr_map_free(ls_instr_map *m);
 
+enum { LS_SHARED_INPUTS, LS_SHARED_OUTPUTS, LS_SHARED_STATE, LS_SHARED_CONSTANTS, LS_SHARED_TABLES };
+
 typedef struct ls_program {
     uint32_t refs;
     const char *name;     /* model name ("model") or submodule name */
@@ -357,6 +359,11 @@ typedef struct ls_program {
     void (*exec_free)(void *exec);
     ls_index *index;  /* built on demand, dropped on change */
     ls_tables *tables; /* name lookups of the tables beside the nodes (program_tables.c), on demand */
+    /* Who holds the input specs, output specs, state dict and constants arrays once the program
+     * is a step of a history (ls_program_share_tables): NULL while the program holds its own
+     * (as every fresh copy does); else a reference-counted holder that steps which did not change
+     * the table share. */
+    struct ls_shared_table *shared[LS_SHARED_TABLES];
 } ls_program;
 
 /* ---- lifetime */
@@ -365,6 +372,19 @@ ls_program *ls_program_new(const char *name, ls_dialect dialect);
 ls_program *ls_program_copy(const ls_program *p);
 ls_program *ls_program_ref(ls_program *p);
 void ls_program_unref(ls_program *p);
+/* Before a program becomes a step of a history (the pipeline calls it): each of its input
+ * specs, output specs, state dict and constants that holds the same entries as `before`'s
+ * (the step before, already shared this way; may be NULL) is dropped for a reference to
+ * before's, so a step that leaves a table alone costs no copy of it. A pass still works on
+ * its own copies (ls_program_copy copies each table); the ls_program_set_* / put / drop
+ * functions give a program its own table again first. Whether p and q share table `which`: */
+void ls_program_share_tables(ls_program *p, const ls_program *before);
+bool ls_program_shares_table(const ls_program *p, const ls_program *q, int which);
+/* Table `which` (LS_SHARED_*) made p's own (copied if another program shares it), to be
+ * changed in place. */
+void ls_program_own_table(ls_program *p, int which);
+/* Frees p's own tables and releases the shared ones (ls_program_unref's part). */
+void ls_program_release_tables(ls_program *p);
 
 /* ---- nodes */
 /* A new node with the next id (not yet in the graph). */

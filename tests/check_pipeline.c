@@ -136,6 +136,61 @@ START_TEST(history_of_shared_constant)
 }
 END_TEST
 
+/* A step that leaves the signature and the data alone holds the step before's tables (one
+ * array for both); a step that changes one has its own, so the change cannot reach back. */
+START_TEST(unchanged_tables_are_shared_between_steps)
+{
+    ls_program *p = shared_constant();
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_history h;
+    ls_error err;
+    ck_assert_int_eq(ls_pipeline_run(p, &o, &h, &err), 0);
+    ls_program_unref(p);
+    ck_assert_uint_eq(h.n, 9);
+    ck_assert_str_eq(h.steps[2].pass, "partition");
+    ck_assert_str_eq(h.steps[4].pass, "duplicate_constants");
+    ls_program *edge = h.steps[1].program, *part = h.steps[2].program, *fold = h.steps[3].program;
+    ls_program *dup = h.steps[4].program;
+    /* partition tags nodes and fold_masks folds none here: every table is the one before's */
+    for (int w = 0; w < LS_SHARED_TABLES; w++) {
+        ck_assert_msg(ls_program_shares_table(part, edge, w), "table %d", w);
+        ck_assert_msg(ls_program_shares_table(fold, part, w), "table %d", w);
+    }
+    ck_assert_ptr_eq(part->inputs, edge->inputs);
+    ck_assert_ptr_eq(fold->constants, edge->constants);
+    /* duplicate_constants adds c_copy_0's spec and data: its own inputs and data, the outputs shared */
+    ck_assert(!ls_program_shares_table(dup, fold, LS_SHARED_INPUTS));
+    ck_assert_ptr_ne(dup->inputs, fold->inputs);
+    ck_assert_int_ge(ls_program_input_spec(dup, "c_copy_0"), 0);
+    ck_assert_int_eq(ls_program_input_spec(fold, "c_copy_0"), -1);
+    ck_assert_uint_eq(dup->n_inputs, fold->n_inputs + 1);
+    ck_assert(ls_program_shares_table(dup, fold, LS_SHARED_OUTPUTS));
+    /* a copy of a shared step changes its own tables, never the steps' */
+    uint32_t n_const = fold->n_constants, n_in = fold->n_inputs;
+    const char *first = fold->inputs[0].name;
+    ls_program *q = ls_program_copy(fold);
+    ls_program_put_constant(q, "extra_constant", NULL, &fold->constants[0].meta);
+    ls_program_set_inputs(q, q->inputs + 1, q->n_inputs - 1);
+    ck_assert_uint_eq(q->n_constants, n_const + 1);
+    ck_assert_uint_eq(fold->n_constants, n_const);
+    ck_assert_uint_eq(part->n_constants, n_const);
+    ck_assert_ptr_null(ls_program_constant(part, "extra_constant"));
+    ck_assert_uint_eq(fold->n_inputs, n_in);
+    ck_assert_ptr_eq(part->inputs[0].name, first);
+    ls_program_unref(q);
+    /* made its own in place (ls_program_own_table): the step before keeps its entries */
+    ls_program_own_table(fold, LS_SHARED_INPUTS);
+    ck_assert_ptr_ne(fold->inputs, part->inputs);
+    fold->inputs[0].target = ls_intern("changed_in_place");
+    ck_assert_ptr_eq(part->inputs[0].target, edge->inputs[0].target);
+    ck_assert_ptr_ne(part->inputs[0].target, fold->inputs[0].target);
+    ck_assert(ls_program_shares_table(part, edge, LS_SHARED_INPUTS));
+    ls_history_free(&h);
+    ls_pipeline_opts_free(&o);
+}
+END_TEST
+
 /* A failing pass records its message in its step and stops the pipeline. */
 START_TEST(failing_pass_stops)
 {
@@ -561,6 +616,7 @@ Suite *pipeline_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, options_and_plan);
     tcase_add_test(tc, history_of_shared_constant);
+    tcase_add_test(tc, unchanged_tables_are_shared_between_steps);
     tcase_add_test(tc, failing_pass_stops);
     tcase_add_test(tc, watched_run_publishes_step_by_step);
     tcase_add_test(tc, progress_of_a_load_and_a_pipeline);

@@ -284,6 +284,7 @@ ls_program *ls_program_copy(const ls_program *src)
     p->refs = 1;
     p->index = NULL;
     p->tables = NULL;
+    for (int w = 0; w < LS_SHARED_TABLES; w++) p->shared[w] = NULL; /* each table is copied below */
     p->nodes = ls_malloc(sizeof *p->nodes * (src->n_nodes ? src->n_nodes : 1));
     p->cap_nodes = src->n_nodes ? src->n_nodes : 1;
     for (uint32_t i = 0; i < src->n_nodes; i++) p->nodes[i] = ls_node_ref(src->nodes[i]);
@@ -380,13 +381,7 @@ void ls_program_unref(ls_program *p)
     if (!p || --p->refs) return;
     for (uint32_t i = 0; i < p->n_nodes; i++) ls_node_unref(p->nodes[i]);
     free(p->nodes);
-    for (uint32_t i = 0; i < p->n_inputs; i++) ls_arg_free(&p->inputs[i].value);
-    free(p->inputs);
-    free(p->outputs);
-    for (uint32_t i = 0; i < p->n_state; i++) ls_tensor_unref(p->state_dict[i].t);
-    free(p->state_dict);
-    for (uint32_t i = 0; i < p->n_constants; i++) ls_tensor_unref(p->constants[i].t);
-    free(p->constants);
+    ls_program_release_tables(p);
     for (uint32_t i = 0; i < p->n_subs; i++) ls_submodule_release(&p->subs[i]);
     free(p->subs);
     free(p->extra_json);

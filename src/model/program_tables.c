@@ -174,6 +174,7 @@ int32_t ls_program_output_spec(const ls_program *p, const char *name)
 
 void ls_program_set_inputs(ls_program *p, const ls_input_spec *specs, uint32_t n)
 {
+    ls_program_own_table(p, LS_SHARED_INPUTS); /* specs may be the shared array: still held */
     ls_input_spec *ns = ls_malloc(sizeof *ns * (n ? n : 1));
     for (uint32_t i = 0; i < n; i++) {
         ns[i] = specs[i];
@@ -188,6 +189,7 @@ void ls_program_set_inputs(ls_program *p, const ls_input_spec *specs, uint32_t n
 
 void ls_program_set_outputs(ls_program *p, const ls_output_spec *specs, uint32_t n)
 {
+    ls_program_own_table(p, LS_SHARED_OUTPUTS);
     ls_output_spec *ns = ls_malloc(sizeof *ns * (n ? n : 1));
     if (n) memcpy(ns, specs, sizeof *ns * n);
     free(p->outputs);
@@ -220,6 +222,7 @@ ls_named_tensor *ls_program_spec_data(const ls_program *p, const ls_input_spec *
 
 static void put_named(ls_program *p, int which, const char *target, ls_tensor *t, const ls_tmeta *meta)
 {
+    ls_program_own_table(p, which == T_STATE ? LS_SHARED_STATE : LS_SHARED_CONSTANTS);
     ls_named_tensor **v = which == T_STATE ? &p->state_dict : &p->constants;
     uint32_t *n = which == T_STATE ? &p->n_state : &p->n_constants;
     ls_named_tensor *e = find_named(p, which, target);
@@ -240,6 +243,7 @@ static void put_named(ls_program *p, int which, const char *target, ls_tensor *t
 
 static bool drop_named(ls_program *p, int which, const char *target)
 {
+    ls_program_own_table(p, which == T_STATE ? LS_SHARED_STATE : LS_SHARED_CONSTANTS);
     ls_named_tensor *v = which == T_STATE ? p->state_dict : p->constants;
     uint32_t *n = which == T_STATE ? &p->n_state : &p->n_constants;
     ls_named_tensor *e = find_named(p, which, target);

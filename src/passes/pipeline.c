@@ -260,6 +260,8 @@ static void plan_steps(ls_history *h, const ls_plan_step *plan, uint32_t n)
 
 static void publish(ls_history *h, const ls_pipeline_opts *opts, uint32_t k)
 {
+    /* a step that left the signature or the data alone holds the step before's tables */
+    ls_program_share_tables(h->steps[k].program, k ? h->steps[k - 1].program : NULL);
     if (opts->watch && opts->watch->step_done) opts->watch->step_done(opts->watch->ctx, h, k);
     __atomic_store_n(&h->n, k + 1, __ATOMIC_RELEASE);
 }
