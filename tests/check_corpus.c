@@ -98,6 +98,10 @@ static const corpus_case cases[] = {
     {"xnnpack_conv_of_another_shape.pte", "run %1$s", 2,
      "delegate lowered_module_0 (XnnpackBackend): XnnpackBackend: xnodes[1] (XNNConv2d, debug handle 1): output value 3 "
      "would be float32[1, 272, 8207, 8], more elements than the float32[1, 16, 16, 8] it is defined with"},
+    /* found by fuzz_pte (UBSan: signed overflow in xnn_ops_nn.c requantize): a quantized fully
+     * connected xnode whose bias and zero point overflow int32; the sum now wraps as XNNPACK's
+     * GEMM microkernels' adds do. The run gives the float32[2, 8] the program declares */
+    {"xnnpack_fc_accumulator_overflow.pte", "run %1$s", 0, "out 0 getitem            float32[2, 8]"},
     /* found by fuzz_bpte: an embedded program's input whose sizes multiply past 64 bits (the
      * runtime's validate_tensor says numel overflowed); it loaded, and writing its .pt2 overflowed
      * the strides. The .pte loader refuses the shape as the .pt2 reader does */

@@ -52,7 +52,10 @@ static void requantize(const ls_xnn_node *n, const int32_t *acc, int64_t M, int6
     for (int64_t m = 0; m < M; m++)
         for (int64_t j = 0; j < N; j++) {
             int64_t c = c0 + j;
-            int32_t a = acc[m * ldc + j] - x_zp * p->wsum[c] + (p->bias32 ? p->bias32[c] : 0);
+            /* int32 arithmetic that wraps, as XNNPACK's qs8 GEMM microkernels' adds do (a
+             * crafted bias or zero point overflowed it: UB in C) */
+            int32_t a = (int32_t)((uint32_t)acc[m * ldc + j] - (uint32_t)x_zp * (uint32_t)p->wsum[c] +
+                                  (uint32_t)(p->bias32 ? p->bias32[c] : 0));
             float y = lsx_round_q((float)a * (x_scale * p->wscale[c] / od->scale)) + (float)od->zero_point;
             out[m * ldo + c] = (int8_t)(y < lo ? lo : y > hi ? hi : y);
         }
