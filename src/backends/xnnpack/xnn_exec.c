@@ -90,7 +90,9 @@ ls_tensor *lsx_out(lsx_run *R, uint32_t node, unsigned k, int ndim, const int64_
     }
     /* XNNPACK infers every value's shape from the inputs before anything runs
      * (xnn_reshape_runtime), and the dims a value is defined with are what the serializer saw
-     * (the upper bound of a dynamic one): a node whose output would hold more elements than its
+     * (the upper bound of a dynamic one: backends/transforms/addmm_mm_to_linear.py's get_shape,
+     * which the XNNPACK node visitors serialize dims with, takes eval_shape_upper_bound unless
+     * the bound is int64 max): a node whose output would hold more elements than its
      * value is defined with is refused before it computes (a crafted convolution made
      * float32[1, 8, 272, 8207] of a [1, 8, 16, 16], 310 MB, before the runtime said so) */
     if (d->ndim > 0) {
