@@ -433,6 +433,9 @@ size_t ls_arg_elem_size(uint8_t kind); /* bytes per element of a list kind, 0 fo
 /* An argument as the CLI and the UI show it: node names (%ID for an id p lacks), numbers,
  * 'strings', dtypes, lists in brackets, None. */
 void ls_arg_text(const struct ls_program *p, const ls_arg *a, ls_buf *b);
+/* What a node's value is, as the CLI and the UI label it: "float32[2, 3]", a tuple of them in
+ * parentheses, "SymInt", "object", or "" for none. */
+void ls_node_type_str(const ls_node *n, char *buf, size_t cap);
 /* A node on one line, as `lowerscope diff` prints it and the UI's node pane shows what a changed
  * node was: "edge.aten.add.Tensor(x, c_copy_0) [tag0]", "placeholder tensor_constant c [tag0]",
  * "get_attr lowered_module_0", "output(getitem, atan2)"; a CPU reason in braces. */

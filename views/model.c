@@ -133,21 +133,6 @@ void ui_fmt_args(const ls_program *p, const ls_node *n, ls_buf *b)
     }
 }
 
-void ui_fmt_type(const ls_node *n, char *buf, size_t cap)
-{
-    buf[0] = 0;
-    if (n->val_kind == LS_VAL_TENSOR && n->nvals) ls_tmeta_str(&n->vals[0], buf, cap);
-    else if (n->val_kind == LS_VAL_TENSORS) {
-        size_t len = (size_t)snprintf(buf, cap, "(");
-        for (uint16_t i = 0; i < n->nvals && len + 2 < cap; i++) {
-            char one[96];
-            len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", ls_tmeta_str(&n->vals[i], one, sizeof one));
-        }
-        if (len + 1 < cap) snprintf(buf + len, cap - len, ")");
-    } else if (n->val_kind == LS_VAL_SYMINT) snprintf(buf, cap, "SymInt");
-    else if (n->val_kind == LS_VAL_OTHER) snprintf(buf, cap, "object");
-}
-
 void ui_fmt_bytes(uint64_t n, char *buf, size_t cap)
 {
     if (n < 1024) snprintf(buf, cap, "%" PRIu64 "B", n);

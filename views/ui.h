@@ -275,7 +275,6 @@ const char *ui_node_op(const ls_program *p, const ls_node *n); /* short op, "[pa
 const char *ui_node_op_spec(const ls_node *n, const ls_input_spec *spec); /* same, spec known */
 const char *ui_sub_tag(const ui *u, const ls_program *p, const char *sub);
 void ui_fmt_args(const ls_program *p, const ls_node *n, ls_buf *b);
-void ui_fmt_type(const ls_node *n, char *buf, size_t cap);
 void ui_fmt_bytes(uint64_t n, char *buf, size_t cap);
 const ls_input_spec *ui_input_spec(const ls_program *p, const ls_node *n);
 const char *ui_delegate_sub(const ls_program *p, const ls_node *n); /* submodule a call_delegate calls */

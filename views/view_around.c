@@ -44,7 +44,7 @@ void ui_around_build(ui *u)
         for (uint32_t i = ar.first[k]; i < ar.first[k + 1]; i++) {
             const ls_node *nd = ls_program_node(p, ar.ids[i]);
             char t[96];
-            ui_fmt_type(nd, t, sizeof t);
+            ls_node_type_str(nd, t, sizeof t);
             int tag = ui_node_color(u, p, nd);
             ls_box *b = &boxes[nb];
             b->rank = k;

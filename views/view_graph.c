@@ -101,7 +101,7 @@ static void row_text(ui *u, const ui_row *r, const ls_program *p, ls_buf *b)
     ls_buf args = {0};
     ui_fmt_args(p, n, &args);
     char t[160];
-    ui_fmt_type(n, t, sizeof t);
+    ls_node_type_str(n, t, sizeof t);
     const char *tg = n->tag;
     const char *sub = tg ? NULL : ui_delegate_sub(p, n);
     if (sub) tg = ui_sub_tag(u, p, sub);
@@ -177,7 +177,7 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     ls_buf_free(&b);
     if (c.type) {
         char t[160];
-        ui_fmt_type(n, t, sizeof t);
+        ls_node_type_str(n, t, sizeof t);
         ui_put(u, y, cx, c.type, a, pair, t);
         cx += c.type + 1;
     }

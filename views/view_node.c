@@ -320,7 +320,7 @@ static void args_of(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, c
                 continue;
             }
             char t[96];
-            ui_fmt_type(src, t, sizeof t);
+            ls_node_type_str(src, t, sizeof t);
             jump_line(l, prog, src->name, ui_node_color(u, p, src), 0, "  %-18s %-18s %s", lab, src->name, t);
         }
     }
@@ -413,7 +413,7 @@ void ui_node_lines_build(ui *u)
         ln->indent = 10;
     }
     char t[256];
-    ui_fmt_type(n, t, sizeof t);
+    ls_node_type_str(n, t, sizeof t);
     if (t[0]) {
         ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s", "value", t);
         ln->indent = 10;

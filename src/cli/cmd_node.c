@@ -169,7 +169,7 @@ static void args_of(node_facts *f)
             else snprintf(lab, sizeof lab, "%s", label);
             const ls_node *src = id ? ls_program_node(p, id) : NULL;
             char t[256] = "";
-            if (src) cli_type_label(src, t, sizeof t);
+            if (src) ls_node_type_str(src, t, sizeof t);
             ls_vec_push(&f->args, ((arg_line){ls_strdup(lab), src ? src->name : NULL,
                                               ls_strdup(src ? t : id ? "(not in this program)" : "None"), false}));
         }
@@ -180,7 +180,7 @@ static void gather(const cli_run *r, int s, node_facts *f)
 {
     const ls_program *top = r->h.steps[s].program, *p = f->p;
     const ls_node *n = f->n;
-    cli_type_label(n, f->value, sizeof f->value);
+    ls_node_type_str(n, f->value, sizeof f->value);
     where_it_runs(r, s, top, f);
     const ls_verify_result *v = &r->h.steps[s].verify;
     for (uint32_t i = 0; i < v->n; i++)

@@ -57,21 +57,6 @@ const char *cli_op_label(const ls_program *p, const ls_node *n)
     }
 }
 
-void cli_type_label(const ls_node *n, char *buf, size_t cap)
-{
-    buf[0] = 0;
-    if (n->val_kind == LS_VAL_TENSOR && n->nvals) ls_tmeta_str(&n->vals[0], buf, cap);
-    else if (n->val_kind == LS_VAL_TENSORS) {
-        size_t len = (size_t)snprintf(buf, cap, "(");
-        for (uint16_t i = 0; i < n->nvals && len + 2 < cap; i++) {
-            char one[96];
-            len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", ls_tmeta_str(&n->vals[i], one, sizeof one));
-        }
-        if (len + 1 < cap) snprintf(buf + len, cap - len, ")");
-    } else if (n->val_kind == LS_VAL_SYMINT) snprintf(buf, cap, "SymInt");
-    else if (n->val_kind == LS_VAL_OTHER) snprintf(buf, cap, "object");
-}
-
 /* The lowered module a delegate call (or its get_attr) calls, or NULL. */
 static const ls_submodule *called_sub(const ls_program *p, const ls_node *n)
 {
@@ -152,7 +137,7 @@ static void print_text(const cli_run *r, const ls_program *p, const ls_around *a
         for (uint32_t i = ar->first[k]; i < ar->first[k + 1]; i++) {
             const ls_node *nd = ls_program_node(p, ar->ids[i]);
             char t[160];
-            cli_type_label(nd, t, sizeof t);
+            ls_node_type_str(nd, t, sizeof t);
             ls_box *b = &boxes[nb];
             b->rank = k;
             b->id = (int32_t)nd->id;
@@ -202,7 +187,7 @@ static void print_dot(const cli_run *r, const char *title, const ls_program *p, 
         for (uint32_t i = ar->first[k]; i < ar->first[k + 1]; i++) {
             const ls_node *nd = ls_program_node(p, ar->ids[i]);
             char t[160];
-            cli_type_label(nd, t, sizeof t);
+            ls_node_type_str(nd, t, sizeof t);
             ls_buf label = {0};
             ls_buf_printf(&label, "%s\n%s%s%s%s%s", nd->name, cli_op_label(p, nd), t[0] ? "\n" : "", t, wh[i].text ? "\n" : "",
                           wh[i].text ? wh[i].text : "");
@@ -226,7 +211,7 @@ static void print_dot(const cli_run *r, const char *title, const ls_program *p, 
     }
     for (uint32_t e = 0; e < ar->n_edges; e++) {
         char t[160];
-        cli_type_label(ls_program_node(p, ar->ids[ar->edges[e].from]), t, sizeof t);
+        ls_node_type_str(ls_program_node(p, ar->ids[ar->edges[e].from]), t, sizeof t);
         ls_buf_printf(&b, "  n%u -> n%u [label=", ar->edges[e].from, ar->edges[e].to);
         dot_str(&b, t[0] ? t : "value");
         ls_buf_puts(&b, "];\n");
@@ -256,7 +241,7 @@ static void print_json(const cli_run *r, int s, const char *sub, const ls_progra
         for (uint32_t i = ar->first[k]; i < ar->first[k + 1]; i++) {
             const ls_node *nd = ls_program_node(p, ar->ids[i]);
             char t[160];
-            cli_type_label(nd, t, sizeof t);
+            ls_node_type_str(nd, t, sizeof t);
             ls_buf_puts(&b, i > ar->first[k] ? ",\n    {\"name\": " : "\n    {\"name\": ");
             ls_buf_json_str(&b, nd->name);
             ls_buf_puts(&b, ", \"op\": ");
@@ -279,7 +264,7 @@ static void print_json(const cli_run *r, int s, const char *sub, const ls_progra
     for (uint32_t e = 0; e < ar->n_edges; e++) {
         const ls_node *from = ls_program_node(p, ar->ids[ar->edges[e].from]);
         char t[160];
-        cli_type_label(from, t, sizeof t);
+        ls_node_type_str(from, t, sizeof t);
         ls_buf_puts(&b, e ? ",\n  {\"from\": " : "\n  {\"from\": ");
         ls_buf_json_str(&b, from->name);
         ls_buf_puts(&b, ", \"to\": ");

@@ -19,8 +19,8 @@ int cli_graph_around(const cli_run *r, int s, const char *node, int depth, graph
  * SUB/NAME, or a name inside a lowered module — and the node in it (NULL: none). *sub: the
  * module's name, NULL at the top level. graph --around and node find nodes so. */
 const ls_node *cli_find_node(const ls_program *top, const char *node, const ls_program **in, const char **sub);
-/* The op as the UI's graph pane shows it ("[param]", "add.Tensor"), and a node's value type. */
+/* The op as the UI's graph pane shows it ("[param]", "add.Tensor"); a node's value type is
+ * ls_node_type_str (program.h). */
 const char *cli_op_label(const ls_program *p, const ls_node *n);
-void cli_type_label(const ls_node *n, char *buf, size_t cap);
 
 #endif

@@ -1,6 +1,7 @@
 /* Node arguments: copies, equality, constructors and a walk over the node ids an argument
  * names. Lists own their element arrays; everything else is held by value. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -227,3 +228,17 @@ void ls_node_describe(const ls_program *p, const ls_node *n, ls_buf *b)
     if (n->reason) ls_buf_printf(b, " {CPU: %s}", ls_cpu_reason_text((ls_cpu_reason)n->reason));
 }
 
+void ls_node_type_str(const ls_node *n, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    if (n->val_kind == LS_VAL_TENSOR && n->nvals) ls_tmeta_str(&n->vals[0], buf, cap);
+    else if (n->val_kind == LS_VAL_TENSORS) {
+        size_t len = (size_t)snprintf(buf, cap, "(");
+        for (uint16_t i = 0; i < n->nvals && len + 2 < cap; i++) {
+            char one[96];
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", ls_tmeta_str(&n->vals[i], one, sizeof one));
+        }
+        if (len + 1 < cap) snprintf(buf + len, cap - len, ")");
+    } else if (n->val_kind == LS_VAL_SYMINT) snprintf(buf, cap, "SymInt");
+    else if (n->val_kind == LS_VAL_OTHER) snprintf(buf, cap, "object");
+}
