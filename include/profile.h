@@ -73,6 +73,10 @@ typedef struct ls_profile {
     bool fold_masks;        /* constant boolean masks of index.Tensor are folded to positions */
     bool single_partition;  /* one partition only; nodes that would form a cycle stay on the CPU */
     bool lower_full_graph;  /* Core ML's lower_full_graph: the partition step fails when a node stays out */
+    /* boundary: what TOSAPartitioner.partition (backends/arm/tosa_partitioner.py) does after
+     * CapabilityBasedPartitioner has tagged the partitions (partition_boundary.c) */
+    bool release_qdq;       /* a q with an input outside its partition, a dq with a user outside, go back out */
+    bool integer_edges;     /* integer-only: a node with a floating-point input from outside goes back out */
     bool keep_supported;    /* ops_to_not_decompose: every composite the profile takes (Core ML, MLX) */
     uint8_t partitioner;    /* ls_partitioner_kind */
     uint8_t take_constants; /* ls_take_kind */

@@ -265,6 +265,7 @@ int ls_pass_partition(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     pt_parts ps = {0};
     if (grouped) pt_group_partition(&r, &ps);
     else pt_capability_partition(&r, &ps, ctx);
+    pt_release_boundary(&r, &ps);
 
     /* tags, in ascending id order (partition_tags) */
     const char **tag_of_part = ls_malloc(sizeof *tag_of_part * (ps.n ? ps.n : 1));

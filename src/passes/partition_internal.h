@@ -60,6 +60,11 @@ void pt_capability_partition(pt_round *r, pt_parts *ps, ls_pass_ctx *ctx);
  * as GroupBasedPartitioner merges them. Placeholders in groups get partition numbers too. */
 void pt_group_partition(pt_round *r, pt_parts *ps);
 
+/* The profile's boundary (TOSAPartitioner.partition after CapabilityBasedPartitioner): takes the
+ * outermost q/dq and, integer-only, nodes with float inputs from outside back out of their
+ * partitions, setting their reasons (partition_boundary.c). */
+void pt_release_boundary(pt_round *r, pt_parts *ps);
+
 /* tag_constant_data (take_constants "all") and tag_mutated_buffer (stateful): sets tags[] of
  * placeholders from their users' tags, with a sentence per decision. */
 void pt_tag_data(pt_round *r, const char **tags, ls_pass_ctx *ctx);

@@ -393,7 +393,7 @@ static int parse_profile(const char *where, const cJSON *root, ls_profile *p, in
     static const char *const known[] = {"name", "title", "backend_id", "tag_prefix", "stateful", "fold_masks",
                                         "take_constants", "single_partition", "lower_full_graph", "partitioner",
                                         "flow", "dtypes", "rules", "ops", "all_except", "skip_ops", "extends",
-                                        "follows", "snapshot", "keep", "comment"};
+                                        "follows", "snapshot", "keep", "boundary", "comment"};
     if (!cJSON_IsObject(root)) return ls_fail(err, "%s: a profile is a JSON object", where);
     if (check_fields(where, "", root, known, sizeof known / sizeof known[0], err) != 0) return -1;
     const char *base = get_str(root, "extends");
@@ -426,6 +426,17 @@ static int parse_profile(const char *where, const cJSON *root, ls_profile *p, in
         get_bool(where, root, "lower_full_graph", &p->lower_full_graph, err) ||
         get_bool(where, root, "snapshot", &p->snapshot, err))
         return -1;
+    const cJSON *boundary = cJSON_GetObjectItemCaseSensitive(root, "boundary");
+    if (boundary) {
+        static const char *const bknown[] = {"release_qdq", "integer_edges"};
+        if (!cJSON_IsObject(boundary)) return ls_fail(err, "%s: 'boundary' must be an object (release_qdq, integer_edges)", where);
+        char bw[160];
+        snprintf(bw, sizeof bw, "%s: boundary", where);
+        if (check_fields(where, "boundary: ", boundary, bknown, 2, err) != 0 ||
+            get_bool(bw, boundary, "release_qdq", &p->release_qdq, err) ||
+            get_bool(bw, boundary, "integer_edges", &p->integer_edges, err))
+            return -1;
+    }
     const cJSON *take = cJSON_GetObjectItemCaseSensitive(root, "take_constants");
     if (take) {
         const char *t = cJSON_IsString(take) ? take->valuestring : NULL;
