@@ -164,7 +164,8 @@ const char *ls_fmt_bytes(uint64_t n, char *buf, size_t cap);
 double ls_now(void);
 
 /* Tells malloc to keep what a pass frees for the next pass instead of giving it back to the
- * kernel: every step of the history stays in memory anyway, and each pass allocates tables as
+ * kernel: every step of the history stays in memory anyway (`passes` releases old steps, and
+ * their memory is just what the next pass needs), and each pass allocates tables as
  * large as the program, which the kernel would otherwise zero and map again page by page (on
  * the VMs we run on, a third of the pipeline's time). Called once by the command's main. */
 void ls_memory_keep_freed(void);

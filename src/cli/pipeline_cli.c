@@ -11,7 +11,36 @@
 #include "signature.h"
 #include "ops.h"
 
+typedef struct step_watch {
+    cli_run *r;
+    void (*step_done)(void *ctx, cli_run *r, uint32_t k);
+    void *ctx;
+} step_watch;
+
+static void on_step_done(void *ctx, const ls_history *h, uint32_t k)
+{
+    (void)h; /* the same as &w->r->h: the pipeline fills the run's own history */
+    step_watch *w = ctx;
+    w->step_done(w->ctx, w->r, k);
+}
+
 int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_run *r)
+{
+    return cli_run_pipeline_watched(cmd, usage, argc, argv, accept, r, NULL, NULL);
+}
+
+void cli_release_step(cli_run *r, uint32_t k)
+{
+    /* a recorded file's steps are the loaded program's own members: releasing frees nothing */
+    if (k >= r->h.n_planned || (r->loaded && ls_program_recorded(r->loaded))) return;
+    ls_program_unref(r->h.steps[k].program);
+    r->h.steps[k].program = NULL;
+    ls_program_unref(r->loaded); /* step 0 holds its own reference to it */
+    r->loaded = NULL;
+}
+
+int cli_run_pipeline_watched(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_run *r,
+                             void (*step_done)(void *ctx, cli_run *r, uint32_t k), void *ctx)
 {
     memset(r, 0, sizeof *r);
     ls_pipeline_opts_init(&r->opts);
@@ -22,6 +51,11 @@ int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, 
     }
     if (ls_cli_load(cmd, usage, argc, argv, accept, &r->args, &r->loaded) != LS_EXIT_OK) return LS_EXIT_INPUT;
     ls_pipeline_watch watch = {.step_begin = ls_progress_step}; /* a progress line on a terminal */
+    step_watch sw = {r, step_done, ctx};
+    if (step_done) {
+        watch.step_done = on_step_done;
+        watch.ctx = &sw;
+    }
     if (!r->opts.watch) r->opts.watch = &watch;
     ls_progress_tty_begin();
     int rc = ls_pipeline_run(r->loaded, &r->opts, &r->h, &err);

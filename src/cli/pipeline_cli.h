@@ -45,6 +45,16 @@ typedef struct cli_run {
  * says (CLI_JSON, CLI_STEP), [--json] [--step S]; loads the file and runs the pipeline. Returns
  * LS_EXIT_OK, or the exit code after printing the error. */
 int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_run *r);
+/* The same, calling step_done(ctx, r, k) as each step k is complete (before the next is made):
+ * a command that only streams step reports renders step k there and may release step k-1
+ * (cli_release_step). */
+int cli_run_pipeline_watched(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_run *r,
+                             void (*step_done)(void *ctx, cli_run *r, uint32_t k), void *ctx);
+/* Drops step k's program, and the command's own reference to the loaded program (the history
+ * holds one), so what no later step shares goes back to malloc for the next pass. Only for a
+ * command that reads no program but the latest step's once it is rendered (docs/design.md,
+ * history ownership); step k keeps its report, changes and verifier result, program NULL. */
+void cli_release_step(cli_run *r, uint32_t k);
 void cli_run_free(cli_run *r);
 /* "lowerscope: FILE: step 0 load: the verifier rejects ...": why only step 0 exists (stderr). */
 void cli_note_not_run(const ls_history *h);
