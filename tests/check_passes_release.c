@@ -17,7 +17,7 @@ static void drop_times(char *s)
     char *w = s;
     for (char *r = s; *r;) {
         if (!strncmp(r, "\"seconds\": ", 11)) {
-            memcpy(w, r, 11);
+            memmove(w, r, 11); /* w trails r in the same text */
             w += 11;
             r += 11;
             while ((*r >= '0' && *r <= '9') || *r == '.') r++;
