@@ -69,18 +69,6 @@ static void print_text(const cli_run *r, int s, const ls_regions *rg, bool fold,
     ls_region_boxes_free(&bx);
 }
 
-/* A DOT string: quoted, with \ " escaped and lines joined by \n. */
-static void dot_str(ls_buf *b, const char *s)
-{
-    ls_buf_putc(b, '"');
-    for (; s && *s; s++) {
-        if (*s == '"' || *s == '\\') ls_buf_putc(b, '\\');
-        if (*s == '\n') ls_buf_puts(b, "\\n");
-        else ls_buf_putc(b, *s);
-    }
-    ls_buf_putc(b, '"');
-}
-
 static int tag_index(const char **tags, uint32_t n, const char *tag)
 {
     for (uint32_t i = 0; i < n; i++)
@@ -97,7 +85,7 @@ static void dot_region(ls_buf *b, const ls_regions *rg, const ls_region_boxes *b
     const ls_region *g = &rg->v[bx->region_of_box[box]];
     const char *shape = g->kind == LS_REGION_INPUTS || g->kind == LS_REGION_OUTPUTS ? "ellipse" : "box";
     ls_buf_printf(b, "%sb%u [shape=%s, label=", indent, box, shape);
-    dot_str(b, label.s);
+    cli_dot_str(b, label.s);
     if (x->fold > 1) ls_buf_puts(b, ", style=dashed");
     ls_buf_puts(b, "];\n");
     ls_buf_free(&label);
@@ -114,10 +102,10 @@ static void print_dot(const cli_run *r, int s, const ls_regions *rg, bool fold)
     ls_buf_puts(&b, "digraph ");
     char title[1024];
     snprintf(title, sizeof title, "%s, %s", r->args.path, t.s);
-    dot_str(&b, title);
+    cli_dot_str(&b, title);
     ls_buf_puts(&b, " {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=9];\n");
     ls_buf_puts(&b, "  label=");
-    dot_str(&b, title);
+    cli_dot_str(&b, title);
     ls_buf_puts(&b, ";\n");
     /* one cluster per tag, its boxes inside, in the tag's colour */
     bool *done = ls_calloc(bx.n + 1, sizeof *done);
@@ -130,7 +118,7 @@ static void print_dot(const cli_run *r, int s, const ls_regions *rg, bool fold)
         ls_buf_printf(&b, "  subgraph \"cluster_%u\" {\n    label=", k);
         ls_buf lab = {0};
         ls_buf_printf(&lab, "%s (%s)", g->tag, g->backend ? g->backend : ti >= 0 && backends[ti] ? backends[ti] : "?");
-        dot_str(&b, lab.s);
+        cli_dot_str(&b, lab.s);
         ls_buf_free(&lab);
         ls_buf_printf(&b, ";\n    color=\"%s\"; fontcolor=\"%s\"; style=rounded;\n    node [color=\"%s\", fontcolor=\"%s\"];\n",
                       rgb, rgb, rgb, rgb);
@@ -145,7 +133,7 @@ static void print_dot(const cli_run *r, int s, const ls_regions *rg, bool fold)
         if (!done[k]) dot_region(&b, rg, &bx, k, "  ");
     for (uint32_t e = 0; e < bx.n_edges; e++) {
         ls_buf_printf(&b, "  b%u -> b%u [label=", bx.edges[e].from, bx.edges[e].to);
-        dot_str(&b, bx.edges[e].label);
+        cli_dot_str(&b, bx.edges[e].label);
         ls_buf_puts(&b, "];\n");
     }
     ls_buf_puts(&b, "}\n");

@@ -102,7 +102,7 @@ static where where_of(const cli_run *r, const ls_program *p, const ls_node *n, c
     return w;
 }
 
-static void dot_str(ls_buf *b, const char *s)
+void cli_dot_str(ls_buf *b, const char *s)
 {
     ls_buf_putc(b, '"');
     for (; s && *s; s++) {
@@ -177,10 +177,10 @@ static void print_dot(const cli_run *r, const char *title, const ls_program *p, 
 {
     ls_buf b = {0};
     ls_buf_puts(&b, "digraph ");
-    dot_str(&b, title);
+    cli_dot_str(&b, title);
     ls_buf_puts(&b, " {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n"
                     "  edge [fontname=\"monospace\", fontsize=9];\n  label=");
-    dot_str(&b, title);
+    cli_dot_str(&b, title);
     ls_buf_puts(&b, ";\n");
     for (uint32_t k = 0; k < ar->n_levels; k++) {
         ls_buf_puts(&b, "  { rank=same;\n");
@@ -192,7 +192,7 @@ static void print_dot(const cli_run *r, const char *title, const ls_program *p, 
             ls_buf_printf(&label, "%s\n%s%s%s%s%s", nd->name, cli_op_label(p, nd), t[0] ? "\n" : "", t, wh[i].text ? "\n" : "",
                           wh[i].text ? wh[i].text : "");
             ls_buf_printf(&b, "    n%u [label=", i);
-            dot_str(&b, label.s);
+            cli_dot_str(&b, label.s);
             ls_buf_free(&label);
             int ti = wh[i].tag ? tag_index(&r->h, wh[i].tag) : -1;
             if (ti >= 0) {
@@ -213,7 +213,7 @@ static void print_dot(const cli_run *r, const char *title, const ls_program *p, 
         char t[160];
         ls_node_type_str(ls_program_node(p, ar->ids[ar->edges[e].from]), t, sizeof t);
         ls_buf_printf(&b, "  n%u -> n%u [label=", ar->edges[e].from, ar->edges[e].to);
-        dot_str(&b, t[0] ? t : "value");
+        cli_dot_str(&b, t[0] ? t : "value");
         ls_buf_puts(&b, "];\n");
     }
     ls_buf_puts(&b, "}\n");

@@ -22,5 +22,7 @@ const ls_node *cli_find_node(const ls_program *top, const char *node, const ls_p
 /* The op as the UI's graph pane shows it ("[param]", "add.Tensor"); a node's value type is
  * ls_node_type_str (program.h). */
 const char *cli_op_label(const ls_program *p, const ls_node *n);
+/* A DOT string: quoted, with \ " escaped and lines joined by \n (graph --dot, --around --dot). */
+void cli_dot_str(ls_buf *b, const char *s);
 
 #endif
