@@ -109,16 +109,9 @@ int ls_cmd_export(int argc, char **argv)
         return LS_EXIT_INPUT;
     }
     cli_run r;
-    int rc = cli_run_pipeline("export", USAGE, argc, argv, CLI_JSON | CLI_STEP, &r);
-    if (rc != LS_EXIT_OK) {
-        cli_run_free(&r);
-        return rc;
-    }
-    int s = cli_find_step(&r.h, r.args.step);
-    if (s < 0) {
-        cli_run_free(&r);
-        return LS_EXIT_INPUT;
-    }
+    int s;
+    int rc = cli_run_pipeline_at_step("export", USAGE, argc, argv, CLI_JSON | CLI_STEP, &r, &s);
+    if (rc != LS_EXIT_OK) return rc;
     ls_export_summary sum;
     ls_error err;
     ls_export_opts eo = {.force = force, .memory_planning = r.opts.memory_planning,

@@ -240,17 +240,10 @@ int ls_cmd_graph(int argc, char **argv)
         return LS_EXIT_INPUT;
     }
     cli_run r;
-    int rc = cli_run_pipeline("graph", USAGE, n, rest, CLI_STEP, &r);
+    int s;
+    int rc = cli_run_pipeline_at_step("graph", USAGE, n, rest, CLI_STEP, &r, &s);
     free(rest);
-    if (rc != LS_EXIT_OK) {
-        cli_run_free(&r);
-        return rc;
-    }
-    int s = cli_find_step(&r.h, r.args.step);
-    if (s < 0) {
-        cli_run_free(&r);
-        return LS_EXIT_INPUT;
-    }
+    if (rc != LS_EXIT_OK) return rc;
     if (around) {
         rc = cli_graph_around(&r, s, around, depth, f, fold, ascii, width ? width : 26);
         cli_run_free(&r);

@@ -491,17 +491,10 @@ int ls_cmd_node(int argc, char **argv)
         return LS_EXIT_INPUT;
     }
     cli_run r;
-    int rc = cli_run_pipeline("node", USAGE, n, rest, CLI_STEP | CLI_JSON, &r);
+    int s;
+    int rc = cli_run_pipeline_at_step("node", USAGE, n, rest, CLI_STEP | CLI_JSON, &r, &s);
     free(rest);
-    if (rc != LS_EXIT_OK) {
-        cli_run_free(&r);
-        return rc;
-    }
-    int s = cli_find_step(&r.h, r.args.step);
-    if (s < 0) {
-        cli_run_free(&r);
-        return LS_EXIT_INPUT;
-    }
+    if (rc != LS_EXIT_OK) return rc;
     node_facts f = {0};
     f.n = cli_find_node(r.h.steps[s].program, name, &f.p, &f.sub);
     if (!f.n) {

@@ -29,6 +29,22 @@ int cli_run_pipeline(const char *cmd, const char *usage, int argc, char **argv, 
     return cli_run_pipeline_watched(cmd, usage, argc, argv, accept, r, NULL, NULL);
 }
 
+int cli_run_pipeline_at_step(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_run *r,
+                             int *step)
+{
+    int rc = cli_run_pipeline(cmd, usage, argc, argv, accept, r);
+    if (rc != LS_EXIT_OK) {
+        cli_run_free(r);
+        return rc;
+    }
+    *step = cli_find_step(&r->h, r->args.step);
+    if (*step < 0) {
+        cli_run_free(r);
+        return LS_EXIT_INPUT;
+    }
+    return LS_EXIT_OK;
+}
+
 void cli_release_step(cli_run *r, uint32_t k)
 {
     /* a recorded file's steps are the loaded program's own members: releasing frees nothing */

@@ -62,6 +62,10 @@ void cli_note_not_run(const ls_history *h);
 /* A step by number ("3"), pass name ("to_backend": the last one), or name:detail
  * ("partition:bundled"); -1 (message printed) when there is none. */
 int cli_find_step(const ls_history *h, const char *spec);
+/* cli_run_pipeline, then the step --step names (the last one without it) in *step; on any
+ * failure r is freed and the exit code returned. */
+int cli_run_pipeline_at_step(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_run *r,
+                             int *step);
 
 /* {"name", "backend", "placeholders": [...], "nodes": [...]} (docs/cli.md) */
 void cli_json_program(ls_buf *b, const ls_program *p, const char *name, const char *backend);
