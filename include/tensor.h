@@ -68,10 +68,14 @@ typedef struct ls_blob {
     uint32_t refs;
     uint8_t *data;
     size_t size;
+    void *map;      /* a mapping data lies in (ls_blob_mapped), unmapped with the blob; NULL: data is malloc'd */
+    size_t map_len;
 } ls_blob;
 
 ls_blob *ls_blob_new(size_t size); /* zero-filled, 64-byte aligned; NULL if refused */
 ls_blob *ls_blob_wrap(uint8_t *data, size_t size); /* takes ownership of malloc'd data (freed with free) */
+/* Takes ownership of the mapping [map, map + map_len) that data lies in (munmap'd with the blob). */
+ls_blob *ls_blob_mapped(void *map, size_t map_len, uint8_t *data, size_t size);
 ls_blob *ls_blob_ref(ls_blob *b);
 void ls_blob_unref(ls_blob *b);
 

@@ -81,6 +81,12 @@ static const corpus_case cases[] = {
      "crc_mismatch.pt2: data/weights/weight_0: the member is damaged: its CRC-32 is 415c6f29, the archive's directory "
      "says 8ba71454"},
     {"crc_mismatch.pt2", "info %1$s", 0, "  weights   16 B in 1 tensor\n"},
+    /* the model JSON is mapped from the archive (zip_map.c): a damaged one is still caught,
+     * by the read through libzip it falls back to; a ZIP64 directory maps, weights and all */
+    {"json_crc_mismatch.pt2", "info %1$s", 2,
+     "json_crc_mismatch.pt2: models/model.json: the member is damaged: its CRC-32 is 50fd8b6e, the archive's "
+     "directory says 77b691fc"},
+    {"zip64_directory.pt2", "verify %1$s", 0, "zip64_directory.pt2: valid: 5 nodes, 0 warnings"},
     {"bad_local_header.pt2", "info %1$s", 2,
      "bad_local_header.pt2: a damaged zip archive (Not a zip archive): a member's local header does not match the "
      "central directory"},

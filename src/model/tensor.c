@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <xxhash.h>
 
 void ls_tmeta_init(ls_tmeta *m, ls_dtype dtype, int ndim, const int64_t *sizes)
@@ -184,10 +185,18 @@ ls_blob *ls_blob_new(size_t size)
 
 ls_blob *ls_blob_wrap(uint8_t *data, size_t size)
 {
-    ls_blob *b = ls_malloc(sizeof *b);
+    ls_blob *b = ls_calloc(1, sizeof *b);
     b->refs = 1;
     b->data = data;
     b->size = size;
+    return b;
+}
+
+ls_blob *ls_blob_mapped(void *map, size_t map_len, uint8_t *data, size_t size)
+{
+    ls_blob *b = ls_blob_wrap(data, size);
+    b->map = map;
+    b->map_len = map_len;
     return b;
 }
 
@@ -200,7 +209,8 @@ ls_blob *ls_blob_ref(ls_blob *b)
 void ls_blob_unref(ls_blob *b)
 {
     if (!b || --b->refs) return;
-    free(b->data);
+    if (b->map) munmap(b->map, b->map_len);
+    else free(b->data);
     free(b);
 }
 

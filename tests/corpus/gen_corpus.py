@@ -193,6 +193,30 @@ def flip_member_byte(data, name, at):
     return bytes(data)
 
 
+def zip64_directory(data):
+    """The same archive with a ZIP64 end of central directory (record and locator, APPNOTE 4.3.14-15)
+    and every entry's local header offset moved into a ZIP64 extra field (4.5.3): valid, as
+    archives over 4 GiB are written; the members are where they were."""
+    eocd = data.rindex(b"PK\x05\x06")
+    n, cd_size, cd_off = struct.unpack("<HII", data[eocd + 10:eocd + 20])
+    cd, out, p = data[cd_off:cd_off + cd_size], b"", 0
+    for _ in range(n):
+        nl, el, cl = struct.unpack("<HHH", cd[p + 28:p + 34])
+        lho = struct.unpack("<I", cd[p + 42:p + 46])[0]
+        head = bytearray(cd[p:p + 46])
+        head[42:46] = b"\xff\xff\xff\xff"
+        head[30:32] = struct.pack("<H", el + 12)
+        name = cd[p + 46:p + 46 + nl]
+        extra = cd[p + 46 + nl:p + 46 + nl + el] + struct.pack("<HHQ", 1, 8, lho)
+        out += bytes(head) + name + extra + cd[p + 46 + nl + el:p + 46 + nl + el + cl]
+        p += 46 + nl + el + cl
+    e64_at = cd_off + len(out)
+    e64 = struct.pack("<IQHHIIQQQQ", 0x06064b50, 44, 45, 45, 0, 0, n, n, len(out), cd_off)
+    loc = struct.pack("<IIQI", 0x07064b50, 0, e64_at, 1)
+    end = struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xffff, 0xffff, 0xffffffff, 0xffffffff, 0)
+    return data[:cd_off] + out + e64 + loc + end
+
+
 def corrupt_local_signature(data, name):
     data = bytearray(data)
     data[local_header(data, name)[0]] ^= 0xff
@@ -294,6 +318,10 @@ def corpus():
                    {"weight_0": floats(1, 2, 3, 4)})
     write(CORPUS, "crc_mismatch.pt2", flip_member_byte(good, "prog/data/weights/weight_0", 1))
     write(CORPUS, "bad_local_header.pt2", corrupt_local_signature(good, "prog/data/weights/weight_0"))
+    # the model JSON is mapped from the file when it is stored (zip_map.c): a damaged one falls
+    # back to the read through libzip, which reports it; a ZIP64 directory maps the same
+    write(CORPUS, "json_crc_mismatch.pt2", flip_member_byte(good, "prog/models/model.json", 2))
+    write(CORPUS, "zip64_directory.pt2", zip64_directory(good))
     write(CORPUS, "huge_member.pt2", claims_size(deflated(good), "prog/models/model.json", 5 << 29))
 
     write(CORPUS, "weights_config.json", json.dumps({"config": {}}))

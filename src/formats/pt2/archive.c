@@ -12,12 +12,14 @@
 #include <zlib.h>
 
 #include "pt2_internal.h"
+#include "zip_map.h"
 
 /* ---- the zip weight source */
 
 typedef struct zip_src {
     zip_t *za;
     char *prefix; /* "linear_3/" or "" */
+    char *path;   /* the archive (zip_read_text maps from it) */
     uint64_t member_cap; /* the most bytes one member may inflate to (member_cap_for) */
 } zip_src;
 
@@ -127,6 +129,20 @@ static int zip_read(ls_weight_source *ws, const char *rel, ls_blob **out, ls_err
     return zip_read_index(z, idx, ws->where, rel, out, err);
 }
 
+static int zip_read_text(ls_weight_source *ws, const char *rel, ls_blob **out, ls_error *err)
+{
+    zip_src *z = ws->impl;
+    zip_int64_t idx = zip_locate(z, rel);
+    if (idx < 0) return ls_fail(err, "%s: no member %s%s", ws->where, z->prefix, rel);
+    zip_stat_t st;
+    if (zip_member_size(z, idx, ws->where, rel, &st, err) != 0) return -1;
+    const char *raw = zip_get_name(z->za, (zip_uint64_t)idx, ZIP_FL_ENC_RAW);
+    if (raw && (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE && (st.valid & ZIP_STAT_CRC) &&
+        ls_zip_map_stored(z->path, (uint64_t)idx, raw, st.size, st.crc, out) == 0)
+        return 0;
+    return zip_read_index(z, idx, ws->where, rel, out, err);
+}
+
 static int zip_size(ls_weight_source *ws, const char *rel, uint64_t *size, ls_error *err)
 {
     zip_src *z = ws->impl;
@@ -143,6 +159,7 @@ static void zip_release(ls_weight_source *ws)
     zip_src *z = ws->impl;
     zip_discard(z->za);
     free(z->prefix);
+    free(z->path);
     free(z);
 }
 
@@ -235,7 +252,7 @@ static int load_model(ls_weight_source *ws, const char *where, bool folder, cons
 {
     const char *rel = ls_internf("models/%s.json", model);
     ls_blob *json;
-    if (ws->read(ws, rel, &json, err) != 0) return -1;
+    if ((ws->read_text ? ws->read_text : ws->read)(ws, rel, &json, err) != 0) return -1;
     ws->model = model;
     const char *w = ls_internf(folder ? "%s/%s" : "%s: %s", where, rel);
     /* the text is read for this load alone: its nodes' pages go back as they are read */
@@ -309,10 +326,12 @@ int ls_load_archive(const char *path, const ls_load_opts *opts, ls_program **out
     zip_src *z = ls_calloc(1, sizeof *z);
     z->za = za;
     z->prefix = ls_strdup(prefix ? prefix : "");
+    z->path = ls_strdup(path);
     z->member_cap = member_cap_for(path);
     ws->where = ls_intern(path);
     ws->has = zip_has;
     ws->read = zip_read;
+    ws->read_text = zip_read_text;
     ws->size = zip_size;
     ws->sizes_only = opts && opts->weight_sizes_only;
     ws->release = zip_release;

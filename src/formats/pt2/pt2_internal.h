@@ -27,6 +27,9 @@ struct ls_weight_source {
     bool (*has)(ls_weight_source *ws, const char *rel);
     /* Reads a member into a blob (64-byte aligned). Fails naming where and rel. */
     int (*read)(ls_weight_source *ws, const char *rel, ls_blob **out, ls_error *err);
+    /* The same for a member the load needs only while it runs (the model JSON), NUL-terminated:
+     * mapped from the file where it can be (zip_map.h). NULL: read it. */
+    int (*read_text)(ls_weight_source *ws, const char *rel, ls_blob **out, ls_error *err);
     /* A member's size without reading it (NULL: read it to know). */
     int (*size)(ls_weight_source *ws, const char *rel, uint64_t *size, ls_error *err);
     void (*release)(ls_weight_source *ws);
