@@ -5,6 +5,7 @@
 #include "runtime.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <stdio.h>
@@ -95,6 +96,14 @@ int bench_gen_pt2(unsigned nodes, const char *dir, char *path, size_t cap, size_
 
 int bench_run(char *const argv[], char *const env[], double *cpu, long *peak_kb)
 {
+    double user = 0, sys = 0;
+    int rc = bench_run_split(argv, env, &user, &sys, peak_kb);
+    if (cpu) *cpu = user + sys;
+    return rc;
+}
+
+int bench_run_split(char *const argv[], char *const env[], double *user, double *sys, long *peak_kb)
+{
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
@@ -107,8 +116,25 @@ int bench_run(char *const argv[], char *const env[], double *cpu, long *peak_kb)
     int status = 0;
     struct rusage ru;
     if (wait4(pid, &status, 0, &ru) < 0) return -1;
-    if (cpu)
-        *cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+    *user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+    *sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
     if (peak_kb) *peak_kb = ru.ru_maxrss;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+double bench_first_touch(long kb)
+{
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        size_t n = (size_t)kb << 10;
+        volatile char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) _exit(1);
+        for (size_t i = 0; i < n; i += 4096) p[i] = 1;
+        _exit(0);
+    }
+    int status = 0;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }

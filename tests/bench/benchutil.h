@@ -30,5 +30,13 @@ int bench_gen_pt2(unsigned nodes, const char *dir, char *path, size_t cap, size_
  * may be NULL) and its output to /dev/null; *cpu the child's user + system seconds, *peak_kb its
  * largest resident size. Returns its exit code, or -1 when it could not run. */
 int bench_run(char *const argv[], char *const env[], double *cpu, long *peak_kb);
+/* The same with the user and system seconds apart. */
+int bench_run_split(char *const argv[], char *const env[], double *user, double *sys, long *peak_kb);
+
+/* What the machine charges for first touching `kb` of fresh memory: a child that maps that
+ * much and writes each page once; its user + system seconds (-1 when it failed). On a VM whose
+ * free memory goes back to the host (a balloon's free page reporting), a page the guest has not
+ * used lately costs a fault in the host as well, and that cost grows faster than the memory. */
+double bench_first_touch(long kb);
 
 #endif
