@@ -1,12 +1,15 @@
 /* The profile's `boundary` step: what TOSAPartitioner.partition (backends/arm/tosa_partitioner.py,
  * pytorch/executorch 0016af85) does to each partition after CapabilityBasedPartitioner has tagged
- * it, so that int8 crosses the delegate's edges and float does not:
+ * it, so that int8 crosses the delegate's edges and float does not. Transcribed from its second
+ * `for node in partition.nodes` loop, with the closure is_partitioned(node, tag) (a node is inside
+ * when its delegation_tag is this partition's tag) and the module's is_quant_node / is_dequant_node:
  *  - release_qdq: a quantize (is_quant_node) with an input outside the partition, and a
  *    dequantize (is_dequant_node) with a user outside it, lose their tag ("De-tag outmost q-nodes
  *    upwards and dq-nodes downwards");
- *  - integer_edges (a TOSA specification without support_float()): a node still tagged with an
- *    input from outside whose first tensor (get_first_fake_tensor) has a floating-point dtype
- *    loses its tag ("Was first node in partition and input ... had fp dtype").
+ *  - integer_edges (a TOSA specification without tosa_spec.support_float()): a node still tagged
+ *    with an input from outside whose first tensor (get_first_fake_tensor, _passes/arm_pass_utils.py)
+ *    has a floating-point dtype loses its tag ("Was first node in partition and input ... had fp
+ *    dtype"). A q or dq kept falls through to this check there too (no `continue` at 0016af85).
  * "Outside" is the partition's own tag: a node of another partition is outside, and so are
  * placeholders (tag_constant_data runs after this) and the output node.
  * TOSAPartitioner walks partition.nodes, and a node de-tagged early is outside for the nodes
@@ -14,7 +17,11 @@
  * an ordered dict, each new node's partition absorbs the one it merges with, so a chain comes in
  * graph order, which is the order walked here. The order
  * matters only when a node's input is itself taken out (a dq with users inside and out, read by a
- * node with integer_edges; a q reading a node taken out). */
+ * node with integer_edges; a q reading a node taken out).
+ * Later ExecuTorch (backends/arm/tosa/partitioner.py, TOSAPartitioner._tag_module, read at
+ * 00f16074) walks module.graph.nodes in graph order, `continue`s after a q or dq, and also drops a
+ * partition whose nodes are all q/dq or no-ops (is_noop_clone, is_noop_alias_copy, is_noop_expand,
+ * is_noop_to_dim_order_copy; reject_partition): that last rule is not transcribed here. */
 #include "partition_internal.h"
 
 #include <stdio.h>
