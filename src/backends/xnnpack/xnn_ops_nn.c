@@ -52,8 +52,14 @@ static void requantize(const ls_xnn_node *n, const int32_t *acc, int64_t M, int6
     for (int64_t m = 0; m < M; m++)
         for (int64_t j = 0; j < N; j++) {
             int64_t c = c0 + j;
-            /* int32 arithmetic that wraps, as XNNPACK's qs8 GEMM microkernels' adds do (a
-             * crafted bias or zero point overflowed it: UB in C) */
+            /* int32 arithmetic that wraps, as XNNPACK's does (a crafted bias or zero point
+             * overflowed it: UB in C). Checked in google/XNNPACK: xnn_pack_qs8_gemm_goi_w
+             * (src/reference/packing.cc) packs bias - ksum·izp in uint32; the microkernels
+             * (xnn_qs8_gemm_minmax_fp32_ukernel_1x2__scalar_lrintf / __scalar_fmagic,
+             * src/qs8-gemm/gen/1x2-minmax-fp32-scalar-*.c) add Σ x·w with plain int32 adds, then
+             * (float)acc · scale (input·kernel[c]/output, fully-connected-nc.c), clamp to
+             * output_min/max - zp in float, round half even (lrintf or magic bias), add zp.
+             * Sums mod 2^32 in another order, so the same result. */
             int32_t a = (int32_t)((uint32_t)acc[m * ldc + j] - (uint32_t)x_zp * (uint32_t)p->wsum[c] +
                                   (uint32_t)(p->bias32 ? p->bias32[c] : 0));
             float y = lsx_round_q((float)a * (x_scale * p->wscale[c] / od->scale)) + (float)od->zero_point;
