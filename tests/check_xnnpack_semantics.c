@@ -4,7 +4,8 @@
  * - defineAvgPooling2dNode passes no dilation: a dilated average pool pools undilated;
  * - defineDepthwiseConv2dNode: depth multiplier group_out / group_in, input channels = groups,
  *   output channel c reading input channel c / multiplier;
- * - a static qs8 fully connected node clamps to output_min_max in the output's steps;
+ * - a static qs8 fully connected node clamps to output_min_max in the output's steps, the bounds
+ *   rounded as XNNPACK's xnn_qs8_quantize rounds them (zero point added first);
  * - defineTensor gives XNNPACK blockwise scales as bf16, fp32 ones through
  *   convertF32TensorToBF16 (×1.00389105, truncated);
  * - scales kept in a constant (scale_buffer_idx) are refused by name, not guessed;
@@ -147,6 +148,49 @@ START_TEST(xnn_qs8_fully_connected_clamps_in_steps)
 }
 END_TEST
 
+/* The clamp bounds are XNNPACK's xnn_qs8_quantize (src/xnnpack/requantization.h, called by
+ * create_fully_connected_operator in src/subgraph/fully-connected.c): lrintf(bound / scale + zp),
+ * the zero point added before rounding. x qint8 (2, 2) at 0.5, zero point 1; w qcint8 (2, 4) at
+ * 0.25; no bias; y qint8 at 0.5, zero point 1, so the requantization scale is 0.25. Row (1, 1) is
+ * 0 (acc 6 - 1·6 = 0, y = 1); row (3, 5) is 2.5 (acc 26 - 6 = 20, 20·0.25 = 5, y = 6).
+ * output_min 0.25: 0.5 + 1 = 1.5 rounds to 2 (rounded before the zero point: 0 + 1 = 1), so
+ * y = (2, 6). output_max 1.25: 2.5 + 1 = 3.5 rounds to 4 (2 + 1 = 3 the other way), so y = (1, 4). */
+START_TEST(xnn_qs8_fully_connected_bounds_round_with_zero_point)
+{
+    for (int which = 0; which < 2; which++) {
+        xb_graph g = {0};
+        uint32_t xd[2] = {2, 2}, wd[2] = {1, 2}, od[2] = {2, 1};
+        const int8_t wq[2] = {2, 4};
+        uint32_t x = xb_value(&g, LS_XNN_DT_QINT8, 2, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0);
+        g.v.v[x].quant = LS_XNN_Q_PER_TENSOR, g.v.v[x].scale = 0.5f, g.v.v[x].zero_point = 1;
+        uint32_t w = xb_const(&g, LS_XNN_DT_QCINT8, 2, wd, wq, sizeof wq);
+        g.v.v[w].quant = LS_XNN_Q_PER_CHANNEL, g.v.v[w].n_scales = 1, g.v.v[w].scales = malloc(4);
+        g.v.v[w].scales[0] = 0.25f;
+        uint32_t y = xb_value(&g, LS_XNN_DT_QINT8, 2, od, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+        g.v.v[y].quant = LS_XNN_Q_PER_TENSOR, g.v.v[y].scale = 0.5f, g.v.v[y].zero_point = 1;
+        ls_xnn_node *n = xb_node(&g, LS_XNN_FullyConnected, (const uint32_t[]){x, w, LS_XNN_INVALID_ID}, 3, y);
+        n->has_min_max = true;
+        n->out_min = which ? -INFINITY : 0.25f;
+        n->out_max = which ? 1.25f : INFINITY;
+        ls_blob *blob = xb_finish(&g, 2);
+        ck_assert_ptr_nonnull(blob);
+        int64_t dims[2] = {2, 2};
+        ls_tensor *xt = ls_tensor_alloc(LS_DT_I8, 2, dims);
+        const int8_t xv[4] = {1, 1, 3, 5};
+        memcpy(xt->data, xv, sizeof xv);
+        ls_tensor *o = run1(blob, g.named, xt);
+        ck_assert_int_eq(o->dtype, LS_DT_I8);
+        ck_assert_int_eq(o->numel, 2);
+        const int8_t *ov = o->data;
+        ck_assert_int_eq(ov[0], which ? 1 : 2);
+        ck_assert_int_eq(ov[1], which ? 4 : 6);
+        ls_tensor_unref(o);
+        ls_blob_unref(blob);
+        xb_free(&g);
+    }
+}
+END_TEST
+
 /* x = (1, 1) → Convert to qdint8 (per row: scale 1/255, zero point -128, exact) → fully connected
  * with a qbint4 weight (9, 15), zero point 8, so (1, 7) in steps, one group of 2 with the fp32
  * scale 0.1. XNNPACK gets the scale as bf16: 0.1f × 1.00389105 = 0.1003891, truncated to
@@ -263,6 +307,7 @@ Suite *xnnpack_semantics_suite(void)
     tcase_add_test(tc, xnn_avg_pool_ignores_dilation);
     tcase_add_test(tc, xnn_depthwise_multiplier_order);
     tcase_add_test(tc, xnn_qs8_fully_connected_clamps_in_steps);
+    tcase_add_test(tc, xnn_qs8_fully_connected_bounds_round_with_zero_point);
     tcase_add_test(tc, xnn_blockwise_scales_are_bf16);
     tcase_add_test(tc, xnn_scale_buffer_refused);
     tcase_add_test(tc, xnn_dynamic_int8_per_token_by_hand);

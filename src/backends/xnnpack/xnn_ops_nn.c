@@ -33,14 +33,11 @@ static void q_bounds(const ls_xnn_node *n, float scale, int32_t zp, int32_t *lo,
     *lo = -128;
     *hi = 127;
     if (!n->has_min_max || scale == 0) return;
-    if (n->out_min > -INFINITY) {
-        float q = lsx_round_q(n->out_min / scale) + (float)zp;
-        if (q > *lo) *lo = q > 127 ? 127 : (int32_t)q;
-    }
-    if (n->out_max < INFINITY) {
-        float q = lsx_round_q(n->out_max / scale) + (float)zp;
-        if (q < *hi) *hi = q < -128 ? -128 : (int32_t)q;
-    }
+    /* xnn_qs8_quantize (src/xnnpack/requantization.h), as create_fully_connected_operator
+     * (src/subgraph/fully-connected.c) computes output_min/max: the zero point is added before
+     * rounding, lrintf(clamp(bound / scale + zp, -128, 127)) */
+    if (n->out_min > -INFINITY) *lo = (int32_t)lsx_round_q(fminf(fmaxf(n->out_min / scale + (float)zp, -128), 127));
+    if (n->out_max < INFINITY) *hi = (int32_t)lsx_round_q(fminf(fmaxf(n->out_max / scale + (float)zp, -128), 127));
 }
 
 /* acc[M][ldc] (int32, for columns c0..c0+N) → int8 output rows of stride ldo, requantized. */
