@@ -6,10 +6,11 @@
  * (a .pt2 and the .pte exported from it) share no ids, so they match by identity: a user input
  * by its place among the user inputs, a parameter, buffer or constant by its target, any other
  * node by its name, and what is left by its op and how many of that op came before it (the
- * third atan2 with the third atan2). A matched pair differs when its op, its tag, its value's
- * dtype and shape or its arguments differ (an argument naming a node is the same when it names
- * the matched node; out arguments and memory.alloc nodes, which only the ExecuTorch dialect
- * has, are left out). O(n) with hashes. */
+ * third atan2 with the third atan2); a memory.alloc node, which only the ExecuTorch dialect
+ * has, pairs with the alloc in the same out argument of its call's match. A matched pair
+ * differs when its op, its tag, its value's dtype and shape or its arguments differ (an
+ * argument naming a node is the same when it names the matched node; out arguments are left
+ * out, so a call matches its functional twin in a .pte). O(n) with hashes. */
 #ifndef LS_ALIGN_H
 #define LS_ALIGN_H
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "align.h"
+#include "ops.h"
 #include "progfixtures.h"
 #include "testutil.h"
 
@@ -262,6 +263,51 @@ START_TEST(diff_with_another_files_step)
 }
 END_TEST
 
+/* Two equal lowered programs: constant_mask loaded twice (so no node ids in common) and lowered
+ * for bundled, whose emit steps hold 7 allocs (to_out_variant.c: one per out argument, right
+ * before its call). Each alloc pairs with the one in the same out argument of the matched call
+ * (align.c's match_allocs): all rows the same, none only on one side (allocs were left out of
+ * the matching, and read as one removed and one added each). */
+START_TEST(two_lowerings_pair_their_allocs)
+{
+    ls_history ha = {0}, hb = {0};
+    ls_program *p = pf_sample("constant_mask"), *q = pf_sample("constant_mask");
+    pf_lower(p, NULL, &ha);
+    pf_lower(q, NULL, &hb);
+    const ls_program *a = ha.steps[ha.n - 1].program, *b = hb.steps[hb.n - 1].program;
+    ls_alignment al;
+    ls_align_programs(a, b, LS_ALIGN_BY_IDENTITY, &al);
+    uint32_t allocs = 0;
+    for (uint32_t r = 0; r < al.n; r++) {
+        const ls_align_row *x = &al.v[r];
+        const ls_node *n = x->a >= 0 ? a->nodes[x->a] : b->nodes[x->b];
+        if (!n->op || n->op->id != LS_OP_alloc) continue;
+        allocs++;
+        ck_assert_msg(x->mark == LS_ALIGN_SAME, "%s: mark %d", n->name, x->mark);
+        ck_assert_str_eq(b->nodes[x->b]->name, n->name); /* one lowering names them as the other */
+    }
+    ck_assert_uint_eq(allocs, 7);
+    ck_assert_uint_eq(al.only_a + al.only_b + al.changed, 0);
+    ls_alignment_free(&al);
+    ls_history_free(&ha);
+    ls_history_free(&hb);
+    ls_program_unref(p);
+    ls_program_unref(q);
+    /* the CLI twin: a file beside its own emit step, and beside itself lowered for the same backend */
+    const char *td = tu_root("samples/two_delegates.pt2");
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "diff %s --with %s --with-step emit", td, td), 0);
+    ck_assert_msg(tu_contains(out, " 0 changed, 0 only in ") && !tu_contains(out, "alloc"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --with-backend bundled --json", td), 0);
+    cJSON *j = cJSON_Parse(out);
+    ck_assert_msg(j != NULL, "%s", out);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "changes")), 0);
+    cJSON_Delete(j);
+    free(out);
+}
+END_TEST
+
 Suite *diff_suite(void)
 {
     Suite *s = suite_create("diff");
@@ -274,6 +320,7 @@ Suite *diff_suite(void)
     tcase_add_test(tc, diff_refuses_bad_ranges);
     tcase_add_test(tc, diff_with_backend_leaves_the_second_region_on_the_cpu);
     tcase_add_test(tc, diff_with_another_files_step);
+    tcase_add_test(tc, two_lowerings_pair_their_allocs);
     suite_add_tcase(s, tc);
     return s;
 }

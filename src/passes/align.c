@@ -32,9 +32,46 @@ static void pair(int32_t *b_of_a, int32_t *a_of_b, uint32_t i, uint32_t j)
 
 typedef LS_VEC(uint32_t) pos_vec;
 
+/* The positions of the alloc nodes among n's arguments, in argument order (an out list's
+ * allocs in the list's order). */
+static void allocs_read(const ls_program *p, const ls_node *n, pos_vec *out)
+{
+    out->n = 0;
+    for (uint16_t i = 0; i < n->nargs; i++) {
+        const ls_arg *x = &n->args[i];
+        uint32_t k = x->kind == LS_ARG_NODE ? 1 : x->kind == LS_ARG_NODES || x->kind == LS_ARG_OPT_NODES ? x->n : 0;
+        for (uint32_t e = 0; e < k; e++) {
+            int32_t pos = ls_program_pos(p, x->kind == LS_ARG_NODE ? x->v.node : x->v.nodes[e]);
+            if (pos >= 0 && is_alloc(p->nodes[pos])) ls_vec_push(out, (uint32_t)pos);
+        }
+    }
+}
+
+/* An alloc is the memory of one out argument of the call it comes right before (exir/passes/
+ * __init__.py ToOutVarPass.call: make_alloc_node per out argument, inserted before the node;
+ * to_out_variant.c's new_alloc), and its name is a counter's ("alloc_3"), which one extra
+ * alloc earlier shifts. So an alloc is the same allocation as the alloc in the same out
+ * argument of the call matched with its call: the k-th alloc a matched pair of calls reads
+ * pairs with the k-th. A side with no out arguments (a .pte's loaded calls) pairs none. */
+static void match_allocs(const ls_program *a, const ls_program *b, int32_t *b_of_a, int32_t *a_of_b)
+{
+    pos_vec xa = {0}, xb = {0};
+    for (uint32_t i = 0; i < a->n_nodes; i++) {
+        const ls_node *x = a->nodes[i];
+        if (b_of_a[i] < 0 || x->kind != LS_NODE_CALL || is_alloc(x)) continue;
+        allocs_read(a, x, &xa);
+        if (!xa.n) continue;
+        allocs_read(b, b->nodes[b_of_a[i]], &xb);
+        for (uint32_t k = 0; k < xa.n && k < xb.n; k++)
+            if (b_of_a[xa.v[k]] < 0 && a_of_b[xb.v[k]] < 0) pair(b_of_a, a_of_b, xa.v[k], xb.v[k]);
+    }
+    free(xa.v);
+    free(xb.v);
+}
+
 /* Across files, in tiers: a user input by its number and a parameter, buffer or constant by its
  * target, else by its data; then any node by its name; then by its op and how many of that op
- * came before it among the nodes left. */
+ * came before it among the nodes left; last, allocs through the calls they are the memory of. */
 static void match_by_identity(const ls_program *a, const ls_program *b, int32_t *b_of_a, int32_t *a_of_b)
 {
     ls_ptrmap sa = {0}, sb = {0}, keys = {0};
@@ -114,6 +151,7 @@ static void match_by_identity(const ls_program *a, const ls_program *b, int32_t 
     ls_ptrmap_free(&keys);
     ls_ptrmap_free(&sa);
     ls_ptrmap_free(&sb);
+    match_allocs(a, b, b_of_a, a_of_b);
 }
 
 /* ---- comparing a pair */
