@@ -140,6 +140,12 @@ typedef struct ls_node_text {
 /* The one record with these texts (each interned, or NULL); NULL when every text is NULL. */
 const ls_node_text *ls_node_text_intern(const ls_node_text *t);
 
+/* One entry of a module_stack text, from s: its length, and in *next where the entry after it
+ * starts (NULL after the last). torch joins "key,path,type" entries with ';' and escapes
+ * nothing, so a ';' in a module's name or path is no separator: only one after an entry's
+ * two commas is (the CLI's node and the UI's node pane list a module a line). */
+size_t ls_module_stack_entry(const char *s, const char **next);
+
 /* ls_node counts its args and vals in 16 bits; readers refuse more than this. */
 #define LS_MAX_NODE_ARGS 60000
 

@@ -133,6 +133,11 @@ static const corpus_case cases[] = {
      "(methods: forward)"},
     {"escapes.etrecord", "diff %1$s --step 1", 0,
      "- add\\x1b]0;title\\x07\\x1b]52;c;aGk=\\x07\\x1b[2J\\u009b31m\\x7f\\u202egnp.exe\\u2066: aten.add.Tensor(x, p_w)"},
+    /* ';' inside module names (torch's nn_module_stack joins entries with ';', unescaped): one
+     * module a line, the names whole */
+    {"module_stack_semicolon.json", "node %1$s add --step 0", 0,
+     "modules   L__self__,,m.M\n          L__self___blocks_a_b,getattr(L['self'].blocks, 'a;b'),m.Block\n"
+     "          blocks.c;d,blocks.c;d,m.Inner\n"},
     {"escapes.etdp", "info %1$s", 2, "escapes.etdp: an ETDump (\"ED00\", the trace ExecuTorch's runtime writes of a run), not a program"},
 };
 #define N_CASES (sizeof cases / sizeof cases[0])

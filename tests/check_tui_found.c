@@ -147,6 +147,14 @@ START_TEST(screen_prompt_completes_backends_and_paths)
 }
 END_TEST
 
+/* A node whose module stack has ';' inside names: the pane lists a module a line, as `lowerscope
+ * node` does (the same ls_module_stack_entry; it split at every ';'). */
+START_TEST(screen_module_stack_semicolons)
+{
+    run_sample("tests/corpus/module_stack_semicolon.json", NULL, "found_module-stack", 120, 48);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
@@ -158,6 +166,7 @@ Suite *tui_found_suite(void)
     tcase_add_test(tc, screen_partgraph_title);
     tcase_add_test(tc, screen_compare_top_level);
     tcase_add_test(tc, screen_held_by_columns);
+    tcase_add_test(tc, screen_module_stack_semicolons);
     tcase_add_test(tc, screen_scroll_text);
     tcase_add_test(tc, screen_graph_through_an_elided_view);
     tcase_add_test(tc, screen_partgraph_wide_boxes);

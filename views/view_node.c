@@ -436,13 +436,13 @@ void ui_node_lines_build(ui *u)
     if (spec) constant_info(u, l, p, n, spec);
     const ls_node_text *tx = ls_node_texts(n);
     if (tx->stack_trace) add_text_block(l, "stack", tx->stack_trace);
-    if (tx->module_stack) {
-        /* "key,path,type;..." → one line per module */
-        char *ms = ls_strdup(tx->module_stack);
-        for (char *c = ms; *c; c++)
-            if (*c == ';') *c = '\n';
-        add_text_block(l, "modules", ms);
-        free(ms);
+    /* "key,path,type;..." → one line per module, a ';' in a name kept (program.h) */
+    for (const char *m = tx->module_stack, *e = m, *label = "modules"; m; m = e) {
+        size_t len = ls_module_stack_entry(m, &e);
+        if (!len) continue;
+        ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%.*s", label, (int)len, m);
+        ln->indent = 10;
+        label = "";
     }
     if (tx->source_fn) add_text_block(l, "source_fn", tx->source_fn);
     if (tx->torch_fn) add_text_block(l, "torch_fn", tx->torch_fn);

@@ -314,7 +314,13 @@ static void print_text(const cli_run *r, int s, const node_facts *f)
     }
     const ls_node_text *tx = f->texts;
     if (tx->stack_trace) text_block("stack", tx->stack_trace, '\n');
-    if (tx->module_stack) text_block("modules", tx->module_stack, ';'); /* "key,path,type;..." → a line each */
+    if (tx->module_stack) /* "key,path,type;..." → a line each, a ';' in a name kept (program.h) */
+        for (const char *m = tx->module_stack, *e = m, *label = "modules"; m; m = e) {
+            size_t len = ls_module_stack_entry(m, &e);
+            if (!len) continue;
+            printf("%-10s%.*s\n", label, (int)len, m);
+            label = "";
+        }
     if (tx->source_fn) text_block("source_fn", tx->source_fn, '\n');
     if (tx->torch_fn) text_block("torch_fn", tx->torch_fn, '\n');
     if (n->debug_handle) printf("%-10s%" PRId64 "\n", "debug", n->debug_handle);

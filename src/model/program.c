@@ -92,6 +92,29 @@ const ls_node_text *ls_node_text_intern(const ls_node_text *t)
     return ls_intern_record(t, sizeof *t);
 }
 
+/* torch/_export/serde/serialize.py: GraphModuleSerializer.serialize_metadata writes each
+ * entry as f"{key},{path},{type}" and joins them with ST_DELIMITER (";"), no escaping;
+ * GraphModuleDeserializer.deserialize_metadata splits at every ';' and each entry at the
+ * commas outside () and [] into exactly 3 parts, so a ';' in a name breaks torch's own reader.
+ * A module's name reaches the path ("getattr(L['self'], 'a;b')", or a non-strict "a;b") and the
+ * key, never the type (a class's __module__ and __qualname__): so an entry ends at the first
+ * ';' after its second comma outside brackets. */
+size_t ls_module_stack_entry(const char *s, const char **next)
+{
+    int depth = 0, commas = 0;
+    for (const char *c = s; *c; c++) {
+        if (*c == '(' || *c == '[') depth++;
+        else if ((*c == ')' || *c == ']') && depth > 0) depth--;
+        else if (*c == ',' && !depth) commas++;
+        else if (*c == ';' && !depth && commas >= 2) {
+            *next = c + 1;
+            return (size_t)(c - s);
+        }
+    }
+    *next = NULL;
+    return strlen(s);
+}
+
 ls_node *ls_node_new(ls_program *p, ls_node_kind kind, const char *name, const char *target)
 {
     ls_node *n = ls_calloc(1, sizeof *n);

@@ -308,6 +308,15 @@ def corpus():
     # an isolate. It loads, lowers, runs and exports; every command shows it escaped.
     write(CORPUS, "escapes.pt2", escapes_archive())
 
+    # A ';' inside module names: torch's serialize_metadata joins "key,path,type" entries with
+    # ';' unescaped, so only a ';' after an entry's second comma ends it (a strict export's
+    # getattr path, a non-strict key and path). It loads; node and the node pane list 3 modules.
+    p = base_program()
+    p["graph_module"]["graph"]["nodes"][0]["metadata"]["nn_module_stack"] = (
+        "L__self__,,m.M;L__self___blocks_a_b,getattr(L['self'].blocks, 'a;b'),m.Block;"
+        "blocks.c;d,blocks.c;d,m.Inner")
+    write(CORPUS, "module_stack_semicolon.json", dumps(p))
+
     # Strict where torch is strict: torch decodes the JSON as UTF-8 before parsing it
     text = dumps(base_program()).encode().replace(b'"add"', b'"ad\x9bd"', 1)
     write(CORPUS, "invalid_utf8.json", text)
