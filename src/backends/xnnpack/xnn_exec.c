@@ -128,6 +128,19 @@ float lsx_round_q(float x)
     return nearbyintf(x);
 }
 
+/* xnn_qs8_quantize (src/xnnpack/requantization.h), which create_fully_connected_operator
+ * (src/subgraph/fully-connected.c) and create_convolution_operator (convolution-2d.c) apply to
+ * output_min/max: the zero point is added before rounding, lrintf(clamp(bound / scale + zp,
+ * -128, 127)). */
+void lsx_q_bounds(const ls_xnn_node *n, float scale, int32_t zp, int32_t *lo, int32_t *hi)
+{
+    *lo = -128;
+    *hi = 127;
+    if (!n->has_min_max || scale == 0) return;
+    if (n->out_min > -INFINITY) *lo = (int32_t)lsx_round_q(fminf(fmaxf(n->out_min / scale + (float)zp, -128), 127));
+    if (n->out_max < INFINITY) *hi = (int32_t)lsx_round_q(fminf(fmaxf(n->out_max / scale + (float)zp, -128), 127));
+}
+
 /* Per-tensor quantization parameters of a value; per-channel values are dequantized by the
  * kernels that read them (weights). */
 static void qparams(const ls_xnn_value *d, float *scale, int32_t *zp)

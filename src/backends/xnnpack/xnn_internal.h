@@ -98,6 +98,9 @@ int lsx_float_io(lsx_run *R, uint32_t node, int ndim, const int64_t *dims, const
 /* XNNPACK's output clamp of a node (min/max from output_min_max) applied in place. */
 void lsx_clamp(const ls_xnn_node *n, float *x, int64_t count);
 float lsx_round_q(float x); /* round half to even, as XNNPACK's and ExecuTorch's quantizers do */
+/* The int8 bounds output_min/max give a quantized output of scale and zero point zp (XNNPACK
+ * quantizes the clamp): [-128, 127] without them. */
+void lsx_q_bounds(const ls_xnn_node *n, float scale, int32_t zp, int32_t *lo, int32_t *hi);
 
 /* One row of XNNPACK's dynamic int8 quantization (qd8: xnn_qd8_asymmetric_quantization_params):
  * n values into q, with the row's scale and zero point (xnn_ops_elem.c). */

@@ -95,17 +95,8 @@ static int conv_int8(lsx_run *R, uint32_t node, const ls_tensor *in, const geom 
         im2col(g, in->data, 1, grp, &zp, (uint8_t *)a);
         ls_qgemm_s8_packed(M, a, K, p->wq[grp], acc, g->go);
         /* requantize into the group's output columns */
-        int32_t lo = -128, hi = 127;
-        if (n->has_min_max && od->scale) {
-            if (n->out_min > -INFINITY) {
-                float q = lsx_round_q(n->out_min / od->scale) + (float)od->zero_point;
-                lo = q > lo ? (q > 127 ? 127 : (int32_t)q) : lo;
-            }
-            if (n->out_max < INFINITY) {
-                float q = lsx_round_q(n->out_max / od->scale) + (float)od->zero_point;
-                hi = q < hi ? (q < -128 ? -128 : (int32_t)q) : hi;
-            }
-        }
+        int32_t lo, hi;
+        lsx_q_bounds(n, od->scale, od->zero_point, &lo, &hi);
         for (int64_t m = 0; m < M; m++)
             for (int64_t j = 0; j < g->go; j++) {
                 int64_t c = grp * g->go + j;

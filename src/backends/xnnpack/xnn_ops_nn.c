@@ -27,25 +27,12 @@ static void add_bias(float *o, int64_t M, int64_t N, int64_t ldo, const float *b
         for (int64_t n = 0; n < N; n++) o[m * ldo + n] += bias[n];
 }
 
-/* The int8 bounds output_min/max give for a quantized output (XNNPACK quantizes the clamp). */
-static void q_bounds(const ls_xnn_node *n, float scale, int32_t zp, int32_t *lo, int32_t *hi)
-{
-    *lo = -128;
-    *hi = 127;
-    if (!n->has_min_max || scale == 0) return;
-    /* xnn_qs8_quantize (src/xnnpack/requantization.h), as create_fully_connected_operator
-     * (src/subgraph/fully-connected.c) computes output_min/max: the zero point is added before
-     * rounding, lrintf(clamp(bound / scale + zp, -128, 127)) */
-    if (n->out_min > -INFINITY) *lo = (int32_t)lsx_round_q(fminf(fmaxf(n->out_min / scale + (float)zp, -128), 127));
-    if (n->out_max < INFINITY) *hi = (int32_t)lsx_round_q(fminf(fmaxf(n->out_max / scale + (float)zp, -128), 127));
-}
-
 /* acc[M][ldc] (int32, for columns c0..c0+N) → int8 output rows of stride ldo, requantized. */
 static void requantize(const ls_xnn_node *n, const int32_t *acc, int64_t M, int64_t N, int64_t ldc, int32_t x_zp,
                        float x_scale, const lsx_prep *p, int64_t c0, const ls_xnn_value *od, int8_t *out, int64_t ldo)
 {
     int32_t lo, hi;
-    q_bounds(n, od->scale, od->zero_point, &lo, &hi);
+    lsx_q_bounds(n, od->scale, od->zero_point, &lo, &hi);
     for (int64_t m = 0; m < M; m++)
         for (int64_t j = 0; j < N; j++) {
             int64_t c = c0 + j;
