@@ -162,7 +162,7 @@ typedef struct ls_node {
     const char *target; /* interned: "torch.ops.aten.add.Tensor", submodule name, NULL */
     const struct ls_op *op; /* NULL for unknown targets (shown, never run or delegated) */
     ls_arg *args;       /* schema order for known ops, file order otherwise */
-    ls_tmeta *vals;
+    const ls_tmeta *vals; /* written only through ls_node_vals_mut: they may be shared */
     /* metadata, all interned strings or NULL */
     const char *tag;          /* delegation tag */
     const char *reason_detail; /* more about `reason` ("float64 not supported") */
@@ -174,10 +174,11 @@ typedef struct ls_node {
 
 /* Passes clone up to every node of a program, so a clone is cheap: ls_node_clone allocates the
  * node and its args array in one block (LS_NODE_ARGS_INLINE) and shares the vals of the node it
- * copies (ls_node_set_vals makes them reference-counted: LS_NODE_VALS_SHARED). Set args and vals
- * through ls_node_set_args / ls_node_set_vals (never by assigning the pointers of a node made
- * by them), and change a node's vals in place only through ls_node_vals_mut. */
-enum { LS_NODE_ARGS_INLINE = 1, LS_NODE_VALS_SHARED = 2 };
+ * copies (ls_node_set_vals interns them, one copy of each distinct array: LS_NODE_VALS_INTERNED;
+ * ls_node_vals_mut gives a node a reference-counted copy of its own: LS_NODE_VALS_SHARED). Set
+ * args and vals through ls_node_set_args / ls_node_set_vals (never by assigning the pointers of
+ * a node made by them), and change a node's vals in place only through ls_node_vals_mut. */
+enum { LS_NODE_ARGS_INLINE = 1, LS_NODE_VALS_SHARED = 2, LS_NODE_VALS_INTERNED = 4 };
 
 typedef enum ls_input_kind {
     LS_IN_USER_INPUT,

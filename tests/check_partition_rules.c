@@ -296,8 +296,8 @@ START_TEST(rule_no_empty)
     b = ls_builder_new("model", LS_DIALECT_EDGE);
     x = user(b, "x", LS_DT_F32, 1, &unknown);
     uint32_t y = user(b, "y", LS_DT_F32, 1, &unknown);
-    ls_builder_program(b)->nodes[0]->vals[0].sym[0] = ls_intern("u0");
-    ls_builder_program(b)->nodes[1]->vals[0].sym[0] = ls_intern("s0");
+    ls_node_vals_mut(ls_builder_program(b)->nodes[0])[0].sym[0] = ls_intern("u0");
+    ls_node_vals_mut(ls_builder_program(b)->nodes[1])[0].sym[0] = ls_intern("s0");
     uint32_t o2[2] = {pt_unary(b, LS_OP_relu, x), pt_unary(b, LS_OP_relu, y)};
     p = xnn_partitioned(b, o2, 2);
     assert_why(p, "aten_relu_default", "XNNPACK takes no tensor of data-dependent size: `x` has size u0 in dim 0 (rule no_empty)");
@@ -336,7 +336,7 @@ START_TEST(rule_static_shape_and_step)
     int64_t s[2] = {4, 8};
     ls_builder *b = ls_builder_new("model", LS_DIALECT_EDGE);
     uint32_t x = user(b, "x", LS_DT_F32, 2, s);
-    ls_builder_program(b)->nodes[0]->vals[0].sym[0] = ls_intern("s0"); /* x: [s0, 8] */
+    ls_node_vals_mut(ls_builder_program(b)->nodes[0])[0].sym[0] = ls_intern("s0"); /* x: [s0, 8] */
     uint32_t y = user(b, "y", LS_DT_F32, 2, s);
     int64_t half[2] = {4, 4};
     ls_tmeta m = ls_meta(LS_DT_F32, 2, half);

@@ -247,7 +247,7 @@ START_TEST(test12_kv_cache_state)
     uint32_t put = ls_build_call(b, NULL, LS_OP_index_put, a, 3, NULL);
     m = ls_meta(LS_DT_F32, 2, s21);
     uint32_t mm = pt_bin(b, LS_OP_mm, put, qt);
-    ls_program_edit(ls_builder_program(b), ls_builder_program(b)->n_nodes - 1)->vals[0] = m;
+    ls_node_vals_mut(ls_program_edit(ls_builder_program(b), ls_builder_program(b)->n_nodes - 1))[0] = m;
     uint32_t o[2] = {put, mm};
     ls_output_kind kinds[2] = {LS_OUT_BUFFER_MUTATION, LS_OUT_USER_OUTPUT};
     const char *t[2] = {"cache", NULL};

@@ -149,6 +149,49 @@ START_TEST(copies_share_nodes_until_edited)
 }
 END_TEST
 
+/* Equal vals are held once (interned, whatever the padding of the tmeta they came from), and a
+ * node that writes to its vals gets a copy of its own: the other nodes keep theirs. */
+START_TEST(equal_vals_are_held_once_until_written)
+{
+    ls_program *p = chain(3); /* x, add, add_1, add_2, output */
+    int64_t sizes[2] = {4, 8};
+    for (uint32_t i = 1; i <= 3; i++) { /* each from a tmeta of its own, with its own padding */
+        ls_tmeta m;
+        memset(&m, (int)(0x11 * i), sizeof m);
+        ls_tmeta clean;
+        ls_tmeta_init(&clean, LS_DT_F32, 2, sizes);
+        m.dtype = clean.dtype;
+        m.ndim = clean.ndim;
+        m.requires_grad = clean.requires_grad;
+        memcpy(m.dim_order, clean.dim_order, sizeof m.dim_order);
+        memcpy(m.sizes, clean.sizes, sizeof m.sizes);
+        memcpy(m.sym, clean.sym, sizeof m.sym);
+        ls_node_set_vals(p->nodes[i], LS_VAL_TENSOR, &m, 1);
+    }
+    const ls_node *a = p->nodes[1], *b = p->nodes[2];
+    ck_assert_ptr_eq(a->vals, b->vals);
+    ck_assert_ptr_eq(a->vals, p->nodes[3]->vals);
+    ck_assert_int_eq(a->vals[0].sizes[1], 8);
+    ls_program *q = ls_program_copy(p);
+    ls_node *e = ls_program_edit(q, 3); /* a clone shares them */
+    ck_assert_ptr_eq(e->vals, a->vals);
+    ls_tmeta *own = ls_node_vals_mut(e);
+    ck_assert_ptr_ne(own, a->vals);
+    own->sizes[0] = 11;
+    ck_assert_int_eq(a->vals[0].sizes[0], 4);
+    ck_assert_int_eq(b->vals[0].sizes[0], 4);
+    ck_assert_int_eq(p->nodes[3]->vals[0].sizes[0], 4);
+    ls_node *c = ls_node_clone(e); /* shares e's copy, and writing to it copies again */
+    ck_assert_ptr_eq(c->vals, e->vals);
+    ls_node_vals_mut(c)->sizes[0] = 13;
+    ck_assert_int_eq(e->vals[0].sizes[0], 11);
+    ck_assert_int_eq(c->vals[0].sizes[0], 13);
+    ls_node_unref(c);
+    ls_program_unref(q);
+    ls_program_unref(p);
+}
+END_TEST
+
 START_TEST(users_come_in_graph_order_once_each)
 {
     ls_program *p = chain(3);
@@ -320,6 +363,7 @@ Suite *program_suite(void)
     tcase_add_test(tc, targets_of_both_dialects_map_to_one_entry);
     tcase_add_test(tc, normalize_fills_defaults_and_orders_by_schema);
     tcase_add_test(tc, copies_share_nodes_until_edited);
+    tcase_add_test(tc, equal_vals_are_held_once_until_written);
     tcase_add_test(tc, users_come_in_graph_order_once_each);
     tcase_add_test(tc, namer_follows_fx);
     tcase_add_test(tc, data_tables_share_tensors);

@@ -126,15 +126,21 @@ ls_node *ls_node_new(ls_program *p, ls_node_kind kind, const char *name, const c
     return n;
 }
 
-/* Reference-counted vals: the count sits before the array (a clone shares its source's). */
+/* Vals are held one of three ways (n->storage):
+ *   - interned (LS_NODE_VALS_INTERNED): ls_node_set_vals keeps one copy of each distinct array,
+ *     with the interned strings (ls_intern_record), never freed. Most nodes of a model share a
+ *     handful of shapes and dtypes, and a load of 1M nodes held 168 bytes of vals a node;
+ *   - reference-counted (LS_NODE_VALS_SHARED): a block of one node's own, the count before the
+ *     array, shared by its clones (what ls_node_vals_mut makes to write to);
+ *   - neither: a plain allocation (readers that build nodes themselves, blob_read.c). */
 typedef struct vals_block {
     uint64_t refs; /* 8 bytes: the vals that follow stay 8-byte aligned */
     ls_tmeta v[];
 } vals_block;
 
-static vals_block *block_of(ls_tmeta *vals)
+static vals_block *block_of(const ls_tmeta *vals)
 {
-    return (vals_block *)((char *)vals - offsetof(vals_block, v));
+    return (vals_block *)((char *)(uintptr_t)vals - offsetof(vals_block, v));
 }
 
 static ls_tmeta *vals_new(const ls_tmeta *ms, uint16_t count)
@@ -145,13 +151,37 @@ static ls_tmeta *vals_new(const ls_tmeta *ms, uint16_t count)
     return b->v;
 }
 
+/* The interned copy of ms: copied field by field into zeroed records, since interned records
+ * compare byte for byte and a tmeta has padding that whoever built it may have left unset. */
+static const ls_tmeta *vals_intern(const ls_tmeta *ms, uint16_t count)
+{
+    ls_tmeta few[4];
+    ls_tmeta *z = count <= 4 ? few : ls_malloc(sizeof *z * count);
+    memset(z, 0, sizeof *z * count);
+    for (uint16_t i = 0; i < count; i++) {
+        z[i].dtype = ms[i].dtype;
+        z[i].ndim = ms[i].ndim;
+        z[i].requires_grad = ms[i].requires_grad;
+        memcpy(z[i].dim_order, ms[i].dim_order, sizeof z[i].dim_order);
+        memcpy(z[i].sizes, ms[i].sizes, sizeof z[i].sizes);
+        memcpy(z[i].sym, ms[i].sym, sizeof z[i].sym);
+    }
+    const ls_tmeta *r = ls_intern_record(z, sizeof *z * count);
+    if (z != few) free(z);
+    return r;
+}
+
 static void vals_release(ls_node *n)
 {
     if (!n->vals) return;
-    if (!(n->storage & LS_NODE_VALS_SHARED)) free(n->vals);
-    else if (--block_of(n->vals)->refs == 0) free(block_of(n->vals));
+    if (n->storage & LS_NODE_VALS_INTERNED) { /* the interner's */
+    } else if (!(n->storage & LS_NODE_VALS_SHARED)) {
+        free((void *)(uintptr_t)n->vals);
+    } else if (--block_of(n->vals)->refs == 0) {
+        free(block_of(n->vals));
+    }
     n->vals = NULL;
-    n->storage &= (uint8_t)~LS_NODE_VALS_SHARED;
+    n->storage &= (uint8_t)~(LS_NODE_VALS_SHARED | LS_NODE_VALS_INTERNED);
 }
 
 ls_node *ls_node_clone(const ls_node *src)
@@ -170,13 +200,17 @@ ls_node *ls_node_clone(const ls_node *src)
         for (uint16_t i = 0; i < src->nargs; i++) ls_arg_copy(&n->args[i], &src->args[i]);
     }
     if (src->nvals) {
-        if (src->storage & LS_NODE_VALS_SHARED) {
+        if (src->storage & LS_NODE_VALS_INTERNED) {
+            n->vals = src->vals;
+            n->storage |= LS_NODE_VALS_INTERNED;
+        } else if (src->storage & LS_NODE_VALS_SHARED) {
             block_of(src->vals)->refs++;
             n->vals = src->vals;
+            n->storage |= LS_NODE_VALS_SHARED;
         } else {
             n->vals = vals_new(src->vals, src->nvals);
+            n->storage |= LS_NODE_VALS_SHARED;
         }
-        n->storage |= LS_NODE_VALS_SHARED;
     }
     return n;
 }
@@ -220,22 +254,25 @@ void ls_node_set_val(ls_node *n, const ls_tmeta *m)
 
 void ls_node_set_vals(ls_node *n, ls_val_kind kind, const ls_tmeta *ms, uint16_t count)
 {
-    ls_tmeta *nv = count ? vals_new(ms, count) : NULL; /* before the release: ms may be n's own */
+    const ls_tmeta *nv = count ? vals_intern(ms, count) : NULL; /* before the release: ms may be n's own */
     vals_release(n);
     n->val_kind = (uint8_t)kind;
     n->nvals = count;
     n->vals = nv;
-    if (nv) n->storage |= LS_NODE_VALS_SHARED;
+    if (nv) n->storage |= LS_NODE_VALS_INTERNED;
 }
 
 ls_tmeta *ls_node_vals_mut(ls_node *n)
 {
-    if (n->vals && (n->storage & LS_NODE_VALS_SHARED) && block_of(n->vals)->refs > 1) {
+    if (n->vals && (n->storage & LS_NODE_VALS_INTERNED)) {
+        n->vals = vals_new(n->vals, n->nvals);
+        n->storage = (uint8_t)((n->storage & ~LS_NODE_VALS_INTERNED) | LS_NODE_VALS_SHARED);
+    } else if (n->vals && (n->storage & LS_NODE_VALS_SHARED) && block_of(n->vals)->refs > 1) {
         ls_tmeta *own = vals_new(n->vals, n->nvals);
         block_of(n->vals)->refs--;
         n->vals = own;
     }
-    return n->vals;
+    return (ls_tmeta *)(uintptr_t)n->vals; /* the node's own block now, or NULL */
 }
 
 bool ls_node_replace_input(ls_node *n, uint32_t old_id, uint32_t new_id)

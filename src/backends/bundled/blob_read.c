@@ -364,10 +364,11 @@ static int rd_node(rd *r, ls_bb_graph *g, uint32_t i, bool *used[3], const uint3
     if ((uint64_t)nvals * 2 > r->n - r->pos)
         return rd_fail(r, "node %s: %u values cannot fit in the bytes left", n->name, nvals);
     n->val_kind = vk;
-    n->vals = ls_calloc(nvals ? nvals : 1, sizeof *n->vals);
+    ls_tmeta *vals = ls_calloc(nvals ? nvals : 1, sizeof *vals);
+    n->vals = vals; /* the node's own (storage 0): freed with it */
     n->nvals = nvals;
     for (uint16_t k = 0; k < nvals; k++)
-        if (rd_meta(r, &n->vals[k]) != 0) return -1;
+        if (rd_meta(r, &vals[k]) != 0) return -1;
     if (n->kind != LS_NODE_PLACEHOLDER) return 0;
 
     /* What a placeholder declares must agree with what it stands for. */
