@@ -43,6 +43,8 @@ BENCH_SRC := $(filter-out tests/bench/benchutil.c,$(wildcard tests/bench/*.c))
 objs = $(patsubst %.c,$(1)/%.o,$(2))
 
 .PHONY: all deps run check test test-asan bench samples corpus clean tags FORCE
+# plain `make` is `make all`, whatever target comes first in the file
+.DEFAULT_GOAL := all
 FORCE:
 all: build/lowerscope
 

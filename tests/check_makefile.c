@@ -98,12 +98,37 @@ START_TEST(the_runner_says_what_it_skipped)
 }
 END_TEST
 
+/* Plain `make` builds lowerscope (the header's first line): the default goal is `all`, not
+ * whichever target the file happens to name first. Read from make's database, without building. */
+START_TEST(plain_make_builds_lowerscope)
+{
+    if (!tu_have_tool("make")) return;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "make -s -p -q -f %s FORCE 2>/dev/null", tu_root("Makefile"));
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[4096];
+    const char *goal = NULL;
+    static char keep[4096];
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, ".DEFAULT_GOAL := ", 17) == 0) {
+            snprintf(keep, sizeof keep, "%s", line + 17);
+            keep[strcspn(keep, "\n")] = 0;
+            goal = keep;
+        }
+    pclose(f);
+    ck_assert_msg(goal != NULL, "make printed no default goal");
+    ck_assert_str_eq(goal, "all");
+}
+END_TEST
+
 Suite *makefile_suite(void)
 {
     Suite *s = suite_create("makefile");
     TCase *tc = tcase_create("suites");
     tcase_add_test(tc, suites_follow_the_test_files);
     tcase_add_test(tc, the_runner_says_what_it_skipped);
+    tcase_add_test(tc, plain_make_builds_lowerscope);
     suite_add_tcase(s, tc);
     return s;
 }
