@@ -36,7 +36,7 @@ LK_DECL(k_max_pool2d_with_indices)
 {
     const ls_tensor *x = args[0].t;
     if (x->ndim != 3 && x->ndim != 4) return ls_kfail(c, "takes a 3-D or 4-D input, not %d-D", x->ndim);
-    int64_t k[2], s[2], p[2], d[2];
+    int64_t k[2] = {0}, s[2] = {0}, p[2] = {0}, d[2] = {0}; /* -O3 cannot see that pair() sets them when it returns 0 */
     if (pair(c, &args[1], "kernel_size", 0, 0, k) != 0) return -1;
     if (pair(c, nargs > 2 ? &args[2] : &(ls_value){0}, "stride", k[0], k[1], s) != 0) return -1;
     if (pair(c, nargs > 3 ? &args[3] : &(ls_value){0}, "padding", 0, 0, p) != 0) return -1;
