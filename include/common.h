@@ -73,6 +73,19 @@ const char *ls_internf(const char *fmt, ...) LS_PRINTF(1, 2);
 /* Metadata texts (stack traces, module stacks): interned apart from names. The same text
  * interned both ways gives two pointers, so compare a text only with texts. */
 const char *ls_intern_text_n(const char *s, size_t n);
+/* The hash the pool uses (XXH3_64bits): a caller that has it already saves hashing twice. */
+uint64_t ls_intern_hash(const char *s, size_t n);
+const char *ls_intern_n_hashed(const char *s, size_t n, uint64_t hash);
+/* A hint: the name of this hash will be interned soon (its slot is fetched into the cache). */
+void ls_intern_prefetch(uint64_t hash);
+/* Several texts at once (a node's): each gets .interned, as ls_intern_text_n gives it. */
+typedef struct ls_intern_item {
+    const char *s;
+    size_t n;
+    uint64_t hash; /* set by the call */
+    const char *interned;
+} ls_intern_item;
+void ls_intern_text_batch(ls_intern_item *items, size_t count);
 /* The one copy of a record of n bytes (8-byte aligned, compared byte for byte; pad it with
  * zeros), kept with the interned strings: records of interned pointers, e.g. a node's texts. */
 const void *ls_intern_record(const void *rec, size_t n);

@@ -28,6 +28,34 @@ START_TEST(intern_gives_one_pointer_per_content)
 }
 END_TEST
 
+/* The batch and the hashed forms give what the one-by-one forms give, also when the batch
+ * grows the table, and a batch may hold the same text twice. */
+START_TEST(intern_batch_and_hashed_match_one_by_one)
+{
+    enum { N = 6000 };
+    static char texts[N][32];
+    static ls_intern_item items[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(texts[i], sizeof texts[i], "File \"m.py\", line %d", i / 2); /* each twice */
+        items[i] = (ls_intern_item){.s = texts[i], .n = strlen(texts[i])};
+    }
+    const char *before = ls_intern_text_n(texts[0], strlen(texts[0]));
+    ls_intern_text_batch(items, N); /* more than the first table holds: it grows inside */
+    ck_assert_ptr_eq(items[0].interned, before);
+    for (int i = 0; i < N; i++) {
+        ck_assert_str_eq(items[i].interned, texts[i]);
+        ck_assert_ptr_eq(items[i].interned, ls_intern_text_n(texts[i], strlen(texts[i])));
+        ck_assert_uint_eq(items[i].hash, ls_intern_hash(texts[i], strlen(texts[i])));
+    }
+    ck_assert_ptr_eq(items[2].interned, items[3].interned);
+    ck_assert_ptr_ne(items[0].interned, ls_intern(texts[0])); /* texts apart from names */
+    ls_intern_text_batch(items, 0);
+    const char *name = "add_17";
+    ls_intern_prefetch(ls_intern_hash(name, 6));
+    ck_assert_ptr_eq(ls_intern_n_hashed(name, 6, ls_intern_hash(name, 6)), ls_intern(name));
+}
+END_TEST
+
 START_TEST(buf_escapes_json)
 {
     ls_buf b = {0};
@@ -266,6 +294,7 @@ Suite *common_suite(void)
     Suite *s = suite_create("common");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, intern_gives_one_pointer_per_content);
+    tcase_add_test(tc, intern_batch_and_hashed_match_one_by_one);
     tcase_add_test(tc, buf_escapes_json);
     tcase_add_test(tc, buf_printf_matches_snprintf);
     tcase_add_test(tc, tmeta_str_names_dtype_and_sizes);

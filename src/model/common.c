@@ -232,15 +232,20 @@ static const char *pool_store(const char *s, size_t n, size_t align)
     return d;
 }
 
-static const char *intern_in(intern_table *t, const char *s, size_t n)
+static void check_len(size_t n)
 {
-    if (!s) return NULL;
     if (n >= UINT32_MAX) {
         fprintf(stderr, "lowerscope: a name of %zu bytes is more than lowerscope keeps\n", n);
         exit(3);
     }
+}
+
+/* h: XXH3_64bits of s */
+static const char *intern_hashed(intern_table *t, const char *s, size_t n, uint64_t h)
+{
+    if (!s) return NULL;
+    check_len(n);
     if ((t->used + 1) * 4 > t->cap * 3) table_grow(t); /* up to 3/4 full: at a million nodes the tables take hundreds of MB */
-    uint64_t h = XXH3_64bits(s, n);
     size_t j = h & (t->cap - 1);
     while (t->slots[j].s) {
         intern_entry *e = &t->slots[j];
@@ -252,6 +257,11 @@ static const char *intern_in(intern_table *t, const char *s, size_t n)
     t->slots[j].hash = (uint32_t)h;
     t->used++;
     return t->slots[j].s;
+}
+
+static const char *intern_in(intern_table *t, const char *s, size_t n)
+{
+    return s ? intern_hashed(t, s, n, XXH3_64bits(s, n)) : NULL;
 }
 
 /* The pool is shared by every thread; while a second one works on programs (ls_threads_begin)
@@ -286,6 +296,44 @@ const char *ls_intern_n(const char *s, size_t n)
 const char *ls_intern_text_n(const char *s, size_t n)
 {
     return intern_locked(&texts_table, s, n);
+}
+
+uint64_t ls_intern_hash(const char *s, size_t n)
+{
+    return XXH3_64bits(s, n);
+}
+
+const char *ls_intern_n_hashed(const char *s, size_t n, uint64_t hash)
+{
+    if (!__atomic_load_n(&threads_sharing, __ATOMIC_RELAXED)) return intern_hashed(&names_table, s, n, hash);
+    pthread_mutex_lock(&intern_mutex);
+    const char *r = intern_hashed(&names_table, s, n, hash);
+    pthread_mutex_unlock(&intern_mutex);
+    return r;
+}
+
+void ls_intern_prefetch(uint64_t hash)
+{
+    /* alone only: another thread may be growing the table */
+    if (!__atomic_load_n(&threads_sharing, __ATOMIC_RELAXED) && names_table.cap)
+        __builtin_prefetch(&names_table.slots[hash & (names_table.cap - 1)]);
+}
+
+/* At a million nodes the texts table is far larger than the cache and each probe is a miss:
+ * hashing every text first and prefetching its slot lets a node's misses overlap. */
+void ls_intern_text_batch(ls_intern_item *items, size_t count)
+{
+    bool shared = __atomic_load_n(&threads_sharing, __ATOMIC_RELAXED);
+    if (shared) pthread_mutex_lock(&intern_mutex);
+    intern_table *t = &texts_table;
+    while ((t->used + count + 1) * 4 > t->cap * 3) table_grow(t); /* no growing between prefetch and probe */
+    for (size_t i = 0; i < count; i++) {
+        check_len(items[i].n);
+        items[i].hash = XXH3_64bits(items[i].s, items[i].n);
+        __builtin_prefetch(&t->slots[items[i].hash & (t->cap - 1)]);
+    }
+    for (size_t i = 0; i < count; i++) items[i].interned = intern_hashed(t, items[i].s, items[i].n, items[i].hash);
+    if (shared) pthread_mutex_unlock(&intern_mutex);
 }
 
 const void *ls_intern_record(const void *rec, size_t n)

@@ -47,10 +47,8 @@ uint32_t ls_loader_lookup(loader *L, const char *name)
     return s ? (uint32_t)s->val : 0;
 }
 
-int ls_loader_define(loader *L, ls_node *n, uint64_t *hash)
+static int define_hashed(loader *L, ls_node *n, uint64_t h)
 {
-    uint64_t h = ls_strmap_hash(n->name, strlen(n->name));
-    if (hash) *hash = h;
     bool added;
     ls_strmap_slot *s = ls_strmap_add(&L->values, n->name, h, n->id, &added);
     if (!added) {
@@ -59,6 +57,13 @@ int ls_loader_define(loader *L, ls_node *n, uint64_t *hash)
                        prev && prev->kind == LS_NODE_PLACEHOLDER ? "placeholder" : "node");
     }
     return 0;
+}
+
+int ls_loader_define(loader *L, ls_node *n, uint64_t *hash)
+{
+    uint64_t h = ls_strmap_hash(n->name, strlen(n->name));
+    if (hash) *hash = h;
+    return define_hashed(L, n, h);
 }
 
 /* ---- node metadata */
@@ -119,20 +124,33 @@ static void read_metadata(loader *L, ls_node *n, const cJSON *md)
 {
     if (!md) return;
     ls_node_text t = {0};
+    /* the texts are interned together at the end (ls_intern_text_batch); a key given twice
+     * keeps its last text, as one by one */
+    ls_intern_item items[4];
+    const char **dest[4];
+    size_t nitems = 0;
+#define TEXT(field)                                                   \
+    do {                                                              \
+        size_t at = 0;                                                \
+        while (at < nitems && dest[at] != &t.field) at++;             \
+        items[at] = (ls_intern_item){.s = s, .n = strlen(s)};         \
+        dest[at] = &t.field;                                          \
+        if (at == nitems) nitems++;                                   \
+    } while (0)
     for (const cJSON *c = md->child; c; c = c->next) {
         const char *k = c->string, *s = ls_jstr(c);
         if (!k || !s) continue;
         switch (k[0]) {
         case 's':
-            if (ls_key_is(k, "stack_trace")) t.stack_trace = ls_intern_text_n(s, strlen(s));
-            else if (ls_key_is(k, "source_fn_stack")) t.source_fn = ls_intern_text_n(s, strlen(s));
+            if (ls_key_is(k, "stack_trace")) TEXT(stack_trace);
+            else if (ls_key_is(k, "source_fn_stack")) TEXT(source_fn);
             break;
         case 'n':
-            if (ls_key_is(k, "nn_module_stack")) t.module_stack = ls_intern_text_n(s, strlen(s));
+            if (ls_key_is(k, "nn_module_stack")) TEXT(module_stack);
             else if (ls_key_is(k, "no_copy")) n->no_copy = ls_key_is(s, "True") || ls_key_is(s, "true");
             break;
         case 't':
-            if (ls_key_is(k, "torch_fn")) t.torch_fn = ls_intern_text_n(s, strlen(s));
+            if (ls_key_is(k, "torch_fn")) TEXT(torch_fn);
             break;
         case 'c':
             if (ls_key_is(k, "custom")) read_custom(L, n, &t, s);
@@ -144,6 +162,9 @@ static void read_metadata(loader *L, ls_node *n, const cJSON *md)
         default: break;
         }
     }
+#undef TEXT
+    ls_intern_text_batch(items, nitems);
+    for (size_t i = 0; i < nitems; i++) *dest[i] = items[i].interned;
     n->text = ls_node_text_intern(&t);
 }
 
@@ -394,13 +415,23 @@ int ls_loader_read_node(loader *L, const cJSON *sn, uint32_t idx)
         return ls_fail(L->err, "%s: graph node #%u (%s): output 0: a tensor output without a name", L->where, idx, target);
     if (!name && given_name && *given_name) name = given_name;
 
-    ls_node *n = ls_node_new(L->p, LS_NODE_CALL, name, NULL);
+    /* the name's hash serves the intern pool and the value map; their slots are fetched
+     * while the metadata is read */
+    size_t name_len = name ? strlen(name) : 0;
+    uint64_t h = name ? ls_strmap_hash(name, name_len) : 0;
+    if (name) {
+        ls_strmap_reserve(&L->values, L->values.used + 1);
+        __builtin_prefetch(&L->values.slots[(uint32_t)h & (L->values.cap - 1)]);
+        ls_intern_prefetch(h);
+    }
+    ls_node *n = ls_node_new(L->p, LS_NODE_CALL, NULL, NULL);
     n->target = ls_loader_intern(L, target);
     uint8_t dialect;
     n->op = target_op(L, n->target, &dialect);
     n->dialect = dialect;
     read_metadata(L, n, metadata);
     note_tag(L, n->tag);
+    if (name) n->name = ls_intern_n_hashed(name, name_len, h);
 
     uint32_t getattr_id = 0;
     bool delegate = n->op && n->op->id == LS_OP_call_delegate && inputs && inputs->child;
@@ -449,8 +480,7 @@ int ls_loader_read_node(loader *L, const cJSON *sn, uint32_t idx)
     given = heap_args(given, ng, heap, 0);
     ls_node_set_args(n, given, ng);
 
-    uint64_t h = 0;
-    if (n->name && ls_loader_define(L, n, &h) != 0) {
+    if (n->name && define_hashed(L, n, h) != 0) {
         ls_node_unref(n);
         return -1;
     }
