@@ -230,11 +230,13 @@ typedef struct ls_output_spec {
 } ls_output_spec;
 
 /* A named tensor of the state dict or the constants table. t is NULL when the file held no
- * weight data (metadata-only programs); meta is always set. */
+ * weight data (metadata-only programs); meta is always set, to an interned tmeta
+ * (ls_tmeta_intern): passes copy these tables whole, and a program of 1M nodes holds some
+ * 650k entries of a few distinct shapes. Give an entry new metadata by interning it. */
 typedef struct ls_named_tensor {
     const char *name;
     ls_tensor *t;
-    ls_tmeta meta;
+    const ls_tmeta *meta;
 } ls_named_tensor;
 
 typedef struct ls_compile_spec {

@@ -43,6 +43,10 @@ bool ls_tmeta_fits(const ls_tmeta *want, const ls_tmeta *have);
 int64_t ls_tmeta_numel_bound(const ls_tmeta *m);
 /* "float32[4, 5]", "bool[]", "float32[s0, 8]" into buf; returns buf. */
 char *ls_tmeta_str(const ls_tmeta *m, char *buf, size_t cap);
+/* The one copy of the array ms[0..count) (count >= 1), kept with the interned strings
+ * (ls_intern_record) and never freed: equal metadata gives the same pointer, whatever the
+ * padding of the tmeta it came from. Thread-safe. */
+const ls_tmeta *ls_tmeta_intern(const ls_tmeta *ms, uint16_t count);
 /* Checks that the element count and byte size fit (no overflow, below limit_bytes). */
 int ls_tmeta_check_size(const ls_tmeta *m, uint64_t limit_bytes, uint64_t *nbytes, ls_error *err);
 

@@ -106,7 +106,7 @@ START_TEST(writer_refuses_what_it_cannot_carry)
     ls_blob *b;
     /* weights absent */
     ls_program *p = pf_chain_program();
-    ls_program_put_constant(p, "c", NULL, &ls_program_constant(p, "c")->meta);
+    ls_program_put_constant(p, "c", NULL, ls_program_constant(p, "c")->meta);
     ck_assert_int_eq(ls_bb_encode(p, &b, &err), -1);
     ck_assert_msg(tu_contains(err.msg, "placeholder c_c: 'c' has no data"), "%s", err.msg);
     ls_program_unref(p);

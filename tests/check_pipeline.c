@@ -170,7 +170,7 @@ START_TEST(unchanged_tables_are_shared_between_steps)
     uint32_t n_const = fold->n_constants, n_in = fold->n_inputs;
     const char *first = fold->inputs[0].name;
     ls_program *q = ls_program_copy(fold);
-    ls_program_put_constant(q, "extra_constant", NULL, &fold->constants[0].meta);
+    ls_program_put_constant(q, "extra_constant", NULL, fold->constants[0].meta);
     ls_program_set_inputs(q, q->inputs + 1, q->n_inputs - 1);
     ck_assert_uint_eq(q->n_constants, n_const + 1);
     ck_assert_uint_eq(fold->n_constants, n_const);

@@ -264,6 +264,54 @@ START_TEST(data_tables_share_tensors)
 }
 END_TEST
 
+/* Table entries hold interned metadata: equal metadata (whatever the padding of the tmeta it
+ * came from, or taken from the tensor) is one pointer, an entry is three pointers, and a copied
+ * table that takes new metadata for one entry leaves the source's alone. */
+START_TEST(data_tables_intern_metadata)
+{
+    ls_program *p = ls_program_new("m", LS_DIALECT_ATEN);
+    int64_t sz[2] = {4, 8};
+    ls_tensor *t = ls_tensor_alloc(LS_DT_F32, 2, sz);
+    ls_tmeta m;
+    memset(&m, 0x5a, sizeof m); /* padding a loader may leave set */
+    ls_tmeta clean;
+    ls_tmeta_init(&clean, LS_DT_F32, 2, sz);
+    m.dtype = clean.dtype;
+    m.ndim = clean.ndim;
+    m.requires_grad = clean.requires_grad;
+    memcpy(m.dim_order, clean.dim_order, sizeof m.dim_order);
+    memcpy(m.sizes, clean.sizes, sizeof m.sizes);
+    memcpy(m.sym, clean.sym, sizeof m.sym);
+    ls_program_put_constant(p, "a", NULL, &m);
+    ls_program_put_constant(p, "b", t, NULL);
+    ls_program_put_state(p, "w", NULL, &clean);
+    ck_assert_uint_eq(sizeof(ls_named_tensor), 3 * sizeof(void *));
+    const ls_tmeta *a = ls_program_constant(p, "a")->meta;
+    ck_assert_ptr_eq(ls_program_constant(p, "b")->meta, a);
+    ck_assert_ptr_eq(ls_program_state(p, "w")->meta, a);
+    ck_assert_int_eq(a->sizes[1], 8);
+    ls_program *q = ls_program_copy(p);
+    ck_assert_ptr_eq(ls_program_constant(q, "a")->meta, a);
+    int64_t other[1] = {3};
+    ls_tmeta_init(&m, LS_DT_I64, 1, other);
+    ls_program_put_constant(q, "a", NULL, &m);
+    ck_assert_int_eq(ls_program_constant(q, "a")->meta->dtype, LS_DT_I64);
+    ck_assert_ptr_eq(ls_program_constant(q, "b")->meta, a);
+    ck_assert_ptr_eq(ls_program_constant(p, "a")->meta, a);
+    ck_assert_int_eq(a->dtype, LS_DT_F32);
+    ck_assert_int_eq(a->sizes[0], 4);
+    ls_program_put_constant(q, "b", NULL, NULL); /* no tensor, no metadata: b keeps its own */
+    ck_assert_ptr_eq(ls_program_constant(q, "b")->meta, a);
+    ls_program_put_constant(q, "none", NULL, NULL); /* a new entry still has a tmeta to read */
+    ck_assert_int_eq(ls_program_constant(q, "none")->meta->dtype, LS_DT_UNKNOWN);
+    ck_assert_uint_eq(ls_program_weight_bytes(p), 3 * 32 * 4);
+    ck_assert_uint_eq(ls_program_weight_bytes(q), 24 + 128 + 128);
+    ls_tensor_unref(t);
+    ls_program_unref(q);
+    ls_program_unref(p);
+}
+END_TEST
+
 /* Name lookups of the tables go through maps past a few entries: they must give what a scan
  * gives (the first entry of a name) after appends, drops, replaced tables and copies. */
 START_TEST(table_lookups_follow_every_change)
@@ -367,6 +415,7 @@ Suite *program_suite(void)
     tcase_add_test(tc, users_come_in_graph_order_once_each);
     tcase_add_test(tc, namer_follows_fx);
     tcase_add_test(tc, data_tables_share_tensors);
+    tcase_add_test(tc, data_tables_intern_metadata);
     tcase_add_test(tc, table_lookups_follow_every_change);
     tcase_add_test(tc, diff_sees_through_shifted_nodes);
     suite_add_tcase(s, tc);

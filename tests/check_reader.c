@@ -117,7 +117,7 @@ START_TEST(shared_archive_loads)
     ck_assert_int_eq(wt->t->dtype, LS_DT_F32);
     ck_assert_int_eq(wt->t->ndim, 2);
     ck_assert_int_eq(wt->t->numel, 9);
-    ck_assert(wt->meta.requires_grad);
+    ck_assert(wt->meta->requires_grad);
     assert_bytes_match(wt->t, "data/pt2/linear_3/data/weights/weight_0");
     assert_bytes_match(bt->t, "data/pt2/linear_3/data/weights/weight_1");
     ck_assert_ptr_nonnull(strstr(p->extra_json, "\"module_call_graph\""));
@@ -290,7 +290,7 @@ START_TEST(metadata_only_loads)
     ck_assert_uint_eq(p->n_state, 1);
     ck_assert_str_eq(p->state_dict[0].name, "w");
     ck_assert_ptr_null(p->state_dict[0].t);
-    assert_meta(&p->state_dict[0].meta, LS_DT_F32, 1, 4, 0);
+    assert_meta(p->state_dict[0].meta, LS_DT_F32, 1, 4, 0);
     ls_program_unref(p);
     /* a bare JSON has no weight data at all */
     p = load_ok(tu_root("tests/programs/base.json"), NULL);
@@ -336,7 +336,7 @@ START_TEST(deflated_archive_and_sizes_only)
     for (uint32_t i = 0; i < c->n_state; i++) {
         const ls_named_tensor *e = ls_program_state(c, c->state_dict[i].name), *full = ls_program_state(a, e->name);
         ck_assert_ptr_null(e->t);
-        ck_assert(ls_tmeta_equal(&e->meta, &full->meta));
+        ck_assert(ls_tmeta_equal(e->meta, full->meta));
     }
     ls_verify_result vr;
     ls_verify(c, &vr);

@@ -76,7 +76,7 @@ START_TEST(target_listed_twice)
     specs[1] = (ls_input_spec){.kind = LS_IN_CONSTANT_TENSOR, .name = ls_intern("c_k"), .target = ls_intern("k")};
     for (uint32_t i = 0; i < p->n_inputs; i++) specs[2 + i] = p->inputs[i];
     ls_program_set_inputs(q, specs, p->n_inputs + 2);
-    ls_program_put_constant(q, "k", NULL, &p->state_dict[0].meta);
+    ls_program_put_constant(q, "k", NULL, p->state_dict[0].meta);
     expect_error(q, "`k` is not a buffer", NULL);
     ls_program_unref(q);
     ls_program_unref(p);

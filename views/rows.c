@@ -269,7 +269,7 @@ static bool is_mutated(const ls_program *p, const char *target)
 static uint64_t spec_bytes(const ls_program *p, const ls_input_spec *s, const ls_node *n)
 {
     const ls_named_tensor *nt = ls_program_spec_data(p, s);
-    const ls_tmeta *meta = nt ? &nt->meta : n->nvals ? &n->vals[0] : NULL;
+    const ls_tmeta *meta = nt ? nt->meta : n->nvals ? &n->vals[0] : NULL;
     if (!meta) return 0;
     int64_t numel = ls_tmeta_numel(meta);
     return numel > 0 ? (uint64_t)numel * ls_dtype_size(meta->dtype) : 0;

@@ -115,8 +115,8 @@ static void summarize(const ls_program *p, summary *s)
     }
     for (uint32_t i = 0; i < p->n_outputs; i++)
         bump(&s->outputs, ls_intern(ls_output_kind_name((ls_output_kind)p->outputs[i].kind)), 0);
-    for (uint32_t i = 0; i < p->n_state; i++, s->weight_tensors++) s->weight_bytes += meta_bytes(&p->state_dict[i].meta);
-    for (uint32_t i = 0; i < p->n_constants; i++, s->weight_tensors++) s->weight_bytes += meta_bytes(&p->constants[i].meta);
+    for (uint32_t i = 0; i < p->n_state; i++, s->weight_tensors++) s->weight_bytes += meta_bytes(p->state_dict[i].meta);
+    for (uint32_t i = 0; i < p->n_constants; i++, s->weight_tensors++) s->weight_bytes += meta_bytes(p->constants[i].meta);
     if (s->ops.v.n > 1) qsort(s->ops.v.v, s->ops.v.n, sizeof(count), by_count_desc);
 }
 

@@ -102,7 +102,7 @@ struct ls_builder {
 static void put_data(named_vec *v, ls_ptrmap *ix, const char *target, ls_tensor *t, const ls_tmeta *m)
 {
     uint32_t i;
-    ls_named_tensor e = {.name = target, .t = ls_tensor_ref(t), .meta = *m};
+    ls_named_tensor e = {.name = target, .t = ls_tensor_ref(t), .meta = ls_tmeta_intern(m, 1)};
     if (ls_ptrmap_get_u32(ix, target, &i)) {
         ls_tensor_unref(v->v[i].t);
         v->v[i] = e;

@@ -151,26 +151,6 @@ static ls_tmeta *vals_new(const ls_tmeta *ms, uint16_t count)
     return b->v;
 }
 
-/* The interned copy of ms: copied field by field into zeroed records, since interned records
- * compare byte for byte and a tmeta has padding that whoever built it may have left unset. */
-static const ls_tmeta *vals_intern(const ls_tmeta *ms, uint16_t count)
-{
-    ls_tmeta few[4];
-    ls_tmeta *z = count <= 4 ? few : ls_malloc(sizeof *z * count);
-    memset(z, 0, sizeof *z * count);
-    for (uint16_t i = 0; i < count; i++) {
-        z[i].dtype = ms[i].dtype;
-        z[i].ndim = ms[i].ndim;
-        z[i].requires_grad = ms[i].requires_grad;
-        memcpy(z[i].dim_order, ms[i].dim_order, sizeof z[i].dim_order);
-        memcpy(z[i].sizes, ms[i].sizes, sizeof z[i].sizes);
-        memcpy(z[i].sym, ms[i].sym, sizeof z[i].sym);
-    }
-    const ls_tmeta *r = ls_intern_record(z, sizeof *z * count);
-    if (z != few) free(z);
-    return r;
-}
-
 static void vals_release(ls_node *n)
 {
     if (!n->vals) return;
@@ -254,7 +234,7 @@ void ls_node_set_val(ls_node *n, const ls_tmeta *m)
 
 void ls_node_set_vals(ls_node *n, ls_val_kind kind, const ls_tmeta *ms, uint16_t count)
 {
-    const ls_tmeta *nv = count ? vals_intern(ms, count) : NULL; /* before the release: ms may be n's own */
+    const ls_tmeta *nv = count ? ls_tmeta_intern(ms, count) : NULL; /* before the release: ms may be n's own */
     vals_release(n);
     n->val_kind = (uint8_t)kind;
     n->nvals = count;

@@ -117,8 +117,8 @@ static bool same_entries(const ls_program *p, const ls_program *q, int which)
         if (n != (state ? q->n_state : q->n_constants)) return false;
         const ls_named_tensor *x = state ? p->state_dict : p->constants, *y = state ? q->state_dict : q->constants;
         for (uint32_t i = 0; i < n; i++)
-            if (x[i].name != y[i].name || x[i].t != y[i].t || !ls_tmeta_equal(&x[i].meta, &y[i].meta) ||
-                x[i].meta.requires_grad != y[i].meta.requires_grad)
+            if (x[i].name != y[i].name || x[i].t != y[i].t || !ls_tmeta_equal(x[i].meta, y[i].meta) ||
+                x[i].meta->requires_grad != y[i].meta->requires_grad)
                 return false;
         return true;
     }

@@ -232,13 +232,17 @@ static void put_named(ls_program *p, int which, const char *target, ls_tensor *t
         e = &(*v)[(*n)++];
         e->name = ls_intern(target);
         e->t = NULL;
+        e->meta = NULL;
         table_appended(p, which, old);
     }
     ls_tensor *prev = e->t;
     e->t = ls_tensor_ref(t);
     ls_tensor_unref(prev);
-    if (meta) e->meta = *meta;
-    else if (t) ls_tensor_meta(t, &e->meta);
+    ls_tmeta m = {0}; /* neither meta nor t: no metadata, but always a tmeta to read */
+    if (meta) m = *meta;
+    else if (t) ls_tensor_meta(t, &m);
+    else if (e->meta) return;
+    e->meta = ls_tmeta_intern(&m, 1);
 }
 
 static bool drop_named(ls_program *p, int which, const char *target)
@@ -294,12 +298,12 @@ uint64_t ls_program_weight_bytes(const ls_program *p)
 {
     uint64_t total = 0;
     for (uint32_t i = 0; i < p->n_state; i++) {
-        int64_t n = ls_tmeta_numel(&p->state_dict[i].meta);
-        if (n > 0) total += (uint64_t)n * ls_dtype_size(p->state_dict[i].meta.dtype);
+        int64_t n = ls_tmeta_numel(p->state_dict[i].meta);
+        if (n > 0) total += (uint64_t)n * ls_dtype_size(p->state_dict[i].meta->dtype);
     }
     for (uint32_t i = 0; i < p->n_constants; i++) {
-        int64_t n = ls_tmeta_numel(&p->constants[i].meta);
-        if (n > 0) total += (uint64_t)n * ls_dtype_size(p->constants[i].meta.dtype);
+        int64_t n = ls_tmeta_numel(p->constants[i].meta);
+        if (n > 0) total += (uint64_t)n * ls_dtype_size(p->constants[i].meta->dtype);
     }
     return total;
 }

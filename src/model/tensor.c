@@ -153,6 +153,26 @@ char *ls_tmeta_str(const ls_tmeta *m, char *buf, size_t cap)
     return buf;
 }
 
+/* Copied field by field into zeroed records, since interned records compare byte for byte and
+ * a tmeta has padding that whoever built it may have left unset. */
+const ls_tmeta *ls_tmeta_intern(const ls_tmeta *ms, uint16_t count)
+{
+    ls_tmeta few[4];
+    ls_tmeta *z = count <= 4 ? few : ls_malloc(sizeof *z * count);
+    memset(z, 0, sizeof *z * count);
+    for (uint16_t i = 0; i < count; i++) {
+        z[i].dtype = ms[i].dtype;
+        z[i].ndim = ms[i].ndim;
+        z[i].requires_grad = ms[i].requires_grad;
+        memcpy(z[i].dim_order, ms[i].dim_order, sizeof z[i].dim_order);
+        memcpy(z[i].sizes, ms[i].sizes, sizeof z[i].sizes);
+        memcpy(z[i].sym, ms[i].sym, sizeof z[i].sym);
+    }
+    const ls_tmeta *r = ls_intern_record(z, sizeof *z * count);
+    if (z != few) free(z);
+    return r;
+}
+
 int ls_tmeta_check_size(const ls_tmeta *m, uint64_t limit_bytes, uint64_t *nbytes, ls_error *err)
 {
     uint64_t n = 1;

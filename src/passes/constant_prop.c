@@ -234,7 +234,7 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
             ls_tmeta m;
             ls_tensor_meta(v->t, &m);
             ls_node_set_val(ph, &m);
-            ls_named_tensor e = {.name = fqn, .t = ls_tensor_ref(v->t), .meta = m};
+            ls_named_tensor e = {.name = fqn, .t = ls_tensor_ref(v->t), .meta = ls_tmeta_intern(&m, 1)};
             ls_vec_push(&made, e);
             ls_vec_push(&created, ph);
             ls_input_spec s = {.kind = LS_IN_CONSTANT_TENSOR, .persistent = true, .name = name, .target = fqn};

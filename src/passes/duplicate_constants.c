@@ -218,9 +218,10 @@ static int duplicate(dup *d, ls_pass_ctx *ctx, uint32_t pos, uint32_t spec_ix)
             memset(&cs.value, 0, sizeof cs.value);
             d->specs_before[spec_ix][d->n_specs[spec_ix]++] = cs;
             /* the same bytes under the copy's own target (shared by reference, not copied) */
-            ls_named_tensor e = {.name = target, .t = ls_tensor_ref(data ? data->t : NULL)};
-            if (data) e.meta = data->meta;
-            else if (ls_node_tval(ph)) e.meta = *ls_node_tval(ph);
+            static const ls_tmeta no_meta;
+            const ls_tmeta *meta = ls_node_tval(ph) ? ls_node_tval(ph) : &no_meta;
+            ls_named_tensor e = {.name = target, .t = ls_tensor_ref(data ? data->t : NULL),
+                                 .meta = data ? data->meta : ls_tmeta_intern(meta, 1)};
             if (in_state) ls_vec_push(&d->new_state, e);
             else ls_vec_push(&d->new_constants, e);
             for (uint32_t u = gs[g].first; u < gs[g].first + gs[g].n; u++) {

@@ -230,8 +230,8 @@ static uint64_t data_bytes(const ls_program *p, const ls_input_spec *s, const ls
 {
     const ls_named_tensor *nt = ls_program_spec_data(p, s);
     if (nt) {
-        int64_t numel = ls_tmeta_numel(&nt->meta);
-        return numel > 0 ? (uint64_t)numel * ls_dtype_size(nt->meta.dtype) : 0;
+        int64_t numel = ls_tmeta_numel(nt->meta);
+        return numel > 0 ? (uint64_t)numel * ls_dtype_size(nt->meta->dtype) : 0;
     }
     return value_bytes(n);
 }

@@ -357,7 +357,7 @@ static void check_data(vctx *c, const ls_input_spec *s, const ls_named_tensor *e
     if (!ph || ph->val_kind != LS_VAL_TENSOR) return;
     ls_tmeta have;
     if (e->t) ls_tensor_meta(e->t, &have);
-    else have = e->meta; /* weights_unread: what the file says the data is */
+    else have = *e->meta; /* weights_unread: what the file says the data is */
     const ls_tmeta *want = &ph->vals[0];
     bool same = have.dtype == want->dtype && have.ndim == want->ndim;
     for (int d = 0; same && d < have.ndim; d++) same = want->sym[d] || have.sizes[d] == want->sizes[d];
@@ -630,7 +630,7 @@ static void copy_finding(ls_verify_result *out, uint32_t *cap, const ls_finding 
 static bool same_named(const ls_named_tensor *a, const ls_named_tensor *b, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
-        if (a[i].name != b[i].name || a[i].t != b[i].t || !ls_tmeta_equal(&a[i].meta, &b[i].meta)) return false;
+        if (a[i].name != b[i].name || a[i].t != b[i].t || !ls_tmeta_equal(a[i].meta, b[i].meta)) return false;
     return true;
 }
 

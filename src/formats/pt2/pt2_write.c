@@ -636,7 +636,7 @@ static int table_members(members *m, const char *root, const ls_program *p, bool
             if (p->inputs[k].kind == LS_IN_PARAMETER && p->inputs[k].target == v[i].name) param = true;
         ls_tmeta meta;
         ls_tensor_meta(v[i].t, &meta);
-        meta.requires_grad = v[i].meta.requires_grad;
+        meta.requires_grad = v[i].meta->requires_grad;
         if (i) ls_buf_puts(&cfg, ", ");
         str(&cfg, v[i].name);
         ls_buf_printf(&cfg, ": {\"path_name\": \"%s\", \"is_param\": %s, \"use_pickle\": false, \"tensor_meta\": ", path,

@@ -24,7 +24,7 @@ static void push_entry(ls_named_tensor **v, uint32_t *n, const char *name, ls_te
 {
     (*v)[*n].name = name;
     (*v)[*n].t = t;
-    (*v)[*n].meta = *m;
+    (*v)[*n].meta = ls_tmeta_intern(m, 1);
     (*n)++;
 }
 
