@@ -1,5 +1,6 @@
 /* Tests of the shared basics: interning, buffers, dtype tables, atomic writes, tensor views. */
 #include <check.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
@@ -53,6 +54,47 @@ START_TEST(intern_batch_and_hashed_match_one_by_one)
     const char *name = "add_17";
     ls_intern_prefetch(ls_intern_hash(name, 6));
     ck_assert_ptr_eq(ls_intern_n_hashed(name, 6, ls_intern_hash(name, 6)), ls_intern(name));
+}
+END_TEST
+
+/* After ls_memory_keep_freed the heap's growth is advised for huge pages: the mapping that
+ * holds a large new block carries the "hg" flag in /proc/self/smaps. (Check runs each test in
+ * a child of its own, so the malloc settings do not reach the other tests.) */
+START_TEST(heap_growth_is_advised_for_huge_pages)
+{
+#if defined(__SANITIZE_ADDRESS__) || !defined(__GLIBC__)
+    tu_skip("the allocator is not glibc's (ASan maps its own memory)");
+    return;
+#endif
+    if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0) {
+        tu_skip("the kernel has no transparent huge pages");
+        return;
+    }
+    ls_memory_keep_freed();
+    size_t n = (size_t)96 << 20;
+    char *p = ls_malloc(n);
+    uintptr_t mid = (uintptr_t)(p + n / 2);
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) {
+        free(p);
+        tu_skip("no /proc/self/smaps");
+        return;
+    }
+    char line[512];
+    bool inside = false, advised = false, found = false;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            inside = mid >= lo && mid < hi;
+            found |= inside;
+        } else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+            advised = strstr(line, " hg") != NULL;
+        }
+    }
+    fclose(f);
+    free(p);
+    ck_assert(found);
+    ck_assert_msg(advised, "the heap's new part is not advised for huge pages");
 }
 END_TEST
 
@@ -295,6 +337,7 @@ Suite *common_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, intern_gives_one_pointer_per_content);
     tcase_add_test(tc, intern_batch_and_hashed_match_one_by_one);
+    tcase_add_test(tc, heap_growth_is_advised_for_huge_pages);
     tcase_add_test(tc, buf_escapes_json);
     tcase_add_test(tc, buf_printf_matches_snprintf);
     tcase_add_test(tc, tmeta_str_names_dtype_and_sizes);
