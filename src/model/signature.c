@@ -6,6 +6,11 @@
 void ls_sig_build(ls_sig *s, const ls_program *p)
 {
     memset(s, 0, sizeof *s);
+    /* sized once: grown by doubling, the maps of a million-node program were rehashed about 15 times
+     * each, every time at the program's size (each pass builds one) */
+    ls_ptrmap_reserve(&s->spec_of, p->n_inputs);
+    ls_ptrmap_reserve(&s->state_ix, p->n_state);
+    ls_ptrmap_reserve(&s->const_ix, p->n_constants);
     for (uint32_t i = 0; i < p->n_inputs; i++)
         if (!ls_ptrmap_has(&s->spec_of, p->inputs[i].name)) ls_ptrmap_put(&s->spec_of, p->inputs[i].name, i);
     for (uint32_t i = 0; i < p->n_outputs; i++) {
