@@ -139,8 +139,12 @@ static void copy_names(dup *d, const ls_node *ph, const ls_input_spec *s, uint32
         do digits[dn++] = (char)('0' + v % 10), v /= 10;
         while (v);
         for (size_t i = 0; i < dn; i++) nb[nl + 6 + i] = tb[tl + 6 + i] = digits[dn - 1 - i];
-        const char *nm = ls_intern_n(nb, nl + 6 + dn);
-        const char *tg = ls_intern_n(tb, tl + 6 + dn);
+        /* both are new names, so both probes miss the cache at a million nodes: fetched together */
+        uint64_t nh = ls_intern_hash(nb, nl + 6 + dn), th = ls_intern_hash(tb, tl + 6 + dn);
+        ls_intern_prefetch(nh);
+        ls_intern_prefetch(th);
+        const char *nm = ls_intern_n_hashed(nb, nl + 6 + dn, nh);
+        const char *tg = ls_intern_n_hashed(tb, tl + 6 + dn, th);
         if (pu_map_has(&d->names, nm) || pu_map_has(&d->targets, tg)) continue;
         pu_map_put(&d->names, nm, 1);
         pu_map_put(&d->targets, tg, 1);
