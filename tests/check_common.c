@@ -57,29 +57,16 @@ START_TEST(intern_batch_and_hashed_match_one_by_one)
 }
 END_TEST
 
-/* After ls_memory_keep_freed the heap's growth is advised for huge pages: the mapping that
- * holds a large new block carries the "hg" flag in /proc/self/smaps. (Check runs each test in
- * a child of its own, so the malloc settings do not reach the other tests.) */
-START_TEST(heap_growth_is_advised_for_huge_pages)
+/* Whether the mapping that holds the middle of a new 96 MiB block carries the "hg" flag in
+ * /proc/self/smaps (-1: no smaps to read). The block is kept in *keep, so that the next one
+ * is new growth of the heap too. */
+static int new_block_advised(char **keep)
 {
-#if defined(__SANITIZE_ADDRESS__) || !defined(__GLIBC__)
-    tu_skip("the allocator is not glibc's (ASan maps its own memory)");
-    return;
-#endif
-    if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0) {
-        tu_skip("the kernel has no transparent huge pages");
-        return;
-    }
-    ls_memory_keep_freed();
     size_t n = (size_t)96 << 20;
-    char *p = ls_malloc(n);
+    char *p = *keep = ls_malloc(n);
     uintptr_t mid = (uintptr_t)(p + n / 2);
     FILE *f = fopen("/proc/self/smaps", "r");
-    if (!f) {
-        free(p);
-        tu_skip("no /proc/self/smaps");
-        return;
-    }
+    if (!f) return -1;
     char line[512];
     bool inside = false, advised = false, found = false;
     while (fgets(line, sizeof line, f)) {
@@ -92,9 +79,39 @@ START_TEST(heap_growth_is_advised_for_huge_pages)
         }
     }
     fclose(f);
-    free(p);
     ck_assert(found);
-    ck_assert_msg(advised, "the heap's new part is not advised for huge pages");
+    return advised;
+}
+
+/* After ls_memory_keep_freed with LS_HUGE_PAGES=1 the heap's growth is advised for huge pages,
+ * and without it not. (Check runs each test in a child of its own, so the malloc settings and
+ * the variable do not reach the other tests.) */
+START_TEST(heap_growth_is_advised_for_huge_pages_when_asked)
+{
+#if defined(__SANITIZE_ADDRESS__) || !defined(__GLIBC__)
+    tu_skip("the allocator is not glibc's (ASan maps its own memory)");
+    return;
+#endif
+    if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0) {
+        tu_skip("the kernel has no transparent huge pages");
+        return;
+    }
+    unsetenv("LS_HUGE_PAGES");
+    ls_memory_keep_freed();
+    char *first = NULL, *second = NULL;
+    int advised = new_block_advised(&first);
+    if (advised < 0) {
+        free(first);
+        tu_skip("no /proc/self/smaps");
+        return;
+    }
+    ck_assert_msg(advised == 0, "the heap was advised for huge pages unasked");
+    setenv("LS_HUGE_PAGES", "1", 1);
+    ls_memory_keep_freed();
+    advised = new_block_advised(&second);
+    free(first);
+    free(second);
+    ck_assert_msg(advised == 1, "the heap's new part is not advised for huge pages");
 }
 END_TEST
 
@@ -337,7 +354,7 @@ Suite *common_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, intern_gives_one_pointer_per_content);
     tcase_add_test(tc, intern_batch_and_hashed_match_one_by_one);
-    tcase_add_test(tc, heap_growth_is_advised_for_huge_pages);
+    tcase_add_test(tc, heap_growth_is_advised_for_huge_pages_when_asked);
     tcase_add_test(tc, buf_escapes_json);
     tcase_add_test(tc, buf_printf_matches_snprintf);
     tcase_add_test(tc, tmeta_str_names_dtype_and_sizes);

@@ -102,7 +102,7 @@ static void out_of_memory(size_t n)
     ls_out_of_memory(n, NULL);
 }
 
-/* ---- huge pages for the heap (ls_memory_keep_freed). At a million nodes the heap is 2.4 GB
+/* ---- huge pages for the heap (ls_memory_keep_freed, with LS_HUGE_PAGES=1). At a million nodes the heap is 2.4 GB
  * and the tables are probed at random: with 4 KiB pages nearly every probe misses the TLB
  * and its page walk misses the cache too (the page tables alone are 5 MB), so the user time
  * grew 11-14x for 10x the nodes. In 2 MiB pages it grows about 10x. The kernel gives them
@@ -641,12 +641,21 @@ void ls_memory_keep_freed(void)
      * passes free and remake 1.5 GB of such tables: a quarter of the page faults). From the
      * heap, a freed table's pages are reused as they are. */
     mallopt(M_MMAP_MAX, 0);
-    /* the heap grows in steps of at least 64 MiB: each step is advised (see advise_heap_growth)
-     * while untouched, and the 2 MiB block it starts in, already touched, stays in small pages */
-    mallopt(M_TOP_PAD, 64 << 20);
+    /* Huge pages only when asked (LS_HUGE_PAGES=1): they cut the user time by about a quarter
+     * at 100k and 1M nodes, but on the VMs we measure on a fresh 2 MiB page costs the kernel
+     * about five times what the same bytes in small pages do (bench_pipeline at 200k: 0.07 ->
+     * 0.34 s in the kernel, its 200k/100k ratio 1.95 -> 2.5-3.2 against a goal of 2.3), and
+     * at 1M the system time swung 2-8 s from run to run. See docs/design.md. */
+    const char *huge = getenv("LS_HUGE_PAGES");
+    if (huge && strcmp(huge, "1") == 0) {
+        /* the heap grows in steps of at least 64 MiB: each step is advised (see
+         * advise_heap_growth) while untouched; the 2 MiB block it starts in, already touched,
+         * stays in small pages */
+        mallopt(M_TOP_PAD, 64 << 20);
+        heap_advised_top = (uintptr_t)sbrk(0);
+        heap_in_huge_pages = true;
+    }
 #endif
-    heap_advised_top = (uintptr_t)sbrk(0);
-    heap_in_huge_pages = true;
 }
 
 double ls_now(void)
