@@ -644,8 +644,8 @@ void ls_memory_keep_freed(void)
     /* Huge pages only when asked (LS_HUGE_PAGES=1): they cut the user time by about a quarter
      * at 100k and 1M nodes, but on the VMs we measure on a fresh 2 MiB page costs the kernel
      * about five times what the same bytes in small pages do (bench_pipeline at 200k: 0.07 ->
-     * 0.34 s in the kernel, its 200k/100k ratio 1.95 -> 2.5-3.2 against a goal of 2.3), and
-     * at 1M the system time swung 2-8 s from run to run. See docs/design.md. */
+     * 0.34 s in the kernel), and at 1M the system time swung 2-8 s from run to run. See
+     * docs/design.md. */
     const char *huge = getenv("LS_HUGE_PAGES");
     if (huge && strcmp(huge, "1") == 0) {
         /* the heap grows in steps of at least 64 MiB: each step is advised (see
