@@ -149,6 +149,22 @@ START_TEST(copies_share_nodes_until_edited)
 }
 END_TEST
 
+/* A tmeta of dtype float32 and the given sizes whose padding bytes are `fill`, as a loader
+ * that never zeroed it may leave them: the interner must see through them. */
+static ls_tmeta padded_meta(int fill, int ndim, const int64_t *sizes)
+{
+    ls_tmeta m, clean;
+    memset(&m, fill, sizeof m);
+    ls_tmeta_init(&clean, LS_DT_F32, ndim, sizes);
+    m.dtype = clean.dtype;
+    m.ndim = clean.ndim;
+    m.requires_grad = clean.requires_grad;
+    memcpy(m.dim_order, clean.dim_order, sizeof m.dim_order);
+    memcpy(m.sizes, clean.sizes, sizeof m.sizes);
+    memcpy(m.sym, clean.sym, sizeof m.sym);
+    return m;
+}
+
 /* Equal vals are held once (interned, whatever the padding of the tmeta they came from), and a
  * node that writes to its vals gets a copy of its own: the other nodes keep theirs. */
 START_TEST(equal_vals_are_held_once_until_written)
@@ -156,16 +172,7 @@ START_TEST(equal_vals_are_held_once_until_written)
     ls_program *p = chain(3); /* x, add, add_1, add_2, output */
     int64_t sizes[2] = {4, 8};
     for (uint32_t i = 1; i <= 3; i++) { /* each from a tmeta of its own, with its own padding */
-        ls_tmeta m;
-        memset(&m, (int)(0x11 * i), sizeof m);
-        ls_tmeta clean;
-        ls_tmeta_init(&clean, LS_DT_F32, 2, sizes);
-        m.dtype = clean.dtype;
-        m.ndim = clean.ndim;
-        m.requires_grad = clean.requires_grad;
-        memcpy(m.dim_order, clean.dim_order, sizeof m.dim_order);
-        memcpy(m.sizes, clean.sizes, sizeof m.sizes);
-        memcpy(m.sym, clean.sym, sizeof m.sym);
+        ls_tmeta m = padded_meta((int)(0x11 * i), 2, sizes);
         ls_node_set_vals(p->nodes[i], LS_VAL_TENSOR, &m, 1);
     }
     const ls_node *a = p->nodes[1], *b = p->nodes[2];
@@ -272,16 +279,9 @@ START_TEST(data_tables_intern_metadata)
     ls_program *p = ls_program_new("m", LS_DIALECT_ATEN);
     int64_t sz[2] = {4, 8};
     ls_tensor *t = ls_tensor_alloc(LS_DT_F32, 2, sz);
-    ls_tmeta m;
-    memset(&m, 0x5a, sizeof m); /* padding a loader may leave set */
+    ls_tmeta m = padded_meta(0x5a, 2, sz);
     ls_tmeta clean;
     ls_tmeta_init(&clean, LS_DT_F32, 2, sz);
-    m.dtype = clean.dtype;
-    m.ndim = clean.ndim;
-    m.requires_grad = clean.requires_grad;
-    memcpy(m.dim_order, clean.dim_order, sizeof m.dim_order);
-    memcpy(m.sizes, clean.sizes, sizeof m.sizes);
-    memcpy(m.sym, clean.sym, sizeof m.sym);
     ls_program_put_constant(p, "a", NULL, &m);
     ls_program_put_constant(p, "b", t, NULL);
     ls_program_put_state(p, "w", NULL, &clean);
