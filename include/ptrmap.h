@@ -100,6 +100,58 @@ static inline bool ls_ptrmap_has(const ls_ptrmap *m, const void *key)
 }
 
 /* The value as an index (what most maps hold). */
+/* A set of pointers: the keys of a map alone, half its bytes, and one probe to add a key
+ * (a namer's set of taken names holds every node name of a program: at a million nodes each
+ * probe of it is a cache miss). */
+typedef struct ls_ptrset {
+    const void **keys;
+    uint32_t cap, used;
+} ls_ptrset;
+
+static inline void ls_ptrset_reserve(ls_ptrset *s, uint32_t want)
+{
+    if ((uint64_t)(want + 1) * 2 <= s->cap) return;
+    uint32_t nc = s->cap ? s->cap : 64;
+    while ((uint64_t)(want + 1) * 2 > nc) nc *= 2;
+    const void **nk = ls_calloc(nc, sizeof *nk);
+    for (uint32_t i = 0; i < s->cap; i++) {
+        if (!s->keys[i]) continue;
+        uint32_t j = ls_ptrmap_hash(s->keys[i]) & (nc - 1);
+        while (nk[j]) j = (j + 1) & (nc - 1);
+        nk[j] = s->keys[i];
+    }
+    free(s->keys);
+    s->keys = nk;
+    s->cap = nc;
+}
+
+static inline bool ls_ptrset_has(const ls_ptrset *s, const void *key)
+{
+    if (!s->cap || !key) return false;
+    for (uint32_t j = ls_ptrmap_hash(key) & (s->cap - 1); s->keys[j]; j = (j + 1) & (s->cap - 1))
+        if (s->keys[j] == key) return true;
+    return false;
+}
+
+/* Adds key; false when it was there already. A NULL key is never stored (false). */
+static inline bool ls_ptrset_add(ls_ptrset *s, const void *key)
+{
+    if (!key) return false;
+    ls_ptrset_reserve(s, s->used + 1);
+    uint32_t j = ls_ptrmap_hash(key) & (s->cap - 1);
+    for (; s->keys[j]; j = (j + 1) & (s->cap - 1))
+        if (s->keys[j] == key) return false;
+    s->keys[j] = key;
+    s->used++;
+    return true;
+}
+
+static inline void ls_ptrset_free(ls_ptrset *s)
+{
+    free(s->keys);
+    memset(s, 0, sizeof *s);
+}
+
 static inline bool ls_ptrmap_get_u32(const ls_ptrmap *m, const void *key, uint32_t *val)
 {
     uintptr_t v;

@@ -8,6 +8,7 @@
 #include "namer.h"
 #include "ops.h"
 #include "program.h"
+#include "ptrmap.h"
 #include "progfixtures.h"
 #include "testutil.h"
 
@@ -227,6 +228,24 @@ START_TEST(users_come_in_graph_order_once_each)
 }
 END_TEST
 
+/* The set of pointers the namer keeps: each key once, found after the table grows, NULL never. */
+START_TEST(ptrset_holds_each_key_once)
+{
+    ls_ptrset s = {0};
+    static char keys[1000];
+    for (int i = 0; i < 1000; i++) ck_assert(ls_ptrset_add(&s, &keys[i]));
+    for (int i = 0; i < 1000; i++) ck_assert(!ls_ptrset_add(&s, &keys[i]));
+    ck_assert_uint_eq(s.used, 1000);
+    ck_assert_uint_ge(s.cap, 2002); /* grown at most half full */
+    for (int i = 0; i < 1000; i++) ck_assert(ls_ptrset_has(&s, &keys[i]));
+    ck_assert(!ls_ptrset_has(&s, &s));
+    ck_assert(!ls_ptrset_add(&s, NULL));
+    ck_assert(!ls_ptrset_has(&s, NULL));
+    ls_ptrset_free(&s);
+    ck_assert(!ls_ptrset_has(&s, &keys[0]));
+}
+END_TEST
+
 START_TEST(namer_follows_fx)
 {
     ls_program *p = chain(2);
@@ -414,6 +433,7 @@ Suite *program_suite(void)
     tcase_add_test(tc, equal_vals_are_held_once_until_written);
     tcase_add_test(tc, users_come_in_graph_order_once_each);
     tcase_add_test(tc, namer_follows_fx);
+    tcase_add_test(tc, ptrset_holds_each_key_once);
     tcase_add_test(tc, data_tables_share_tensors);
     tcase_add_test(tc, data_tables_intern_metadata);
     tcase_add_test(tc, table_lookups_follow_every_change);

@@ -10,7 +10,7 @@
 #include "ptrmap.h"
 
 struct ls_namer {
-    ls_ptrmap taken; /* interned names in use */
+    ls_ptrset taken; /* interned names in use */
     ls_ptrmap next;  /* interned stem → next suffix to try */
 };
 
@@ -18,25 +18,25 @@ ls_namer *ls_namer_new(const ls_program *p)
 {
     ls_namer *nm = ls_calloc(1, sizeof *nm);
     if (p) {
-        ls_ptrmap_reserve(&nm->taken, p->n_nodes);
-        for (uint32_t i = 0; i < p->n_nodes; i++) ls_ptrmap_put(&nm->taken, p->nodes[i]->name, 1);
+        ls_ptrset_reserve(&nm->taken, p->n_nodes);
+        for (uint32_t i = 0; i < p->n_nodes; i++) ls_ptrset_add(&nm->taken, p->nodes[i]->name);
     }
     return nm;
 }
 
 void ls_namer_room(ls_namer *nm, uint32_t n)
 {
-    ls_ptrmap_reserve(&nm->taken, nm->taken.used + n);
+    ls_ptrset_reserve(&nm->taken, nm->taken.used + n);
 }
 
 void ls_namer_reserve(ls_namer *nm, const char *name)
 {
-    if (name) ls_ptrmap_put(&nm->taken, ls_intern(name), 1);
+    if (name) ls_ptrset_add(&nm->taken, ls_intern(name));
 }
 
 bool ls_namer_taken(const ls_namer *nm, const char *name)
 {
-    return ls_ptrmap_get(&nm->taken, name, NULL);
+    return ls_ptrset_has(&nm->taken, name);
 }
 
 const char *ls_namer_take(ls_namer *nm, const char *base)
@@ -56,10 +56,8 @@ static size_t put_uint(char *out, uint32_t v)
 
 const char *ls_namer_take_interned(ls_namer *nm, const char *base)
 {
-    if (!ls_ptrmap_get(&nm->taken, base, NULL)) {
-        ls_ptrmap_put(&nm->taken, base, 1);
-        return base;
-    }
+    if (!base) return NULL;
+    if (ls_ptrset_add(&nm->taken, base)) return base; /* one probe: free, and now taken */
     /* "add_3" continues from 4 under the stem "add" */
     size_t len = strlen(base), k = len;
     while (k > 0 && base[k - 1] >= '0' && base[k - 1] <= '9') k--;
@@ -82,9 +80,8 @@ const char *ls_namer_take_interned(ls_namer *nm, const char *base)
     for (;;) {
         size_t n = stem_len + 1 + put_uint(buf + stem_len + 1, (uint32_t)next++);
         cand = ls_intern_n(buf, n);
-        if (!ls_ptrmap_get(&nm->taken, cand, NULL)) break;
+        if (ls_ptrset_add(&nm->taken, cand)) break;
     }
-    ls_ptrmap_put(&nm->taken, cand, 1);
     ls_ptrmap_put(&nm->next, stem, next);
     if (buf != small) free(buf);
     return cand;
@@ -93,7 +90,7 @@ const char *ls_namer_take_interned(ls_namer *nm, const char *base)
 void ls_namer_free(ls_namer *nm)
 {
     if (!nm) return;
-    ls_ptrmap_free(&nm->taken);
+    ls_ptrset_free(&nm->taken);
     ls_ptrmap_free(&nm->next);
     free(nm);
 }
