@@ -102,13 +102,13 @@ static void out_of_memory(size_t n)
     ls_out_of_memory(n, NULL);
 }
 
-/* ---- huge pages for the heap (ls_memory_keep_freed, with LS_HUGE_PAGES=1). At a million nodes the heap is 2.4 GB
- * and the tables are probed at random: with 4 KiB pages nearly every probe misses the TLB
- * and its page walk misses the cache too (the page tables alone are 5 MB), so the user time
- * grew 11-14x for 10x the nodes. In 2 MiB pages it grows about 10x. The kernel gives them
- * where madvise asks (transparent_hugepage "madvise", the Debian default); glibc asks only
- * when GLIBC_TUNABLES says so at start, so each part the heap grows by is advised here,
- * before malloc hands it out and anything touches it. */
+/* ---- huge pages for the heap (ls_memory_keep_freed, with LS_HUGE_PAGES=1). At a million
+ * nodes the tables are probed at random: with 4 KiB pages nearly every probe misses the TLB
+ * and its page walk misses the cache too. In 2 MiB pages the user time is about a quarter
+ * less, at 100k nodes as at 1M (so the 1M / 100k ratio stays). The kernel gives them where
+ * madvise asks (transparent_hugepage "madvise", the Debian default); glibc asks only when
+ * GLIBC_TUNABLES says so at start, so each part the heap grows by is advised here, before
+ * malloc hands it out and anything touches it. */
 static bool heap_in_huge_pages;
 static uintptr_t heap_advised_top; /* the heap below this is advised */
 
@@ -289,11 +289,6 @@ static const char *intern_hashed(intern_table *t, const char *s, size_t n, uint6
     return t->slots[j].s;
 }
 
-static const char *intern_in(intern_table *t, const char *s, size_t n)
-{
-    return s ? intern_hashed(t, s, n, XXH3_64bits(s, n)) : NULL;
-}
-
 /* The pool is shared by every thread; while a second one works on programs (ls_threads_begin)
  * every intern takes the lock. Alone (the CLI, the load before the UI starts its pipeline), none. */
 static pthread_mutex_t intern_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -309,13 +304,19 @@ void ls_threads_end(void)
     __atomic_sub_fetch(&threads_sharing, 1, __ATOMIC_SEQ_CST);
 }
 
-static const char *intern_locked(intern_table *t, const char *s, size_t n)
+/* h: XXH3_64bits of s (ls_intern_hash) */
+static const char *intern_locked_hashed(intern_table *t, const char *s, size_t n, uint64_t h)
 {
-    if (!__atomic_load_n(&threads_sharing, __ATOMIC_RELAXED)) return intern_in(t, s, n);
+    if (!__atomic_load_n(&threads_sharing, __ATOMIC_RELAXED)) return intern_hashed(t, s, n, h);
     pthread_mutex_lock(&intern_mutex);
-    const char *r = intern_in(t, s, n);
+    const char *r = intern_hashed(t, s, n, h);
     pthread_mutex_unlock(&intern_mutex);
     return r;
+}
+
+static const char *intern_locked(intern_table *t, const char *s, size_t n)
+{
+    return s ? intern_locked_hashed(t, s, n, XXH3_64bits(s, n)) : NULL;
 }
 
 const char *ls_intern_n(const char *s, size_t n)
@@ -335,11 +336,7 @@ uint64_t ls_intern_hash(const char *s, size_t n)
 
 const char *ls_intern_n_hashed(const char *s, size_t n, uint64_t hash)
 {
-    if (!__atomic_load_n(&threads_sharing, __ATOMIC_RELAXED)) return intern_hashed(&names_table, s, n, hash);
-    pthread_mutex_lock(&intern_mutex);
-    const char *r = intern_hashed(&names_table, s, n, hash);
-    pthread_mutex_unlock(&intern_mutex);
-    return r;
+    return intern_locked_hashed(&names_table, s, n, hash);
 }
 
 void ls_intern_prefetch(uint64_t hash)
