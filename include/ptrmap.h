@@ -184,6 +184,8 @@ typedef struct ls_strmap {
     uint32_t cap, used;
 } ls_strmap;
 
+/* The intern pool's hash too (ls_intern_hash, checked by a test): the JSON loader hashes a
+ * node's name once for its value map and for interning it. */
 static inline uint64_t ls_strmap_hash(const char *s, size_t n)
 {
     return XXH3_64bits(s, n);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "ptrmap.h"
 #include "dtype.h"
 #include "program.h"
 #include "tensor.h"
@@ -54,6 +55,9 @@ START_TEST(intern_batch_and_hashed_match_one_by_one)
     const char *name = "add_17";
     ls_intern_prefetch(ls_intern_hash(name, 6));
     ck_assert_ptr_eq(ls_intern_n_hashed(name, 6, ls_intern_hash(name, 6)), ls_intern(name));
+    /* the JSON loader interns a name with the hash of its value map (ls_strmap_hash) */
+    for (int i = 0; i < N; i += 97) ck_assert_uint_eq(ls_strmap_hash(texts[i], strlen(texts[i])), ls_intern_hash(texts[i], strlen(texts[i])));
+    ck_assert_ptr_eq(ls_intern_n_hashed(name, 6, ls_strmap_hash(name, 6)), ls_intern(name));
 }
 END_TEST
 

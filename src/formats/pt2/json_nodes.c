@@ -415,8 +415,8 @@ int ls_loader_read_node(loader *L, const cJSON *sn, uint32_t idx)
         return ls_fail(L->err, "%s: graph node #%u (%s): output 0: a tensor output without a name", L->where, idx, target);
     if (!name && given_name && *given_name) name = given_name;
 
-    /* the name's hash serves the intern pool and the value map; their slots are fetched
-     * while the metadata is read */
+    /* the name's hash serves the intern pool and the value map (one hash: ptrmap.h); their
+     * slots are fetched while the metadata is read */
     size_t name_len = name ? strlen(name) : 0;
     uint64_t h = name ? ls_strmap_hash(name, name_len) : 0;
     if (name) {
