@@ -28,6 +28,8 @@ typedef struct ls_tmeta {
 
 void ls_tmeta_init(ls_tmeta *m, ls_dtype dtype, int ndim, const int64_t *sizes);
 int64_t ls_tmeta_numel(const ls_tmeta *m); /* -1 when a dim is symbolic without hint */
+/* Its bytes (numel x the dtype's size); 0 when the element count is unknown or overflows. */
+uint64_t ls_tmeta_nbytes(const ls_tmeta *m);
 bool ls_tmeta_is_dynamic(const ls_tmeta *m);
 bool ls_tmeta_equal(const ls_tmeta *a, const ls_tmeta *b);
 /* Whether a tensor of metadata `have` (or a tensor, ls_tensor_fits) is one `want` describes: the same dtype

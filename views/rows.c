@@ -270,9 +270,7 @@ static uint64_t spec_bytes(const ls_program *p, const ls_input_spec *s, const ls
 {
     const ls_named_tensor *nt = ls_program_spec_data(p, s);
     const ls_tmeta *meta = nt ? nt->meta : n->nvals ? &n->vals[0] : NULL;
-    if (!meta) return 0;
-    int64_t numel = ls_tmeta_numel(meta);
-    return numel > 0 ? (uint64_t)numel * ls_dtype_size(meta->dtype) : 0;
+    return meta ? ls_tmeta_nbytes(meta) : 0;
 }
 
 /* Counts one program's data into a part: constants (params, buffers, tensor constants) and

@@ -200,8 +200,7 @@ static void constant_info(ui *u, ui_lines *l, const ls_program *p, const ls_node
     } else {
         char t[128], bytes[32];
         ls_tmeta_str(nt->meta, t, sizeof t);
-        int64_t numel = ls_tmeta_numel(nt->meta);
-        ui_fmt_bytes(numel > 0 ? (uint64_t)numel * ls_dtype_size(nt->meta->dtype) : 0, bytes, sizeof bytes);
+        ui_fmt_bytes(ls_tmeta_nbytes(nt->meta), bytes, sizeof bytes);
         if (nt->t) {
             ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%s · %s · hash %016" PRIx64, "data", t, bytes, ls_tensor_hash(nt->t));
             ln->indent = 10;

@@ -75,13 +75,6 @@ static void counts_free(counts *c)
     ls_ptrmap_free(&c->ix);
 }
 
-static uint64_t meta_bytes(const ls_tmeta *m)
-{
-    int64_t n = 1;
-    for (int d = 0; d < m->ndim; d++) n *= m->sizes[d] > 0 ? m->sizes[d] : 0;
-    return (uint64_t)n * ls_dtype_size(m->dtype);
-}
-
 typedef struct summary {
     counts kinds, ops, inputs, outputs, tags;
     LS_VEC(const char *) unknown; /* distinct unknown targets */
@@ -110,13 +103,13 @@ static void summarize(const ls_program *p, summary *s)
         const ls_input_spec *in = &p->inputs[i];
         int32_t pos = in->name ? ls_program_find(p, in->name) : -1;
         const ls_node *n = pos >= 0 ? p->nodes[pos] : NULL;
-        uint64_t b = n && n->val_kind == LS_VAL_TENSOR ? meta_bytes(&n->vals[0]) : 0;
+        uint64_t b = n && n->val_kind == LS_VAL_TENSOR ? ls_tmeta_nbytes(&n->vals[0]) : 0;
         bump(&s->inputs, ls_intern(ls_input_kind_name((ls_input_kind)in->kind)), b);
     }
     for (uint32_t i = 0; i < p->n_outputs; i++)
         bump(&s->outputs, ls_intern(ls_output_kind_name((ls_output_kind)p->outputs[i].kind)), 0);
-    for (uint32_t i = 0; i < p->n_state; i++, s->weight_tensors++) s->weight_bytes += meta_bytes(p->state_dict[i].meta);
-    for (uint32_t i = 0; i < p->n_constants; i++, s->weight_tensors++) s->weight_bytes += meta_bytes(p->constants[i].meta);
+    for (uint32_t i = 0; i < p->n_state; i++, s->weight_tensors++) s->weight_bytes += ls_tmeta_nbytes(p->state_dict[i].meta);
+    for (uint32_t i = 0; i < p->n_constants; i++, s->weight_tensors++) s->weight_bytes += ls_tmeta_nbytes(p->constants[i].meta);
     if (s->ops.v.n > 1) qsort(s->ops.v.v, s->ops.v.n, sizeof(count), by_count_desc);
 }
 
@@ -274,7 +267,7 @@ static void json_meta(ls_buf *b, const ls_node *n)
         if (m->sym[d]) ls_buf_json_str(b, m->sym[d]);
         else ls_buf_printf(b, "%" PRId64, m->sizes[d]);
     }
-    ls_buf_printf(b, "],\"bytes\":%" PRIu64, meta_bytes(m));
+    ls_buf_printf(b, "],\"bytes\":%" PRIu64, ls_tmeta_nbytes(m));
 }
 
 static void print_json(const char *path, const ls_program *p, const summary *s, const ls_verify_result *vr,

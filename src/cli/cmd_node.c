@@ -197,8 +197,7 @@ static void gather(const cli_run *r, int s, node_facts *f)
         f->data = nt;
         if (nt) {
             ls_tmeta_str(nt->meta, f->data_type, sizeof f->data_type);
-            int64_t numel = ls_tmeta_numel(nt->meta);
-            f->data_bytes = numel > 0 ? (uint64_t)numel * ls_dtype_size(nt->meta->dtype) : 0;
+            f->data_bytes = ls_tmeta_nbytes(nt->meta);
             if (nt->t) {
                 f->hash = ls_tensor_hash(nt->t);
                 ls_buf b = {0};

@@ -297,14 +297,8 @@ void ls_program_add_sub(ls_program *p, const ls_submodule *sub)
 uint64_t ls_program_weight_bytes(const ls_program *p)
 {
     uint64_t total = 0;
-    for (uint32_t i = 0; i < p->n_state; i++) {
-        int64_t n = ls_tmeta_numel(p->state_dict[i].meta);
-        if (n > 0) total += (uint64_t)n * ls_dtype_size(p->state_dict[i].meta->dtype);
-    }
-    for (uint32_t i = 0; i < p->n_constants; i++) {
-        int64_t n = ls_tmeta_numel(p->constants[i].meta);
-        if (n > 0) total += (uint64_t)n * ls_dtype_size(p->constants[i].meta->dtype);
-    }
+    for (uint32_t i = 0; i < p->n_state; i++) total += ls_tmeta_nbytes(p->state_dict[i].meta);
+    for (uint32_t i = 0; i < p->n_constants; i++) total += ls_tmeta_nbytes(p->constants[i].meta);
     return total;
 }
 

@@ -36,6 +36,12 @@ int64_t ls_tmeta_numel(const ls_tmeta *m)
     return n;
 }
 
+uint64_t ls_tmeta_nbytes(const ls_tmeta *m)
+{
+    int64_t n = ls_tmeta_numel(m);
+    return n > 0 ? (uint64_t)n * ls_dtype_size(m->dtype) : 0;
+}
+
 bool ls_tmeta_is_dynamic(const ls_tmeta *m)
 {
     for (int i = 0; i < m->ndim; i++)

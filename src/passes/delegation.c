@@ -249,12 +249,6 @@ void ls_deleg_summary(const ls_deleg_table *full, ls_buf *b)
                       full->n_opaque == 1 ? "" : "s");
 }
 
-static uint64_t meta_bytes(const ls_tmeta *m)
-{
-    int64_t n = ls_tmeta_numel(m);
-    return n > 0 ? (uint64_t)n * ls_dtype_size(m->dtype) : 0;
-}
-
 void ls_deleg_call_io(const ls_program *p, const ls_node *call, ls_deleg_io *io)
 {
     memset(io, 0, sizeof *io);
@@ -263,14 +257,14 @@ void ls_deleg_call_io(const ls_program *p, const ls_node *call, ls_deleg_io *io)
         if (arg->kind == LS_ARG_NODE) {
             io->n_in++;
             const ls_tmeta *m = ls_node_tval(ls_program_node(p, arg->v.node));
-            if (m) io->in_bytes += meta_bytes(m);
+            if (m) io->in_bytes += ls_tmeta_nbytes(m);
         } else if (arg->kind != LS_ARG_NONE) {
             io->n_in++; /* a scalar passed by value */
         }
     }
     for (uint16_t k = 0; k < call->nvals; k++) {
         io->n_out++;
-        io->out_bytes += meta_bytes(&call->vals[k]);
+        io->out_bytes += ls_tmeta_nbytes(&call->vals[k]);
     }
 }
 

@@ -229,10 +229,7 @@ static bool mutated(const ls_program *p, const char *target)
 static uint64_t data_bytes(const ls_program *p, const ls_input_spec *s, const ls_node *n)
 {
     const ls_named_tensor *nt = ls_program_spec_data(p, s);
-    if (nt) {
-        int64_t numel = ls_tmeta_numel(nt->meta);
-        return numel > 0 ? (uint64_t)numel * ls_dtype_size(nt->meta->dtype) : 0;
-    }
+    if (nt) return ls_tmeta_nbytes(nt->meta);
     return value_bytes(n);
 }
 
