@@ -188,6 +188,24 @@ START_TEST(tmeta_str_names_dtype_and_sizes)
 }
 END_TEST
 
+/* A tensor's bytes from its metadata: a scalar is one element; an empty, unknown-size or
+ * overflowing count is 0 bytes. */
+START_TEST(tmeta_nbytes_counts_what_is_known)
+{
+    ls_tmeta m;
+    ls_tmeta_init(&m, LS_DT_F32, 2, (int64_t[]){3, 5});
+    ck_assert_uint_eq(ls_tmeta_nbytes(&m), 60);
+    ls_tmeta_init(&m, LS_DT_I64, 0, NULL);
+    ck_assert_uint_eq(ls_tmeta_nbytes(&m), 8);
+    ls_tmeta_init(&m, LS_DT_F16, 2, (int64_t[]){4, 0});
+    ck_assert_uint_eq(ls_tmeta_nbytes(&m), 0);
+    ls_tmeta_init(&m, LS_DT_F32, 2, (int64_t[]){-1, 8});
+    ck_assert_uint_eq(ls_tmeta_nbytes(&m), 0);
+    ls_tmeta_init(&m, LS_DT_U8, 2, (int64_t[]){INT64_MAX / 2, 3});
+    ck_assert_uint_eq(ls_tmeta_nbytes(&m), 0);
+}
+END_TEST
+
 START_TEST(byte_counts_read_as_people_read_them)
 {
     char b[32];
@@ -362,6 +380,7 @@ Suite *common_suite(void)
     tcase_add_test(tc, buf_escapes_json);
     tcase_add_test(tc, buf_printf_matches_snprintf);
     tcase_add_test(tc, tmeta_str_names_dtype_and_sizes);
+    tcase_add_test(tc, tmeta_nbytes_counts_what_is_known);
     tcase_add_test(tc, tensors_fit_their_metadata);
     tcase_add_test(tc, byte_counts_read_as_people_read_them);
     tcase_add_test(tc, node_texts_are_interned_records);
