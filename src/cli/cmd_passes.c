@@ -128,15 +128,18 @@ typedef struct rendered {
     ls_buf steps;
 } rendered;
 
-/* Step k is complete: nothing later changes it, so it is rendered now; then step k-1, whose
- * program nothing reads any more (step k's changes and verifier result are made, and the next
- * pass reads step k), is released unless LS_KEEP_STEPS is set (the test that compares both). */
+/* Step k is complete: nothing later changes it, so it is rendered now; then, unless
+ * LS_KEEP_STEPS is set (the test that compares both), step k's changes and report, rendered,
+ * and step k-1, whose program nothing reads any more (step k's changes and verifier result are
+ * made, and the next pass reads step k), are released. */
 static void on_step(void *ctx, cli_run *r, uint32_t k)
 {
     rendered *out = ctx;
     if (r->args.json) json_step(&out->steps, &r->h, k);
     else text_step(&out->steps, &r->h, k);
-    if (out->release && k) cli_release_step(r, k - 1);
+    if (!out->release) return;
+    cli_release_rendered(r, k);
+    if (k) cli_release_step(r, k - 1);
 }
 
 static void print_text(const cli_run *r, const ls_buf *steps)

@@ -55,6 +55,16 @@ void cli_release_step(cli_run *r, uint32_t k)
     r->loaded = NULL;
 }
 
+void cli_release_rendered(cli_run *r, uint32_t k)
+{
+    if (k >= r->h.n_planned) return;
+    ls_step *s = &r->h.steps[k];
+    free(s->changes);
+    s->changes = NULL;
+    s->n_changes = 0;
+    ls_report_free(&s->report);
+}
+
 int cli_run_pipeline_watched(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_run *r,
                              void (*step_done)(void *ctx, cli_run *r, uint32_t k), void *ctx)
 {
