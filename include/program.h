@@ -145,6 +145,9 @@ const ls_node_text *ls_node_text_intern(const ls_node_text *t);
  * nothing, so a ';' in a module's name or path is no separator: only one after an entry's
  * two commas is (the CLI's node and the UI's node pane list a module a line). */
 size_t ls_module_stack_entry(const char *s, const char **next);
+/* One entry of a source_fn_stack text ("name,target;name,target"), as ls_module_stack_entry:
+ * torch splits at every ';' (the CLI's node and the UI's node pane list an entry a line). */
+size_t ls_source_fn_entry(const char *s, const char **next);
 
 /* ls_node counts its args and vals in 16 bits; readers refuse more than this. */
 #define LS_MAX_NODE_ARGS 60000

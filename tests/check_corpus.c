@@ -138,6 +138,8 @@ static const corpus_case cases[] = {
     {"module_stack_semicolon.json", "node %1$s add --step 0", 0,
      "modules   L__self__,,m.M\n          L__self___blocks_a_b,getattr(L['self'].blocks, 'a;b'),m.Block\n"
      "          blocks.c;d,blocks.c;d,m.Inner\n"},
+    {"source_fn_stack_entries.json", "node %1$s add --step 0", 0,
+     "source_fn l__self___block,m.Block\n          add,torch.add\ntorch_fn  add_1;builtin_function_or_method.add\n"},
     {"escapes.etdp", "info %1$s", 2, "escapes.etdp: an ETDump (\"ED00\", the trace ExecuTorch's runtime writes of a run), not a program"},
 };
 #define N_CASES (sizeof cases / sizeof cases[0])

@@ -155,6 +155,14 @@ START_TEST(screen_module_stack_semicolons)
 }
 END_TEST
 
+/* A node whose source_fn_stack has two entries: the pane lists an entry a line (it showed the
+ * ';'-joined text as one). */
+START_TEST(screen_source_fn_entries)
+{
+    run_sample("tests/corpus/source_fn_stack_entries.json", NULL, "found_source-fn", 120, 48);
+}
+END_TEST
+
 Suite *tui_found_suite(void)
 {
     Suite *s = suite_create("tui_found");
@@ -167,6 +175,7 @@ Suite *tui_found_suite(void)
     tcase_add_test(tc, screen_compare_top_level);
     tcase_add_test(tc, screen_held_by_columns);
     tcase_add_test(tc, screen_module_stack_semicolons);
+    tcase_add_test(tc, screen_source_fn_entries);
     tcase_add_test(tc, screen_scroll_text);
     tcase_add_test(tc, screen_graph_through_an_elided_view);
     tcase_add_test(tc, screen_partgraph_wide_boxes);

@@ -443,7 +443,13 @@ void ui_node_lines_build(ui *u)
         ln->indent = 10;
         label = "";
     }
-    if (tx->source_fn) add_text_block(l, "source_fn", tx->source_fn);
+    for (const char *m = tx->source_fn, *e = m, *label = "source_fn"; m; m = e) { /* an entry a line */
+        size_t len = ls_source_fn_entry(m, &e);
+        if (!len) continue;
+        ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%.*s", label, (int)len, m);
+        ln->indent = 10;
+        label = "";
+    }
     if (tx->torch_fn) add_text_block(l, "torch_fn", tx->torch_fn);
     if (n->debug_handle) {
         ln = ui_lines_add(l, UI_R_NORMAL, -1, "%-10s%" PRId64, "debug", n->debug_handle);

@@ -320,7 +320,12 @@ static void print_text(const cli_run *r, int s, const node_facts *f)
             printf("%-10s%.*s\n", label, (int)len, m);
             label = "";
         }
-    if (tx->source_fn) text_block("source_fn", tx->source_fn, '\n');
+    for (const char *m = tx->source_fn, *e = m, *label = "source_fn"; m; m = e) { /* an entry a line */
+        size_t len = ls_source_fn_entry(m, &e);
+        if (!len) continue;
+        printf("%-10s%.*s\n", label, (int)len, m);
+        label = "";
+    }
     if (tx->torch_fn) text_block("torch_fn", tx->torch_fn, '\n');
     if (n->debug_handle) printf("%-10s%" PRId64 "\n", "debug", n->debug_handle);
     if (n->no_copy) printf("%-10sno_copy: never duplicated\n", "meta");

@@ -115,6 +115,18 @@ size_t ls_module_stack_entry(const char *s, const char **next)
     return strlen(s);
 }
 
+/* serialize_metadata writes each source_fn_stack entry as f"{name},{serialize_operator(fn)}"
+ * and joins them with ST_DELIMITER; deserialize_metadata splits at every ';', then each entry at
+ * its ','. Neither part holds a ';' (an fx node's name, an operator's or class's qualified
+ * name), so every ';' ends an entry. torch_fn is one (name, qualified name) pair joined the
+ * same way, and stays one line. */
+size_t ls_source_fn_entry(const char *s, const char **next)
+{
+    const char *e = strchr(s, ';');
+    *next = e ? e + 1 : NULL;
+    return e ? (size_t)(e - s) : strlen(s);
+}
+
 ls_node *ls_node_new(ls_program *p, ls_node_kind kind, const char *name, const char *target)
 {
     ls_node *n = ls_calloc(1, sizeof *n);

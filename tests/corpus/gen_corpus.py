@@ -317,6 +317,16 @@ def corpus():
         "blocks.c;d,blocks.c;d,m.Inner")
     write(CORPUS, "module_stack_semicolon.json", dumps(p))
 
+    # A source_fn_stack of two entries: serialize_metadata joins "name,target" entries with ';'
+    # (ST_DELIMITER), as deserialize_metadata splits them; torch_fn is one (name, qualified
+    # name) pair joined the same way. node and the node pane list two source_fn lines, and
+    # torch_fn as one.
+    p = base_program()
+    meta = p["graph_module"]["graph"]["nodes"][0]["metadata"]
+    meta["source_fn_stack"] = "l__self___block,m.Block;add,torch.add"
+    meta["torch_fn"] = "add_1;builtin_function_or_method.add"
+    write(CORPUS, "source_fn_stack_entries.json", dumps(p))
+
     # Strict where torch is strict: torch decodes the JSON as UTF-8 before parsing it
     text = dumps(base_program()).encode().replace(b'"add"', b'"ad\x9bd"', 1)
     write(CORPUS, "invalid_utf8.json", text)
