@@ -10,7 +10,9 @@
  *   convertF32TensorToBF16 (×1.00389105, truncated);
  * - scales kept in a constant (scale_buffer_idx) are refused by name, not guessed;
  * - dynamic int8 activations per token, with XNNPACK's qd8 parameters, for an XNNConvert and for
- *   the older dq_datatype marker.
+ *   the older dq_datatype marker;
+ * - what google/XNNPACK itself refuses at init (xnn_define.c): a requantization scale of 256 or
+ *   more, output_min above output_max; and a qs8 convolution's .5 cases at its clamp bounds.
  * Each blob is also held to its portable twin where the twin takes the node. */
 #include <check.h>
 #include <math.h>
@@ -300,6 +302,176 @@ START_TEST(xnn_scale_buffer_refused)
 }
 END_TEST
 
+/* init's error for a blob XNNPACK refuses (NULL when init takes it). */
+static const char *init_refuses(const ls_blob *blob, const ls_named_data *named, ls_error *err)
+{
+    void *h = NULL;
+    if (ls_xnnpack_backend.init(blob, NULL, 0, named, &h, err) == 0) {
+        ls_xnnpack_backend.destroy(h);
+        return NULL;
+    }
+    return err->msg;
+}
+
+/* A static qs8 fully connected node with a qint8 filter (scale ws, per tensor): x qint8 [1, 1]
+ * at 16, y qint8 at 1. XNNPACK's xnn_create_fully_connected_nc_qs8 (operators/fully-connected-
+ * nc.c) computes 16·ws/1 in float and refuses 256 or more as an unsupported parameter: ws = 16
+ * gives 256 (refused, exit 3); ws = 15.9375 gives 255 (taken, and x = 1 gives
+ * round(1·255) = 127 after the int8 clamp). */
+static ls_blob *qs8_fc(xb_graph *g, float ws)
+{
+    uint32_t xd[2] = {1, 1}, wd[2] = {1, 1};
+    const int8_t wq[1] = {1};
+    uint32_t x = xb_value(g, LS_XNN_DT_QINT8, 2, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0);
+    g->v.v[x].quant = LS_XNN_Q_PER_TENSOR, g->v.v[x].scale = 16, g->v.v[x].zero_point = 0;
+    uint32_t w = xb_const(g, LS_XNN_DT_QINT8, 2, wd, wq, sizeof wq);
+    g->v.v[w].quant = LS_XNN_Q_PER_TENSOR, g->v.v[w].scale = ws;
+    uint32_t y = xb_value(g, LS_XNN_DT_QINT8, 2, xd, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+    g->v.v[y].quant = LS_XNN_Q_PER_TENSOR, g->v.v[y].scale = 1, g->v.v[y].zero_point = 0;
+    xb_node(g, LS_XNN_FullyConnected, (const uint32_t[]){x, w, LS_XNN_INVALID_ID}, 3, y);
+    return xb_finish(g, 2);
+}
+
+/* Per output channel (convolution-nhwc.c, init_requantization_scale_qx8_qc8w): a 1x1 Conv2d,
+ * x qint8 at 2, filter qcint8 with scales (1, 128), y at 1: channel 0 is 2, channel 1 is 256,
+ * refused naming the channel. */
+START_TEST(xnn_requantization_scale_of_256_refused)
+{
+    ls_error err;
+    xb_graph g = {0};
+    ls_blob *blob = qs8_fc(&g, 16);
+    ck_assert_ptr_nonnull(blob);
+    const char *why = init_refuses(blob, g.named, &err);
+    ck_assert_msg(why && err.code == LS_ERR_NEEDS, "%s", why ? why : "init took it");
+    ck_assert_msg(tu_contains(why, "xnodes[0] (XNNFullyConnected") && tu_contains(why, "requantization scale 256 ") &&
+                      tu_contains(why, "input scale 16 x kernel scale 16 / output scale 1"),
+                  "%s", why);
+    ls_blob_unref(blob);
+    xb_free(&g);
+
+    xb_graph g2 = {0};
+    blob = qs8_fc(&g2, 15.9375f);
+    ck_assert_ptr_nonnull(blob);
+    int64_t dims[2] = {1, 1};
+    ls_tensor *xt = ls_tensor_alloc(LS_DT_I8, 2, dims);
+    ((int8_t *)xt->data)[0] = 1;
+    ls_tensor *o = run1(blob, g2.named, xt);
+    ck_assert_int_eq(((int8_t *)o->data)[0], 127);
+    ls_tensor_unref(o);
+    ls_blob_unref(blob);
+    xb_free(&g2);
+
+    xb_graph g3 = {0};
+    uint32_t xd[4] = {1, 1, 1, 1}, wd[4] = {2, 1, 1, 1}, od[4] = {1, 1, 1, 2};
+    const int8_t wq[2] = {1, 1};
+    uint32_t x = xb_value(&g3, LS_XNN_DT_QINT8, 4, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0);
+    g3.v.v[x].quant = LS_XNN_Q_PER_TENSOR, g3.v.v[x].scale = 2, g3.v.v[x].zero_point = 0;
+    uint32_t w = xb_const(&g3, LS_XNN_DT_QCINT8, 4, wd, wq, sizeof wq);
+    g3.v.v[w].quant = LS_XNN_Q_PER_CHANNEL, g3.v.v[w].n_scales = 2, g3.v.v[w].scales = malloc(8);
+    g3.v.v[w].scales[0] = 1, g3.v.v[w].scales[1] = 128;
+    uint32_t y = xb_value(&g3, LS_XNN_DT_QINT8, 4, od, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+    g3.v.v[y].quant = LS_XNN_Q_PER_TENSOR, g3.v.v[y].scale = 1, g3.v.v[y].zero_point = 0;
+    ls_xnn_node *n = xb_node(&g3, LS_XNN_Conv2d, (const uint32_t[]){x, w, LS_XNN_INVALID_ID}, 3, y);
+    n->p.conv = (__typeof__(n->p.conv)){.kernel_h = 1, .kernel_w = 1, .stride_h = 1, .stride_w = 1, .dilation_h = 1,
+                                        .dilation_w = 1, .group_in = 1, .group_out = 2, .groups = 1};
+    blob = xb_finish(&g3, 2);
+    ck_assert_ptr_nonnull(blob);
+    why = init_refuses(blob, g3.named, &err);
+    ck_assert_msg(why && err.code == LS_ERR_NEEDS, "%s", why ? why : "init took it");
+    ck_assert_msg(tu_contains(why, "XNNConv2d") && tu_contains(why, "256 of output channel 1"), "%s", why);
+    ls_blob_unref(blob);
+    xb_free(&g3);
+}
+END_TEST
+
+/* xnn_subgraph_check_output_min_max (subgraph/validation.c), which xnn_define_fully_connected
+ * calls: a float fully connected node with output_min_max [1, 0] is refused as an invalid
+ * parameter (exit 2) naming the range; [0.5, 0.5] is taken (equal bounds pass), and clamps
+ * y = 3·2 = 6 to 0.5. An Add with [1, 0] is taken: xnn_define_binary (subgraph/binary.c) checks
+ * no bound. */
+START_TEST(xnn_output_min_above_max_refused)
+{
+    for (int which = 0; which < 3; which++) {
+        xb_graph g = {0};
+        uint32_t xd[2] = {1, 1};
+        const float wv[1] = {2};
+        uint32_t x = xb_value(&g, LS_XNN_DT_FP32, 2, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0);
+        uint32_t w = xb_const(&g, LS_XNN_DT_FP32, 2, xd, wv, sizeof wv);
+        uint32_t y = xb_value(&g, LS_XNN_DT_FP32, 2, xd, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+        ls_xnn_node *n = which == 2 ? xb_node(&g, LS_XNN_Add, (const uint32_t[]){x, w}, 2, y)
+                                    : xb_node(&g, LS_XNN_FullyConnected, (const uint32_t[]){x, w, LS_XNN_INVALID_ID}, 3, y);
+        n->has_min_max = true;
+        n->out_min = which == 1 ? 0.5f : 1;
+        n->out_max = which == 1 ? 0.5f : 0;
+        ls_blob *blob = xb_finish(&g, 2);
+        ck_assert_ptr_nonnull(blob);
+        ls_error err;
+        const char *why = init_refuses(blob, g.named, &err);
+        if (which == 0) {
+            ck_assert_msg(why && err.code == LS_ERR_INPUT, "%s", why ? why : "init took it");
+            ck_assert_msg(tu_contains(why, "xnodes[0] (XNNFullyConnected") && tu_contains(why, "[1, 0]"), "%s", why);
+        } else {
+            ck_assert_msg(!why, "%s", why);
+        }
+        if (which == 1) {
+            int64_t dims[2] = {1, 1};
+            const float xv[1] = {3};
+            ls_tensor *o = run1(blob, g.named, f32(2, dims, xv));
+            ck_assert_float_eq(((float *)o->data)[0], 0.5f);
+            ls_tensor_unref(o);
+        }
+        ls_blob_unref(blob);
+        xb_free(&g);
+    }
+}
+END_TEST
+
+/* A static qs8 1x1 Conv2d whose values land on .5 at the clamp bounds. x qint8 [1, 1, 8, 1] at
+ * 0.5, zero point 0; filter qcint8 1 at 1; no bias; y qint8 at 1, zero point 1; output_min_max
+ * [-2.5, 3.5]. Requantization scale 0.5·1/1 = 0.5, acc = x.
+ * Bounds, xnn_qs8_quantize (src/xnnpack/requantization.h) as create_convolution_operator
+ * (subgraph/convolution-2d.c) applies it: lrintf(-2.5 + 1) = lrintf(-1.5) = -2 and
+ * lrintf(3.5 + 1) = lrintf(4.5) = 4 (ties to even; the zero point added after rounding would
+ * give -1 and 5). Values, xnn_qs8_requantize_fp32 (the same header; the fp32 GEMM kernels
+ * compute it so: (float)acc·scale clamped to [min - zp, max - zp] = [-3, 3], lrintf, + zp):
+ * x = 5: 2.5 → 2 → 3; 7: 3.5 → 3 → 4; 9: 4.5 → 3 → 4; 1: 0.5 → 0 → 1; -1: -0.5 → 0 → 1;
+ * -5: -2.5 → -2 → -1; -7: -3.5 → -3 → -2; -9: -4.5 → -3 → -2. Rounding half away from zero
+ * would give 4, 5, 5, 2, 0, -2, -3, -3 before the bounds. (The portable twin, which clamps
+ * the float result to [-2.5, 3.5] before quantizing as the Edge program does, gives 5 for x = 7:
+ * not compared here.) */
+START_TEST(xnn_qs8_conv_half_at_clamp_bounds)
+{
+    xb_graph g = {0};
+    uint32_t xd[4] = {1, 1, 8, 1}, wd[4] = {1, 1, 1, 1};
+    const int8_t wq[1] = {1};
+    uint32_t x = xb_value(&g, LS_XNN_DT_QINT8, 4, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0);
+    g.v.v[x].quant = LS_XNN_Q_PER_TENSOR, g.v.v[x].scale = 0.5f, g.v.v[x].zero_point = 0;
+    uint32_t w = xb_const(&g, LS_XNN_DT_QCINT8, 4, wd, wq, sizeof wq);
+    g.v.v[w].quant = LS_XNN_Q_PER_CHANNEL, g.v.v[w].n_scales = 1, g.v.v[w].scales = malloc(4);
+    g.v.v[w].scales[0] = 1;
+    uint32_t y = xb_value(&g, LS_XNN_DT_QINT8, 4, xd, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+    g.v.v[y].quant = LS_XNN_Q_PER_TENSOR, g.v.v[y].scale = 1, g.v.v[y].zero_point = 1;
+    ls_xnn_node *n = xb_node(&g, LS_XNN_Conv2d, (const uint32_t[]){x, w, LS_XNN_INVALID_ID}, 3, y);
+    n->p.conv = (__typeof__(n->p.conv)){.kernel_h = 1, .kernel_w = 1, .stride_h = 1, .stride_w = 1, .dilation_h = 1,
+                                        .dilation_w = 1, .group_in = 1, .group_out = 1, .groups = 1};
+    n->has_min_max = true, n->out_min = -2.5f, n->out_max = 3.5f;
+    ls_blob *blob = xb_finish(&g, 2);
+    ck_assert_ptr_nonnull(blob);
+    int64_t dims[4] = {1, 1, 8, 1};
+    ls_tensor *xt = ls_tensor_alloc(LS_DT_I8, 4, dims);
+    const int8_t xv[8] = {5, 7, 9, 1, -1, -5, -7, -9}, want[8] = {3, 4, 4, 1, 1, -1, -2, -2};
+    memcpy(xt->data, xv, sizeof xv);
+    ls_tensor *o = run1(blob, g.named, xt);
+    ck_assert_int_eq(o->dtype, LS_DT_I8);
+    ck_assert_int_eq(o->numel, 8);
+    for (int i = 0; i < 8; i++)
+        ck_assert_msg(((int8_t *)o->data)[i] == want[i], "x = %d: y = %d, not %d", xv[i], ((int8_t *)o->data)[i], want[i]);
+    ls_tensor_unref(o);
+    ls_blob_unref(blob);
+    xb_free(&g);
+}
+END_TEST
+
 Suite *xnnpack_semantics_suite(void)
 {
     Suite *s = suite_create("xnnpack_semantics");
@@ -311,6 +483,9 @@ Suite *xnnpack_semantics_suite(void)
     tcase_add_test(tc, xnn_blockwise_scales_are_bf16);
     tcase_add_test(tc, xnn_scale_buffer_refused);
     tcase_add_test(tc, xnn_dynamic_int8_per_token_by_hand);
+    tcase_add_test(tc, xnn_requantization_scale_of_256_refused);
+    tcase_add_test(tc, xnn_output_min_above_max_refused);
+    tcase_add_test(tc, xnn_qs8_conv_half_at_clamp_bounds);
     suite_add_tcase(s, tc);
     return s;
 }

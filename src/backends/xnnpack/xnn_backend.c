@@ -1,8 +1,9 @@
 /* XnnpackBackend: ExecuTorch's XNNPACK delegate, run by lowerscope's interpreter of its blob.
  *
  * init (XNNPACKBackend::init → XNNCompiler::compileModel) decodes and checks the blob, refuses
- * a node type the interpreter does not have by its name (exit 3), makes each constant a tensor
- * over the blob's or the named data's bytes and packs the weights of the GEMM-like nodes once;
+ * a node type the interpreter does not have by its name (exit 3) and what XNNPACK itself refuses
+ * (xnn_define.c), makes each constant a tensor over the blob's or the named data's bytes and
+ * packs the weights of the GEMM-like nodes once;
  * execute (XNNExecutor::prepare_args, forward, resize_outputs) binds the call's inputs by
  * external id, runs the nodes in order and returns the external outputs in external-id order;
  * preprocess is the writer (xnn_write.c). */
@@ -167,6 +168,10 @@ static int xnn_init(const ls_blob *processed, const ls_compile_spec *specs, uint
         if (g->values[i].scale_buffer_idx && !g->values[i].scales)
             rc = ls_fail_needs(err, "XnnpackBackend: xvalues[%u]: scales kept in constant %u (scale_buffer_idx), which "
                                "lowerscope's interpreter does not read", i, g->values[i].scale_buffer_idx);
+    /* XNNCompiler defines every node, then xnn_create_runtime creates their operators: what
+     * XNNPACK refuses at either step is refused here (xnn_define.c) */
+    for (uint32_t i = 0; i < g->n_nodes && rc == 0; i++) rc = lsx_check_output_range(&h->R, i);
+    for (uint32_t i = 0; i < g->n_nodes && rc == 0; i++) rc = lsx_check_requantization(&h->R, i);
     for (uint32_t i = 0; i < g->n_values && rc == 0; i++)
         if (g->values[i].constant_idx) rc = constant_tensor(h, i, err);
     if (rc == 0) rc = find_externals(h, err);

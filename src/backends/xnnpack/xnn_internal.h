@@ -127,6 +127,11 @@ int lsx_pad(lsx_run *R, uint32_t node);
 /* Scale `at` of a blockwise (qbint4) weight as XNNPACK gets it: XNNCompiler.cpp's defineTensor
  * passes bf16 scales, and fp32 ones through convertF32TensorToBF16 (×1.00389105, truncated). */
 float lsx_block_scale(const ls_xnn_value *d, int64_t at);
+/* XNNPACK's own refusals at init (xnn_define.c): a node's output range as its xnn_define_*
+ * checks it (exit 2), and a static quantized GEMM's requantization scale as its operator's
+ * xnn_create_* checks it (exit 3). 0, or -1 with R->err set. */
+int lsx_check_output_range(lsx_run *R, uint32_t node);
+int lsx_check_requantization(lsx_run *R, uint32_t node);
 /* Packing at init for the nodes with weights (FullyConnected, the convolutions). */
 int lsx_prepare_weights(lsx_run *R, uint32_t node);
 void lsx_prep_free(lsx_prep *p);
