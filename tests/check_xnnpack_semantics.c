@@ -436,36 +436,66 @@ END_TEST
  * compute it so: (float)acc·scale clamped to [min - zp, max - zp] = [-3, 3], lrintf, + zp):
  * x = 5: 2.5 → 2 → 3; 7: 3.5 → 3 → 4; 9: 4.5 → 3 → 4; 1: 0.5 → 0 → 1; -1: -0.5 → 0 → 1;
  * -5: -2.5 → -2 → -1; -7: -3.5 → -3 → -2; -9: -4.5 → -3 → -2. Rounding half away from zero
- * would give 4, 5, 5, 2, 0, -2, -3, -3 before the bounds. (The portable twin, which clamps
- * the float result to [-2.5, 3.5] before quantizing as the Edge program does, gives 5 for x = 7:
- * not compared here.) */
+ * would give 4, 5, 5, 2, 0, -2, -3, -3 before the bounds; clamping the float result to
+ * [-2.5, 3.5] before quantizing, 5, 5 for x = 7, 9 and -1 for x = -7, -9, which is what the
+ * portable twin does, as the Edge program does: it is not compared here. */
 START_TEST(xnn_qs8_conv_half_at_clamp_bounds)
 {
+    /* the same through Conv2d (int8 GEMM) and DepthwiseConv2d (computed in float, then
+     * quantized and clamped in the output's steps) */
+    for (int dw = 0; dw < 2; dw++) {
+        xb_graph g = {0};
+        uint32_t xd[4] = {1, 1, 8, 1}, wd[4] = {1, 1, 1, 1};
+        const int8_t wq[1] = {1};
+        uint32_t x = xb_value(&g, LS_XNN_DT_QINT8, 4, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0);
+        g.v.v[x].quant = LS_XNN_Q_PER_TENSOR, g.v.v[x].scale = 0.5f, g.v.v[x].zero_point = 0;
+        uint32_t w = xb_const(&g, LS_XNN_DT_QCINT8, 4, wd, wq, sizeof wq);
+        g.v.v[w].quant = LS_XNN_Q_PER_CHANNEL, g.v.v[w].n_scales = 1, g.v.v[w].scales = malloc(4);
+        g.v.v[w].scales[0] = 1;
+        uint32_t y = xb_value(&g, LS_XNN_DT_QINT8, 4, xd, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+        g.v.v[y].quant = LS_XNN_Q_PER_TENSOR, g.v.v[y].scale = 1, g.v.v[y].zero_point = 1;
+        ls_xnn_node *n = xb_node(&g, dw ? LS_XNN_DepthwiseConv2d : LS_XNN_Conv2d,
+                                 (const uint32_t[]){x, w, LS_XNN_INVALID_ID}, 3, y);
+        n->p.conv = (__typeof__(n->p.conv)){.kernel_h = 1, .kernel_w = 1, .stride_h = 1, .stride_w = 1,
+                                            .dilation_h = 1, .dilation_w = 1, .group_in = 1, .group_out = 1,
+                                            .groups = 1};
+        n->has_min_max = true, n->out_min = -2.5f, n->out_max = 3.5f;
+        ls_blob *blob = xb_finish(&g, 2);
+        ck_assert_ptr_nonnull(blob);
+        int64_t dims[4] = {1, 1, 8, 1};
+        ls_tensor *xt = ls_tensor_alloc(LS_DT_I8, 4, dims);
+        const int8_t xv[8] = {5, 7, 9, 1, -1, -5, -7, -9}, want[8] = {3, 4, 4, 1, 1, -1, -2, -2};
+        memcpy(xt->data, xv, sizeof xv);
+        ls_tensor *o = run1(blob, g.named, xt);
+        ck_assert_int_eq(o->dtype, LS_DT_I8);
+        ck_assert_int_eq(o->numel, 8);
+        for (int i = 0; i < 8; i++)
+            ck_assert_msg(((int8_t *)o->data)[i] == want[i], "%s, x = %d: y = %d, not %d", dw ? "depthwise" : "conv",
+                          xv[i], ((int8_t *)o->data)[i], want[i]);
+        ls_tensor_unref(o);
+        ls_blob_unref(blob);
+        xb_free(&g);
+    }
+}
+END_TEST
+
+/* XNNPACK clamps with max(x, min) then min(·, max) (xnn_f32_vclamp_ukernel__scalar_u1), and
+ * xnn_define_unary lets a Clamp with min 1 above max 0 through: every value becomes 0
+ * (x = -1, 0.5, 2 → 0, 0, 0; clamping "below min → min" first would give 1 for -1). */
+START_TEST(xnn_clamp_min_above_max_gives_max)
+{
     xb_graph g = {0};
-    uint32_t xd[4] = {1, 1, 8, 1}, wd[4] = {1, 1, 1, 1};
-    const int8_t wq[1] = {1};
-    uint32_t x = xb_value(&g, LS_XNN_DT_QINT8, 4, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0);
-    g.v.v[x].quant = LS_XNN_Q_PER_TENSOR, g.v.v[x].scale = 0.5f, g.v.v[x].zero_point = 0;
-    uint32_t w = xb_const(&g, LS_XNN_DT_QCINT8, 4, wd, wq, sizeof wq);
-    g.v.v[w].quant = LS_XNN_Q_PER_CHANNEL, g.v.v[w].n_scales = 1, g.v.v[w].scales = malloc(4);
-    g.v.v[w].scales[0] = 1;
-    uint32_t y = xb_value(&g, LS_XNN_DT_QINT8, 4, xd, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
-    g.v.v[y].quant = LS_XNN_Q_PER_TENSOR, g.v.v[y].scale = 1, g.v.v[y].zero_point = 1;
-    ls_xnn_node *n = xb_node(&g, LS_XNN_Conv2d, (const uint32_t[]){x, w, LS_XNN_INVALID_ID}, 3, y);
-    n->p.conv = (__typeof__(n->p.conv)){.kernel_h = 1, .kernel_w = 1, .stride_h = 1, .stride_w = 1, .dilation_h = 1,
-                                        .dilation_w = 1, .group_in = 1, .group_out = 1, .groups = 1};
-    n->has_min_max = true, n->out_min = -2.5f, n->out_max = 3.5f;
+    uint32_t xd[1] = {3};
+    uint32_t x = xb_value(&g, LS_XNN_DT_FP32, 1, xd, LS_XNN_FLAG_EXTERNAL_INPUT, 0);
+    uint32_t y = xb_value(&g, LS_XNN_DT_FP32, 1, xd, LS_XNN_FLAG_EXTERNAL_OUTPUT, 1);
+    ls_xnn_node *n = xb_node(&g, LS_XNN_Clamp, &x, 1, y);
+    n->has_min_max = true, n->out_min = 1, n->out_max = 0;
     ls_blob *blob = xb_finish(&g, 2);
     ck_assert_ptr_nonnull(blob);
-    int64_t dims[4] = {1, 1, 8, 1};
-    ls_tensor *xt = ls_tensor_alloc(LS_DT_I8, 4, dims);
-    const int8_t xv[8] = {5, 7, 9, 1, -1, -5, -7, -9}, want[8] = {3, 4, 4, 1, 1, -1, -2, -2};
-    memcpy(xt->data, xv, sizeof xv);
-    ls_tensor *o = run1(blob, g.named, xt);
-    ck_assert_int_eq(o->dtype, LS_DT_I8);
-    ck_assert_int_eq(o->numel, 8);
-    for (int i = 0; i < 8; i++)
-        ck_assert_msg(((int8_t *)o->data)[i] == want[i], "x = %d: y = %d, not %d", xv[i], ((int8_t *)o->data)[i], want[i]);
+    int64_t dims[1] = {3};
+    const float xv[3] = {-1, 0.5f, 2};
+    ls_tensor *o = run1(blob, g.named, f32(1, dims, xv));
+    for (int i = 0; i < 3; i++) ck_assert_msg(((float *)o->data)[i] == 0, "x = %g: y = %g", xv[i], ((float *)o->data)[i]);
     ls_tensor_unref(o);
     ls_blob_unref(blob);
     xb_free(&g);
@@ -486,6 +516,7 @@ Suite *xnnpack_semantics_suite(void)
     tcase_add_test(tc, xnn_requantization_scale_of_256_refused);
     tcase_add_test(tc, xnn_output_min_above_max_refused);
     tcase_add_test(tc, xnn_qs8_conv_half_at_clamp_bounds);
+    tcase_add_test(tc, xnn_clamp_min_above_max_gives_max);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -273,13 +273,33 @@ int lsx_float_io(lsx_run *R, uint32_t node, int ndim, const int64_t *dims, const
     return 0;
 }
 
+/* max with the lower bound, then min with the upper, as XNNPACK's clamp kernels do
+ * (xnn_f32_vclamp_ukernel__scalar_u1, src/f32-vclamp/gen/: math_max_f32 then math_min_f32), so a
+ * range whose min is above its max (which xnn_define_binary and xnn_define_unary let through)
+ * gives the max; a NaN passes, as it did. */
 void lsx_clamp(const ls_xnn_node *n, float *x, int64_t count)
 {
     if (!n->has_min_max) return;
     float lo = n->out_min, hi = n->out_max;
     if (lo == -INFINITY && hi == INFINITY) return;
     for (int64_t i = 0; i < count; i++) {
-        float v = x[i];
-        x[i] = v < lo ? lo : v > hi ? hi : v;
+        float v = x[i] < lo ? lo : x[i];
+        x[i] = v > hi ? hi : v;
     }
+}
+
+void lsx_out_done_clamped(lsx_run *R, uint32_t node, ls_tensor *out, float *o)
+{
+    const ls_xnn_node *n = &R->g->nodes[node];
+    const ls_xnn_value *d = lsx_def(R, n->out[0]);
+    if (out->dtype != LS_DT_I8 || d->datatype != LS_XNN_DT_QINT8 || d->quant != LS_XNN_Q_PER_TENSOR) {
+        lsx_clamp(n, o, out->numel);
+        lsx_out_done(R, node, out, o);
+        return;
+    }
+    lsx_out_done(R, node, out, o);
+    int32_t lo, hi;
+    lsx_q_bounds(n, d->scale, d->zero_point, &lo, &hi);
+    int8_t *q = out->data;
+    for (int64_t i = 0; i < out->numel; i++) q[i] = (int8_t)(q[i] < lo ? lo : q[i] > hi ? hi : q[i]);
 }

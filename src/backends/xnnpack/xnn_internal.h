@@ -97,6 +97,11 @@ int lsx_float_io(lsx_run *R, uint32_t node, int ndim, const int64_t *dims, const
                  float **o);
 /* XNNPACK's output clamp of a node (min/max from output_min_max) applied in place. */
 void lsx_clamp(const ls_xnn_node *n, float *x, int64_t count);
+/* lsx_out_done for a convolution computed in float: a qint8 output is quantized, then clamped in
+ * its steps to lsx_q_bounds, as XNNPACK's qs8 convolutions clamp (create_convolution_operator in
+ * subgraph/depthwise-convolution-2d.c quantizes the bounds with xnn_qs8_quantize; the qs8
+ * deconvolution operator takes int8 bounds too); any other output is clamped in float first. */
+void lsx_out_done_clamped(lsx_run *R, uint32_t node, ls_tensor *out, float *o);
 float lsx_round_q(float x); /* round half to even, as XNNPACK's and ExecuTorch's quantizers do */
 /* The int8 bounds output_min/max give a quantized output of scale and zero point zp (XNNPACK
  * quantizes the clamp): [-128, 127] without them. */

@@ -9,7 +9,9 @@
  * runs in int8 (padding with the input's zero point, so it adds nothing). DepthwiseConv2d:
  * filter [1, KH, KW, C·M], output channel c reads input channel c / M (depth multiplier
  * M = group_out / group_in, input channels = groups). ConvTranspose2d: output
- * OH = stride·(H-1) + adjustment + dilation·(KH-1) + 1 - pad_top - pad_bottom. */
+ * OH = stride·(H-1) + adjustment + dilation·(KH-1) + 1 - pad_top - pad_bottom. The nodes
+ * computed in float (DepthwiseConv2d, ConvTranspose2d) clamp a qint8 output in its steps, as
+ * XNNPACK's qs8 operators take int8 bounds (lsx_out_done_clamped). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,15 +173,13 @@ int lsx_conv2d(lsx_run *R, uint32_t node)
             for (int64_t m = 0; m < M; m++)
                 for (int64_t c = 0; c < g.O; c++) o[m * g.O + c] += p->bias[c];
     }
-    lsx_clamp(n, o, out->numel);
-    lsx_out_done(R, node, out, o);
+    lsx_out_done_clamped(R, node, out, o);
     ls_free_aligned(tmp);
     return 0;
 }
 
 int lsx_deconv2d(lsx_run *R, uint32_t node)
 {
-    const ls_xnn_node *n = &R->g->nodes[node];
     const lsx_prep *p = &R->prep[node];
     ls_tensor *in = lsx_in(R, node, 0);
     geom g;
@@ -213,8 +213,7 @@ int lsx_deconv2d(lsx_run *R, uint32_t node)
                 }
             }
     (void)K;
-    lsx_clamp(n, o, out->numel);
-    lsx_out_done(R, node, out, o);
+    lsx_out_done_clamped(R, node, out, o);
     ls_free_aligned(tmp);
     return 0;
 }
