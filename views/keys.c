@@ -106,6 +106,7 @@ static const struct {
     {"lt", '<'},
     {"Colon", ':'}, /* the key, typed into the UI (a line starting with ':' is a command) */
     {"Resize", UI_KEY_RESIZE},
+    {"Timeout", UI_KEY_TIMEOUT}, /* scripts: the input timeout passes, so a lone prefix (g) acts alone */
 };
 
 int ui_key_parse(const char **s)

@@ -4,7 +4,8 @@
  *     # a comment
  *     j                      keys: characters and <Name>s: <Enter> <Esc> <Tab> <S-Tab> <BS>
  *     /c_copy<Enter>         <Up> <Down> <Left> <Right> <PgUp> <PgDn> <Home> <End> <Space>
- *     <C-d>                  <lt> (a literal <), <Colon> (the : key), <C-x> (control keys), mouse events
+ *     <C-d>                  <lt> (a literal <), <Colon> (the : key), <C-x> (control keys), mouse events,
+ *     g<Timeout>             <Timeout> (no key within the input timeout: a pending g acts alone)
  *     <Click:ROW,COL>        <Click:ROW,COL> <WheelUp:ROW,COL> <WheelDown:ROW,COL>
  *     :save-display a.screen a command, as typed after `:`
  * The script ends the UI when it runs out. Relative paths of save-display are taken from

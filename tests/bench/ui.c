@@ -6,7 +6,12 @@
  * A search goes on between keys in slices; the time until its match is shown is printed too.
  * The pipeline runs on its own thread; the script starts when it has made every step (the
  * first screen is drawn before, as soon as step 0 is ready). Prints figures, never fails on
- * timing. bench_ui [NODES...] measures those sizes only. */
+ * timing. bench_ui [NODES...] measures those sizes only.
+ *
+ * A figure is one action: a script line is one (a :command, a key, or the keys of one command
+ * such as gg or gd, whose times are summed: the prefix's redraw belongs to it), and a lone g is
+ * written g<Timeout> (the input timeout that makes it act at the keyboard), else it would act
+ * when the next key arrived and be charged to that key. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +27,12 @@
 typedef struct script {
     ls_buf text;
     const char *cls[MAX_EVENTS]; /* the kind of each event, in order */
-    int n;
+    int action[MAX_EVENTS];      /* the script line (one action) each event belongs to */
+    int n, n_actions;
 } script;
 
-/* A script line: a :command is one event, else each key (a character or a <Name>) is one. */
+/* A script line is one action: a :command is one event, else each key (a character or a
+ * <Name>) is one, timed apart by the UI and summed here. */
 static void ev(script *s, const char *cls, const char *line)
 {
     ls_buf_printf(&s->text, "%s\n", line);
@@ -35,7 +42,11 @@ static void ev(script *s, const char *cls, const char *line)
         for (const char *c = line; *c; c++, keys++)
             if (*c == '<' && strchr(c, '>')) c = strchr(c, '>');
     }
-    for (int k = 0; k < keys && s->n < MAX_EVENTS; k++) s->cls[s->n++] = cls;
+    for (int k = 0; k < keys && s->n < MAX_EVENTS; k++) {
+        s->cls[s->n] = cls;
+        s->action[s->n++] = s->n_actions;
+    }
+    s->n_actions++;
 }
 
 static void evn(script *s, const char *cls, const char *line, int times)
@@ -106,20 +117,21 @@ static void build_script(script *s, int n_steps)
     ev(s, "graph: gd gu", "gu");
     ev(s, "graph: gd gu", "gd");
     ev(s, "search: / and Esc", "<Esc>");
-    ev(s, "screen: g (partition graph), x, q", "g");
+    ev(s, "screen: g (partition graph), x, q", "g<Timeout>");
     ev(s, "screen: g (partition graph), x, q", "q");
     ev(s, "screen: g (partition graph), x, q", "x");
     ev(s, "screen: g (partition graph), x, q", "q");
     ev(s, "screen: d (table), q", "d");
     ev(s, "screen: d (table), q", "G");
     ev(s, "screen: d (table), q", "q");
-    ev(s, "filter: f TAG", "f");
+    /* the prompt's keys apart from the one that filters: each figure the cost of one of them */
+    ev(s, "filter: f and typed characters", "f");
     for (const char *c = "tag1"; *c; c++) {
         char k[2] = {*c, 0};
-        ev(s, "filter: f TAG", k);
+        ev(s, "filter: f and typed characters", k);
     }
-    ev(s, "filter: f TAG", "<Enter>");
-    ev(s, "filter: f TAG", "<Esc>");
+    ev(s, "filter: Enter (filters), Esc", "<Enter>");
+    ev(s, "filter: Enter (filters), Esc", "<Esc>");
 }
 
 typedef struct klass {
@@ -127,6 +139,29 @@ typedef struct klass {
     double *ms, *cpu;
     int n;
 } klass;
+
+/* One action's figure: the summed times of its events. */
+typedef struct figure {
+    int action; /* the script line, -1 for none */
+    const char *cls;
+    double ms, cpu_ms;
+    char where[64]; /* "STEP\tDEPTH\t..." as the times file says where it ended */
+} figure;
+
+static void add_figure(klass *cls, int *n_cls, const figure *fg)
+{
+    if (!fg->cls) return;
+    if (fg->ms > 10 && getenv("BENCH_UI_SLOW"))
+        printf("  slow: action %d (%s) %.1f ms, step/depth %s", fg->action, fg->cls, fg->ms, fg->where);
+    int k = 0;
+    while (k < *n_cls && strcmp(cls[k].name, fg->cls)) k++;
+    if (k == *n_cls && *n_cls < MAX_CLASSES) cls[(*n_cls)++] = (klass){fg->cls, NULL, NULL, 0};
+    if (k == MAX_CLASSES) return;
+    cls[k].ms = ls_realloc(cls[k].ms, sizeof *cls[k].ms * (size_t)(cls[k].n + 1));
+    cls[k].cpu = ls_realloc(cls[k].cpu, sizeof *cls[k].cpu * (size_t)(cls[k].n + 1));
+    cls[k].ms[cls[k].n] = fg->ms;
+    cls[k].cpu[cls[k].n++] = fg->cpu_ms;
+}
 
 static double median_of(double *v, int n)
 {
@@ -172,15 +207,17 @@ static void run_size(const char *bin, const char *dir, unsigned nodes)
         fprintf(stderr, "bench_ui: lowerscope exited %d on %u nodes\n", rc, nodes);
         return;
     }
-    /* the times: one line per event, in order, with notes (first-screen, search-done) between */
+    /* the times: one line per event, in order, with notes (first-screen, search-done) between;
+     * the events of one action (a script line) are summed into one figure */
     FILE *f = fopen(times, "r");
     if (!f) return;
     klass cls[MAX_CLASSES] = {{0}};
     int n_cls = 0;
     double first = -1;
     char line[1024];
-    int event = 0;
+    int event = 0, actions = 0;
     const char *last_cls = NULL;
+    figure open = {-1, NULL, 0, 0, ""};
     while (fgets(line, sizeof line, f)) {
         char *tab = strchr(line, '\t');
         if (!tab) continue;
@@ -188,34 +225,33 @@ static void run_size(const char *bin, const char *dir, unsigned nodes)
         double ms = atof(tab + 1), cpu_ms = ms;
         const char *f3 = strchr(tab + 1, '\t'), *f4 = f3 ? strchr(f3 + 1, '\t') : NULL, *f5 = f4 ? strchr(f4 + 1, '\t') : NULL;
         if (f5) cpu_ms = atof(f5 + 1);
-        const char *c;
         if (!strcmp(line, "first-screen")) {
             first = ms;
-            continue;
         } else if (!strcmp(line, "search-done")) {
-            c = last_cls && !strncmp(last_cls, "search", 6) ? "search: until the match is shown" : NULL;
-        } else {
-            c = event < s.n ? s.cls[event] : NULL;
+            if (last_cls && !strncmp(last_cls, "search", 6))
+                add_figure(cls, &n_cls, &(figure){-1, "search: until the match is shown", ms, cpu_ms, ""});
+        } else if (event < s.n) {
+            if (open.action != s.action[event]) { /* the action before is whole */
+                actions += open.action >= 0;
+                add_figure(cls, &n_cls, &open);
+                open = (figure){s.action[event], s.cls[event], 0, 0, ""};
+            }
+            open.ms += ms;
+            open.cpu_ms += cpu_ms;
+            snprintf(open.where, sizeof open.where, "%s", f3 ? f3 + 1 : "\n"); /* step and depth it ended on */
+            last_cls = s.cls[event];
             event++;
-            last_cls = c;
         }
-        if (!c) continue;
-        if (ms > 10 && getenv("BENCH_UI_SLOW")) printf("  slow: event %d %s (%s) %.1f ms, step/depth %s", event, line, c, ms, strchr(tab + 1, '\t') + 1);
-        int k = 0;
-        while (k < n_cls && strcmp(cls[k].name, c)) k++;
-        if (k == n_cls && n_cls < MAX_CLASSES) cls[n_cls++] = (klass){c, NULL, NULL, 0};
-        if (k == MAX_CLASSES) continue;
-        cls[k].ms = ls_realloc(cls[k].ms, sizeof *cls[k].ms * (size_t)(cls[k].n + 1));
-        cls[k].cpu = ls_realloc(cls[k].cpu, sizeof *cls[k].cpu * (size_t)(cls[k].n + 1));
-        cls[k].ms[cls[k].n] = ms;
-        cls[k].cpu[cls[k].n++] = cpu_ms;
     }
+    actions += open.action >= 0;
+    add_figure(cls, &n_cls, &open);
     fclose(f);
     printf("\n%u call nodes (%.0f MB of JSON): %d keys in %.1f s wall, %.1f s CPU (load and pipeline included), "
            "peak %.0f MB\n", nodes, json / 1e6, event, wall, cpu, peak / 1024.0);
-    printf("  (wall: from reading the key to the screen drawn; CPU: the UI thread's, which the machine's other\n"
+    printf("  (an action: a key, a :command, or the keys of one command (gg, g<Timeout>) summed; wall: from\n"
+           "   reading the key to the screen drawn; CPU: the UI thread's, which the machine's other\n"
            "   work does not inflate)\n");
-    printf("  %-34s %5s %10s %10s %10s %10s   %s\n", "key", "count", "median", "worst", "CPU med.", "CPU worst", "goal (wall)");
+    printf("  %-34s %5s %10s %10s %10s %10s   %s\n", "action", "count", "median", "worst", "CPU med.", "CPU worst", "goal (wall)");
     printf("  %-34s %5d %7.1f ms %10s %10s %10s   <= 1000 ms: %s\n", "first screen after the load", 1, first, "", "", "",
            first >= 0 && first <= 1000 ? "holds" : "MISSED");
     for (int k = 0; k < n_cls; k++) {
