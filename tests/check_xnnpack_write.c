@@ -721,6 +721,39 @@ START_TEST(xnn_softmax_after_conv_is_nchw)
 }
 END_TEST
 
+/* A partition that is one chain of 60000 adds (h = h + x): the writer recurses a level per node
+ * of the chain, which overflowed the 8 MiB stack at about 20k (the benches' 100k program lowered
+ * for XNNPACK crashed); now every add is written, in order, and the delegate computes x * 60001. */
+START_TEST(xnn_long_chain_is_written)
+{
+    enum { CHAIN = 60000 };
+    ls_builder *b = ls_builder_new("chain", LS_DIALECT_EDGE);
+    int64_t xs[2] = {1, 4};
+    uint32_t x = pf_user_input(b, "x", LS_DT_F32, 2, xs), h = x;
+    for (int i = 0; i < CHAIN; i++) {
+        ls_arg a[2] = {ls_arg_node(h), ls_arg_node(x)};
+        h = pf_call(b, NULL, LS_OP_add_Tensor, a, 2, LS_DT_F32, 2, xs);
+    }
+    ls_build_output(b, &h, 1, NULL, NULL);
+    ls_program *p = ls_builder_finish(b);
+    ls_history hist;
+    lower_xnnpack(p, &hist);
+    const ls_program *last = hist.steps[hist.n - 1].program;
+    ck_assert_uint_eq(last->n_subs, 1);
+    const ls_blob *blob = last->subs[0].processed;
+    ls_xnn_graph *g;
+    ls_error err;
+    ck_assert_msg(ls_xnn_decode(blob->data, blob->size, "chain", &g, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(g->n_nodes, CHAIN);
+    ck_assert_int_eq(g->nodes[0].type, LS_XNN_Add);
+    ck_assert_int_eq(g->nodes[CHAIN - 1].type, LS_XNN_Add);
+    ls_xnn_graph_free(g);
+    runs_agree(p, last, 7, 1e-5, 1e-6, "a chain of 60000 adds");
+    ls_history_free(&hist);
+    ls_program_unref(p);
+}
+END_TEST
+
 Suite *xnnpack_write_suite(void)
 {
     Suite *s = suite_create("xnnpack_write");
@@ -735,6 +768,7 @@ Suite *xnnpack_write_suite(void)
     tcase_add_test(tc, xnn_lone_qdq);
     tcase_add_test(tc, xnn_channels_last_through_shape_ops);
     tcase_add_test(tc, xnn_softmax_after_conv_is_nchw);
+    tcase_add_test(tc, xnn_long_chain_is_written);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -21,10 +21,12 @@
  *    real files' keys are), its constant_data entry {UINT64_MAX, size, key}; entry 0 reserved.
  * Then the blob (xnn_encode.c). A node it cannot write fails the preprocess naming it. */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sha256.h"
 #include "xnn_write.h"
@@ -244,8 +246,8 @@ static void plan_fusion(lsw *W)
     }
 }
 
-int lsx_preprocess(const ls_program *sub, ls_blob **processed, ls_compile_spec **specs, uint32_t *nspecs,
-                   ls_named_data *named_out, ls_error *err)
+static int preprocess_here(const ls_program *sub, ls_blob **processed, ls_compile_spec **specs, uint32_t *nspecs,
+                           ls_named_data *named_out, ls_error *err)
 {
     *processed = NULL;
     if (specs) *specs = NULL;
@@ -372,4 +374,66 @@ int lsx_preprocess(const ls_program *sub, ls_blob **processed, ls_compile_spec *
     ls_ptrmap_free(&W.const_of);
     ls_named_data_unref(W.named);
     return rc;
+}
+
+/* ---- the stack the writer needs
+ *
+ * A value is written on demand, its inputs first (emit -> lsw_emit_call -> lsw_get -> emit), so
+ * the recursion goes as deep as the submodule's longest chain of nodes: a partition of 75k
+ * nodes in a chain (the benches' 100k program lowered for XNNPACK) overflowed a thread's 8 MiB
+ * and crashed. A level takes under 1.5 KiB (gcc -fstack-usage: lsw_emit_call 528 B, lsw_get_f
+ * 208, lsw_constant 1344 at a leaf); each nested emit is another node (a cycle is refused), so
+ * a big submodule is written on a thread whose stack holds one level per node, reserved and
+ * not committed: the kernel maps only the pages the recursion reaches. */
+#if defined(__SANITIZE_ADDRESS__)
+#define STACK_PER_NODE ((size_t)32 << 10) /* ASan's redzones around every frame's locals */
+#else
+#define STACK_PER_NODE ((size_t)4 << 10)
+#endif
+#define STACK_SPARE ((size_t)1 << 20)
+#define INLINE_NODES 1000 /* this many levels fit in any thread's stack */
+
+typedef struct preprocess_job {
+    const ls_program *sub;
+    ls_blob **processed;
+    ls_compile_spec **specs;
+    uint32_t *nspecs;
+    ls_named_data *named_out;
+    ls_error *err;
+    int rc;
+} preprocess_job;
+
+static void *preprocess_main(void *arg)
+{
+    preprocess_job *j = arg;
+    j->rc = preprocess_here(j->sub, j->processed, j->specs, j->nspecs, j->named_out, j->err);
+    return NULL;
+}
+
+int lsx_preprocess(const ls_program *sub, ls_blob **processed, ls_compile_spec **specs, uint32_t *nspecs,
+                   ls_named_data *named_out, ls_error *err)
+{
+    if (sub->n_nodes <= INLINE_NODES) return preprocess_here(sub, processed, specs, nspecs, named_out, err);
+    size_t page = 4096, size = ((size_t)sub->n_nodes * STACK_PER_NODE + STACK_SPARE + page - 1) & ~(page - 1);
+    /* NORESERVE: the reservation is not charged until touched; the lowest page stays unmapped
+     * (PROT_NONE), so running past the end faults rather than writing over the heap */
+    void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    preprocess_job j = {sub, processed, specs, nspecs, named_out, err, -1};
+    pthread_attr_t attr;
+    bool started = false;
+    pthread_t th;
+    if (stack != MAP_FAILED && mprotect(stack, page, PROT_NONE) == 0 && pthread_attr_init(&attr) == 0) {
+        started = pthread_attr_setstack(&attr, stack, size) == 0 && pthread_create(&th, &attr, preprocess_main, &j) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (started) pthread_join(th, NULL);
+    if (stack != MAP_FAILED) munmap(stack, size);
+    if (!started) {
+        *processed = NULL;
+        if (specs) *specs = NULL;
+        if (nspecs) *nspecs = 0;
+        return ls_fail(err, "XnnpackBackend: preprocess `%s`: cannot start a writer with %zu MiB of stack for its %u nodes",
+                       sub->name ? sub->name : "submodule", size >> 20, sub->n_nodes);
+    }
+    return j.rc;
 }
