@@ -114,6 +114,32 @@ void ls_draw_boxes(const ls_box *boxes, uint32_t n, const ls_box_edge *edges, ui
                    ls_drawing *d);
 void ls_drawing_free(ls_drawing *d);
 
+/* The same drawing a row at a time, for a screen that shows a few rows of a big one: the
+ * layout apart from the boxes' width (rows by rank in drawing order, each row's first line and
+ * band, the edges entering each box), made once in O(boxes + edges) with no text; then any box
+ * is placed in O(1), and a row drawn, at any width. It borrows boxes and edges. */
+typedef struct ls_box_layout {
+    const ls_box *boxes;
+    const ls_box_edge *edges;
+    uint32_t n_boxes, n_edges, n_ranks, n_lines;
+    uint32_t *rank_start;          /* row r: by_rank[rank_start[r] .. rank_start[r + 1]) */
+    uint32_t *by_rank;             /* the boxes row by row, left to right: the reading order */
+    uint32_t *order_of;            /* per box: its index in by_rank */
+    uint32_t *in_start, *in_edges; /* edges entering box b: in_edges[in_start[b] .. in_start[b + 1]) */
+    uint32_t *line0;               /* per rank: its first line (n_ranks + 1 of them) */
+    uint32_t *band;                /* per rank: its lines above the boxes */
+} ls_box_layout;
+void ls_box_layout_build(const ls_box *boxes, uint32_t n, const ls_box_edge *edges, uint32_t n_edges, ls_box_layout *L);
+void ls_box_layout_free(ls_box_layout *L);
+ls_box_place ls_box_layout_place(const ls_box_layout *L, uint32_t box, int box_w);
+uint32_t ls_box_layout_rank_of_line(const ls_box_layout *L, uint32_t line); /* line < n_lines */
+uint32_t ls_box_layout_lines_of(const ls_box_layout *L, uint32_t rank);
+/* Rank r's lines, as ls_draw_boxes draws them, into out[0 .. lines_of(r)) (malloc'd); *width
+ * grows to the widest. */
+void ls_box_layout_draw(const ls_box_layout *L, uint32_t rank, int box_w, bool ascii, char **out, uint32_t *width);
+/* The drawing's width (its widest line) without drawing it: O(edges). */
+uint32_t ls_box_layout_width(const ls_box_layout *L, int box_w);
+
 /* The partition graph of a program as boxes (one per region, runs of similar regions folded
  * into one box saying how many) and their edges, ready for ls_draw_boxes. box_of_region maps
  * every region to its box (several regions to one folded box). Strings live in the interned

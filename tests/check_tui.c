@@ -9,6 +9,7 @@
  * a generated 100k-node one for speed. */
 #include <check.h>
 #include <dirent.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +216,110 @@ START_TEST(stays_instant_on_100k_nodes)
     free(screen);
     /* generous: ~20 steps, searches and filters; ASan makes it several times slower */
     ck_assert_msg(dt < 20.0, "the script took %.1f s on 100k nodes", dt);
+    free_history(h);
+}
+END_TEST
+
+/* A partition graph of many regions that do not fold: a chain of groups of nodes, each group
+ * its own tag and its own size (no period a fold could find: 32 at most), a CPU node between. */
+static uint32_t group_size(uint32_t g) { return 1 + (g * 37) % 101; }
+
+static ls_history *many_regions_history(uint32_t groups)
+{
+    ls_history *h = ls_calloc(1, sizeof *h);
+    h->path = ls_intern("regions.pt2");
+    ls_program *p = ls_program_new("model", LS_DIALECT_EDGE);
+    ls_node *x = placeholder(p, "x");
+    ls_program_set_inputs(p, &(ls_input_spec){.kind = LS_IN_USER_INPUT, .name = ls_intern("x")}, 1);
+    uint32_t prev = x->id, i = 0;
+    char name[32];
+    for (uint32_t g = 0; g < groups; g++)
+        for (uint32_t k = 0; k <= group_size(g); k++, i++) {
+            snprintf(name, sizeof name, "n_%u", i);
+            prev = call(p, name, k < group_size(g) ? LS_OP_add_Tensor : LS_OP_mul_Tensor, (uint32_t[]){prev, x->id}, 2)->id;
+        }
+    output(p, &prev, 1);
+    add_step(h, "load", p, NULL, NULL, NULL);
+    p = ls_program_copy(p);
+    for (uint32_t g = 0, pos = 1; g < groups; pos += group_size(g) + 1, g++) {
+        const char *tag = ls_internf("t%u", g);
+        ls_program_add_tag(p, tag, ls_intern("BundledBackend"));
+        for (uint32_t k = 0; k < group_size(g); k++) ls_program_edit(p, pos + k)->tag = tag;
+    }
+    add_step(h, "partition", p, "every group tagged", "n_0", NULL);
+    return h;
+}
+
+/* The layout draws a row at a time what ls_draw_boxes draws whole, and measures its width. */
+START_TEST(box_layout_draws_what_the_drawing_does)
+{
+    ls_history *h = many_regions_history(60);
+    ls_regions r;
+    ls_regions_build(h->steps[1].program, &r);
+    ck_assert_uint_gt(r.n, 100);
+    for (int fold = 0; fold < 2; fold++) {
+        ls_region_boxes bx;
+        ls_region_boxes_build(&r, fold, false, &bx);
+        ls_box_layout L;
+        ls_box_layout_build(bx.boxes, bx.n, bx.edges, bx.n_edges, &L);
+        for (int w = 12; w <= 56; w += 11)
+            for (int ascii = 0; ascii < 2; ascii++) {
+                ls_drawing d;
+                ls_draw_boxes(bx.boxes, bx.n, bx.edges, bx.n_edges, w, ascii, &d);
+                ck_assert_uint_eq(L.n_lines, d.n_lines);
+                ck_assert_uint_eq(ls_box_layout_width(&L, w), d.width);
+                for (uint32_t b = 0; b < bx.n; b++) {
+                    ls_box_place pl = ls_box_layout_place(&L, b, w);
+                    ck_assert(pl.line == d.place[b].line && pl.col == d.place[b].col && pl.h == d.place[b].h);
+                }
+                for (uint32_t k = 0; k < L.n_ranks; k++) {
+                    char *lines[16] = {0};
+                    uint32_t width = 0, n = ls_box_layout_lines_of(&L, k);
+                    ck_assert_uint_lt(n, 16);
+                    ls_box_layout_draw(&L, k, w, ascii, lines, &width);
+                    for (uint32_t l = 0; l < n; l++) {
+                        ck_assert_str_eq(lines[l], d.lines[L.line0[k] + l]);
+                        ck_assert_uint_eq(ls_box_layout_rank_of_line(&L, L.line0[k] + l), k);
+                        free(lines[l]);
+                    }
+                }
+                ls_drawing_free(&d);
+            }
+        ls_box_layout_free(&L);
+        ls_region_boxes_free(&bx);
+    }
+    ls_regions_free(&r);
+    free_history(h);
+}
+END_TEST
+
+/* The g screen of 800 regions, wide and in ASCII (neither the step's narrow boxes): opening it
+ * and each key draw the rows of boxes on screen, not all 800 (ui_boxview_rows_drawn). */
+START_TEST(partgraph_draws_only_the_rows_it_shows)
+{
+    ls_history *h = many_regions_history(400);
+    const char *dir = tu_tmpdir();
+    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+    char keys[4096], path[4096];
+    snprintf(keys, sizeof keys, "%s/pg.keys", dir);
+    const char *script = "g<Timeout>\n:save-display pg.screen\nj\nj\n<PgDn>\n>\n<lt>\nG\n<PgUp>\ngg\nq\n";
+    ls_error err;
+    ck_assert_int_eq(ls_write_file_atomic(keys, script, strlen(script), &err), 0);
+    for (int ascii = 0; ascii < 2; ascii++) {
+        if (ascii) setenv("LOWERSCOPE_TERM", "vt100", 1);
+        ls_tui_opts o = {.script = keys, .rows = 50, .cols = 200, .headless = true};
+        uint64_t before = ui_boxview_rows_drawn;
+        ck_assert_int_eq(ls_tui_run(h, &o, &err), 0);
+        uint64_t drawn = ui_boxview_rows_drawn - before;
+        ck_assert_msg(drawn >= 3 && drawn < 60, "%s: %" PRIu64 " rows of boxes drawn of 800", ascii ? "ascii" : "utf-8", drawn);
+        snprintf(path, sizeof path, "%s/pg.screen", dir);
+        char *screen = tu_slurp(path);
+        ck_assert_ptr_nonnull(screen);
+        ck_assert_msg(tu_contains(screen, "inputs") && tu_contains(screen, " t0 "), "%s", screen);
+        ck_assert_msg(tu_contains(screen, ascii ? "+-" : "┌") && !tu_contains(screen, ascii ? "┌" : "+-"), "%s", screen);
+        free(screen);
+    }
+    unsetenv("LOWERSCOPE_TERM");
     free_history(h);
 }
 END_TEST
@@ -480,6 +585,8 @@ Suite *tui_suite(void)
     tcase_add_test(tc, screen_errors);
     tcase_add_test(tc, screen_colors8);
     tcase_add_test(tc, stays_instant_on_100k_nodes);
+    tcase_add_test(tc, box_layout_draws_what_the_drawing_does);
+    tcase_add_test(tc, partgraph_draws_only_the_rows_it_shows);
     tcase_add_test(tc, bad_script_is_an_error_not_a_crash);
     tcase_add_test(tc, live_history_shows_the_step_being_made);
     tcase_add_test(tc, cli_opens_files_and_reports_errors);

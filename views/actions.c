@@ -185,6 +185,7 @@ void ui_replace_history(ui *u, ls_history *h)
     ui_run_session_free(u->run); /* its runners read the programs of the history going away */
     u->run = NULL;
     ui_partgraph_free(u);
+    u->pg_text_w_prog = NULL; /* its programs go */
     ui_around_free(u);
     ui_compare_free(u);
     if (u->owned_h) ui_core_free(u->owned_h);

@@ -64,8 +64,8 @@ static void position_text(ui *u, char *buf, size_t cap)
     if (!p->ops || p->r.h <= 0) return;
     const ui_boxview *bv = u->screen == UI_S_PARTGRAPH ? &u->pg : u->screen == UI_S_AROUND ? &u->around : NULL;
     if (bv) {
-        if (bv->valid && bv->d.n_boxes)
-            snprintf(buf, cap, "box %u of %u", bv->order ? bv->rank_of[bv->sel] + 1 : bv->sel + 1, bv->d.n_boxes);
+        if (bv->valid && bv->L->n_boxes)
+            snprintf(buf, cap, "box %u of %u", bv->L->order_of[bv->sel] + 1, bv->L->n_boxes);
         return;
     }
     uint32_t n = p->ops->count(u);

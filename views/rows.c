@@ -393,9 +393,13 @@ ui_step_rows *ui_rows_build(ui_derive *d, const ls_history *h, uint32_t step, co
         ls_deleg_cpu_groups_build(h, step, &sr->cpu_groups);
         ls_regions_build(prog, &sr->regions);
         ls_region_boxes_build(&sr->regions, true, false, &sr->boxes); /* the g screen's first view */
-        /* and its drawing: drawing the boxes of a million-node program cost the UI thread 100 ms
-         * each time g opened (bench_ui) */
-        ls_draw_boxes(sr->boxes.boxes, sr->boxes.n, sr->boxes.edges, sr->boxes.n_edges, UI_PG_BOX_W, false, &sr->drawing);
+        /* and their layout: the screen draws the rows of boxes it shows (drawing every box of a
+         * million-node program cost the UI thread 100 ms each time g opened, bench_ui) */
+        ls_box_layout_build(sr->boxes.boxes, sr->boxes.n, sr->boxes.edges, sr->boxes.n_edges, &sr->layout);
+        for (uint32_t g = 0; g < sr->regions.n; g++) {
+            sr->n_islands += sr->regions.v[g].kind == LS_REGION_CPU;
+            sr->n_delegates += sr->regions.v[g].kind == LS_REGION_TAG || sr->regions.v[g].kind == LS_REGION_DELEGATE;
+        }
     }
     /* the graph pane's columns are as wide as the widest name and op of the step */
     sr->name_w = sr->op_w = 1;
@@ -440,7 +444,7 @@ void ui_rows_free(ui_step_rows *sr)
         ls_deleg_cpu_groups_free(&sr->cpu_groups);
         ls_regions_free(&sr->regions);
         ls_region_boxes_free(&sr->boxes);
-        ls_drawing_free(&sr->drawing);
+        ls_box_layout_free(&sr->layout);
     }
     free(sr->cpu_pos);
     ls_held_index_free(&sr->held);

@@ -202,8 +202,9 @@ typedef struct ui_step_rows {
     ls_deleg_cpu_groups cpu_groups; /* the CPU list by reason */
     ls_regions regions;             /* the partition graph's regions (the g screen) */
     ls_region_boxes boxes;          /* and its boxes, folded, drawn with box-drawing characters */
-    ls_drawing drawing;             /* those boxes drawn UI_PG_BOX_W wide: the g screen's drawing up
-                                     * to 123 columns, made here so opening it is not O(regions) */
+    ls_box_layout layout;           /* their layout: the g screen draws the rows it shows, at any
+                                     * width, so opening it is not O(regions) */
+    uint32_t n_islands, n_delegates; /* its CPU islands and delegates (tags too): the g screen's title */
     /* at the top level: who holds each constant of the step's programs (held_by.h, the node
      * pane's "held by") */
     ls_held_index held;
@@ -329,28 +330,41 @@ typedef enum ui_screen {
 } ui_screen;
 
 /* ---- boxes.c: a drawing of boxes (regions.h) as a scrollable screen with one box selected;
- * the partition graph and the neighbourhood screens are two of them. */
+ * the partition graph and the neighbourhood screens are two of them. The drawing is its
+ * layout (ls_box_layout: the step's, or made for the screen); a row of boxes is drawn when a
+ * line of it is first shown or searched, so opening and each key cost the rows on screen. */
 typedef struct ui_boxview {
     bool valid;
-    ls_drawing d;
-    int32_t *color;      /* per box: tag index, -1 none, -2 dimmed (a folded box) */
-    uint32_t sel;        /* the selected box */
-    uint32_t *line0, *line_box; /* per line: boxes drawn on it (line_box[line0[l] .. line0[l + 1])) */
-    uint32_t *order, *rank_of; /* boxes in reading order (rows, then left to right); each box's place in it */
-    bool d_shared;       /* d is a step's (ui_step_rows.drawing): not ours to free */
+    const ls_box_layout *L;  /* the step's (rows.c) or &own */
+    ls_box_layout own;
+    ls_box *own_boxes;       /* what own borrows, ours (the neighbourhood's); NULL when L is the step's */
+    ls_box_edge *own_edges;
+    int box_w;
+    bool ascii;
+    ls_ptrmap drawn;         /* rank + 1 → its lines (char **), drawn when first needed */
+    uint32_t width;          /* the widest line, once < or > needed it */
+    bool width_known;
+    int32_t *color;          /* per box: tag index, -1 none, -2 dimmed (a folded box); or NULL: */
+    int32_t (*color_of)(ui *u, uint32_t box); /* the same, asked for the boxes drawn */
+    uint32_t sel;            /* the selected box */
 } ui_boxview;
-void ui_boxview_set(ui_boxview *v, ls_drawing *d, int32_t *color); /* takes both */
-void ui_boxview_set_shared(ui_boxview *v, const ls_drawing *d, int32_t *color); /* borrows d, takes color */
+/* Borrows L (the step's); takes boxes and edges, then L is made from them (the neighbourhood). */
+void ui_boxview_set_layout(ui_boxview *v, const ls_box_layout *L, int box_w, bool ascii);
+void ui_boxview_set_boxes(ui_boxview *v, ls_box *boxes, uint32_t n, ls_box_edge *edges, uint32_t n_edges, int box_w,
+                          bool ascii);
+uint32_t ui_boxview_lines(const ui_boxview *v);
+uint32_t ui_boxview_boxes(const ui_boxview *v);
 /* The partition graph's box width when the terminal has no room for wider boxes. */
 #define UI_PG_BOX_W 30
 void ui_boxview_free(ui_boxview *v);
-void ui_boxview_draw_row(ui *u, const ui_boxview *v, const ui_pane *p, uint32_t row, int y, int x, int w);
+void ui_boxview_draw_row(ui *u, ui_boxview *v, const ui_pane *p, uint32_t row, int y, int x, int w);
 void ui_boxview_select(ui *u, ui_boxview *v, ui_pane *p, uint32_t box); /* scrolls it into view */
 /* j/k, pages, first/last between boxes (in reading order), < and > across; true: handled. */
 bool ui_boxview_move(ui *u, ui_boxview *v, ui_pane *p, ui_action a);
 void ui_boxview_moved(ui *u, ui_boxview *v, uint32_t row);         /* a search landed on row */
 bool ui_boxview_match_next(ui *u, ui_boxview *v, uint32_t row, bool backward); /* n/N: another box of row */
-bool ui_boxview_match(ui *u, const ui_boxview *v, uint32_t row); /* the search matches row */
+bool ui_boxview_match(ui *u, ui_boxview *v, uint32_t row); /* the search matches row */
+extern uint64_t ui_boxview_rows_drawn; /* rows of boxes drawn so far (tests: only those shown) */
 
 /* One line of a text view (node pane, table, run, help): text, role or tag colour, a jump. */
 typedef struct ui_line {
@@ -490,6 +504,11 @@ struct ui {
     ls_regions pg_regions;
     bool pg_boxes_shared; /* pg_boxes are the step's (rows.c) */
     ls_region_boxes pg_boxes;
+    ls_box_layout pg_layout; /* pg_boxes' layout when they are not the step's (unfolded) */
+    uint32_t pg_islands, pg_delegates; /* the step's, for the title */
+    const ls_program *pg_text_w_prog;  /* the step whose boxes' widest text pg_text_w is */
+    bool pg_text_w_unfold;
+    int pg_text_w;
     uint32_t pg_step;
     int pg_cols;          /* the terminal width the boxes were drawn for */
     bool pg_unfold;       /* Enter on a folded box: draw every region */

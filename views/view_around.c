@@ -84,12 +84,9 @@ void ui_around_build(ui *u)
     }
     free(box_of);
     ls_around_free(&ar);
-    ls_drawing d;
-    ls_draw_boxes(boxes, nb, edges.v, edges.n, BOX_W, !u->utf8, &d);
-    free(edges.v);
-    free(boxes);
     u->around.sel = center_box;
-    ui_boxview_set(&u->around, &d, color);
+    ui_boxview_set_boxes(&u->around, boxes, nb, edges.v, edges.n, BOX_W, !u->utf8); /* takes both */
+    u->around.color = color;
     ui_pane *pane = ui_pane_of(u, UI_P_SCREEN);
     pane->left = pane->top = 0;
     ui_boxview_select(u, &u->around, pane, center_box);
@@ -116,7 +113,7 @@ static void title(ui *u, ls_buf *b)
 static uint32_t count(ui *u)
 {
     ensure(u);
-    return u->around.valid ? u->around.d.n_lines : 0;
+    return u->around.valid ? ui_boxview_lines(&u->around) : 0;
 }
 
 static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
@@ -130,7 +127,7 @@ static void activate(ui *u, uint32_t row)
 {
     (void)row;
     ensure(u);
-    if (!u->around.valid || u->around.sel >= u->around.d.n_boxes) return;
+    if (!u->around.valid || u->around.sel >= ui_boxview_boxes(&u->around)) return;
     uint32_t id = u->around_ids[u->around.sel];
     if (!id) {
         ui_message(u, false, "more nodes than a level shows: centre on a neighbour to see them");
@@ -155,7 +152,7 @@ static bool action(ui *u, ui_action a)
     }
     uint32_t before = u->around.sel;
     if (!ui_boxview_move(u, &u->around, ui_pane_of(u, UI_P_SCREEN), a)) return false;
-    if (u->around.sel != before && u->around.sel < u->around.d.n_boxes) {
+    if (u->around.sel != before && u->around.sel < ui_boxview_boxes(&u->around)) {
         uint32_t id = u->around_ids[u->around.sel];
         const ls_program *p = ui_scope_program(u, u->step);
         const ls_node *n = id && p ? ls_program_node(p, id) : NULL;

@@ -3,9 +3,10 @@
  * as boxes in topological order, the tensors entering each box written above it (regions.h:
  * the same drawing as `lowerscope graph`). j/k go from box to box, Enter opens a box's nodes in
  * the graph pane (a delegate: its lowered graph; a folded box: every region drawn), < and >
- * scroll a wide row. The regions, their folded boxes and those boxes' drawing at BOX_W come with
- * the step's rows (rows.c, made as the step finishes); a wider, unfolded or ASCII drawing is
- * made when the screen opens, O(regions). */
+ * scroll a wide row. The regions, their folded boxes and those boxes' layout come with the
+ * step's rows (rows.c, made as the step finishes); the screen draws the rows of boxes it shows
+ * at its width, UTF-8 or ASCII, so opening it and each key cost what is on screen. The unfolded
+ * boxes are made when Enter asks for them, O(regions). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 void ui_partgraph_free(ui *u)
 {
     ui_boxview_free(&u->pg);
+    ls_box_layout_free(&u->pg_layout);
     if (u->pg_boxes_shared) memset(&u->pg_boxes, 0, sizeof u->pg_boxes); /* the step's, like the regions */
     else ls_region_boxes_free(&u->pg_boxes);
     u->pg_boxes_shared = false;
@@ -38,18 +40,32 @@ static int32_t selected_region(ui *u)
 /* Boxes as wide as their widest line where the terminal has room for four of them a row (30 at
  * 80 or 120 columns, up to 56): on a wide terminal "→ BundledBackend · 284 nodes" and the ops
  * read in full instead of "284 no…". */
-static int box_width(const ui *u, const ls_region_boxes *bx)
+static int box_width(ui *u, const ls_region_boxes *bx)
 {
-    int need = BOX_W, cap = u->cols / 4 > 56 ? 56 : u->cols / 4;
+    int cap = u->cols / 4 > 56 ? 56 : u->cols / 4;
     if (cap <= BOX_W) return BOX_W;
-    /* the first 4096 boxes, until one needs the cap: measuring every line of a million-node
-     * program's boxes cost the screen 40 ms (bench_ui) */
-    for (uint32_t b = 0; b < bx->n && b < 4096 && need < cap; b++)
-        for (int k = 0; k < LS_BOX_LINES; k++)
-            if (bx->boxes[b].text[k] && ui_text_width(bx->boxes[b].text[k]) + 4 > need)
-                need = ui_text_width(bx->boxes[b].text[k]) + 4;
-    if (need > cap) need = cap;
+    const ls_program *prog = u->h->steps[u->step].program;
+    if (u->pg_text_w_prog != prog || u->pg_text_w_unfold != u->pg_unfold) {
+        /* the first 4096 boxes, until one needs the widest box: measuring every line of a
+         * million-node program's boxes cost the screen 40 ms (bench_ui); once per step */
+        int need = BOX_W;
+        for (uint32_t b = 0; b < bx->n && b < 4096 && need < 56; b++)
+            for (int k = 0; k < LS_BOX_LINES; k++)
+                if (bx->boxes[b].text[k] && ui_text_width(bx->boxes[b].text[k]) + 4 > need)
+                    need = ui_text_width(bx->boxes[b].text[k]) + 4;
+        u->pg_text_w = need;
+        u->pg_text_w_prog = prog;
+        u->pg_text_w_unfold = u->pg_unfold;
+    }
+    int need = u->pg_text_w > cap ? cap : u->pg_text_w;
     return need < BOX_W ? BOX_W : need;
+}
+
+/* A box's colour, asked for the boxes drawn (not made for every box when the screen opens). */
+static int32_t box_color(ui *u, uint32_t b)
+{
+    const ls_region *g = &u->pg_regions.v[u->pg_boxes.region_of_box[b]];
+    return u->pg_boxes.boxes[b].fold > 1 ? -2 : g->tag ? ui_tag_index(u, g->tag) : -1;
 }
 
 void ui_partgraph_build(ui *u)
@@ -57,43 +73,40 @@ void ui_partgraph_build(ui *u)
     ui_partgraph_free(u);
     u->pg_step = u->step;
     const ui_step_rows *sr = ui_top_rows(u, u->step);
-    if (sr && sr->has_table) u->pg_regions = sr->regions; /* made once per step with its rows */
-    if (sr && sr->has_table && !u->pg_unfold && u->utf8) {
+    u->pg_islands = u->pg_delegates = 0;
+    if (sr && sr->has_table) { /* made once per step with its rows */
+        u->pg_regions = sr->regions;
+        u->pg_islands = sr->n_islands;
+        u->pg_delegates = sr->n_delegates;
+    }
+    const ls_box_layout *L;
+    if (sr && sr->has_table && !u->pg_unfold) { /* the boxes an ASCII drawing has too */
         u->pg_boxes = sr->boxes;
         u->pg_boxes_shared = true;
+        L = &sr->layout;
     } else {
         ls_region_boxes_build(&u->pg_regions, !u->pg_unfold, !u->utf8, &u->pg_boxes);
+        ls_box_layout_build(u->pg_boxes.boxes, u->pg_boxes.n, u->pg_boxes.edges, u->pg_boxes.n_edges, &u->pg_layout);
+        L = &u->pg_layout;
     }
-    const ls_region_boxes *bx = &u->pg_boxes;
-    int32_t *color = ls_malloc(sizeof *color * (bx->n + 1));
-    for (uint32_t b = 0; b < bx->n; b++) {
-        const ls_region *g = &u->pg_regions.v[bx->region_of_box[b]];
-        color[b] = bx->boxes[b].fold > 1 ? -2 : g->tag ? ui_tag_index(u, g->tag) : -1;
-    }
-    int w = box_width(u, bx);
-    if (u->pg_boxes_shared && w == BOX_W) { /* the step's boxes at the narrow width: drawn with them */
-        ui_boxview_set_shared(&u->pg, &sr->drawing, color);
-    } else {
-        ls_drawing d;
-        ls_draw_boxes(bx->boxes, bx->n, bx->edges, bx->n_edges, w, !u->utf8, &d);
-        ui_boxview_set(&u->pg, &d, color);
-    }
+    ui_boxview_set_layout(&u->pg, L, box_width(u, &u->pg_boxes), !u->utf8);
+    u->pg.color_of = box_color;
     u->pg_cols = u->cols;
     int32_t g = selected_region(u);
     ui_pane *p = ui_pane_of(u, UI_P_SCREEN);
     p->left = p->top = 0;
-    ui_boxview_select(u, &u->pg, p, g >= 0 ? bx->box_of_region[g] : 0);
+    ui_boxview_select(u, &u->pg, p, g >= 0 ? u->pg_boxes.box_of_region[g] : 0);
 }
 
 static void ensure(ui *u)
 {
     if (!u->pg.valid || u->pg_step != u->step) {
         ui_partgraph_build(u);
-    } else if (u->pg_cols != u->cols && box_width(u, &u->pg_boxes) != (int)u->pg.d.place[0].w) {
+    } else if (u->pg_cols != u->cols && box_width(u, &u->pg_boxes) != u->pg.box_w) {
         /* the boxes widen or narrow with the terminal: drawn again, the same box selected */
         uint32_t sel = u->pg.sel;
         ui_partgraph_build(u);
-        if (sel < u->pg.d.n_boxes) ui_boxview_select(u, &u->pg, ui_pane_of(u, UI_P_SCREEN), sel);
+        if (sel < ui_boxview_boxes(&u->pg)) ui_boxview_select(u, &u->pg, ui_pane_of(u, UI_P_SCREEN), sel);
     }
 }
 
@@ -101,11 +114,7 @@ static void title(ui *u, ls_buf *b)
 {
     ensure(u);
     const ls_regions *r = &u->pg_regions;
-    uint32_t islands = 0, delegates = 0;
-    for (uint32_t i = 0; i < r->n; i++) {
-        islands += r->v[i].kind == LS_REGION_CPU;
-        delegates += r->v[i].kind == LS_REGION_TAG || r->v[i].kind == LS_REGION_DELEGATE;
-    }
+    uint32_t islands = u->pg_islands, delegates = u->pg_delegates; /* counted with the step's rows */
     char a[32], c[32];
     /* the header names the step: the line keeps its room for the counts and bytes at 80 columns */
     ls_buf_printf(b, "Partitions · %u CPU island%s, %u delegate%s · %s to them, %s back", islands, islands == 1 ? "" : "s",
@@ -120,7 +129,7 @@ static void title(ui *u, ls_buf *b)
 static uint32_t count(ui *u)
 {
     ensure(u);
-    return u->pg.d.n_lines;
+    return ui_boxview_lines(&u->pg);
 }
 
 static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)

@@ -59,16 +59,22 @@ typedef struct grid {
     uint32_t rows, w;
 } grid;
 
+/* A text's cells as they are shown: a control in a name is drawn escaped, several columns wide
+ * (the output's filter would escape it after the box was cut to width, pushing its right edge
+ * out). Returns how many (at most 512). */
+static uint32_t text_cells(const char *s, uint32_t cps[512])
+{
+    char shown[2048];
+    ls_safe_copy(s, strlen(s), 0, shown, sizeof shown);
+    uint32_t n = 0;
+    for (const char *p = shown; *p && n < 512;) cps[n++] = utf8_next(&p);
+    return n;
+}
+
 static void grid_text(grid *g, uint32_t y, uint32_t x, uint32_t maxw, const char *s, bool keep_end)
 {
     if (!s || y >= g->rows) return;
-    /* measured as it is shown: a control in a name is drawn escaped, several columns wide
-     * (the output's filter would escape it after the box was cut to width, pushing its right
-     * edge out) */
-    char shown[2048];
-    ls_safe_copy(s, strlen(s), 0, shown, sizeof shown);
-    uint32_t cps[512], n = 0;
-    for (const char *p = shown; *p && n < 512;) cps[n++] = utf8_next(&p);
+    uint32_t cps[512], n = text_cells(s, cps);
     uint32_t from = 0;
     if (n > maxw && maxw > 1) { /* too long: an ellipsis, keeping the end (names) or the start */
         if (keep_end) {
@@ -82,16 +88,15 @@ static void grid_text(grid *g, uint32_t y, uint32_t x, uint32_t maxw, const char
     for (uint32_t i = from; i < n && x < g->w; i++) g->cells[y * g->w + x++] = cps[i];
 }
 
-static void grid_lines(const grid *g, bool ascii, ls_drawing *d)
+static void grid_lines(const grid *g, bool ascii, char **out, uint32_t *width)
 {
     ls_buf b = {0};
     for (uint32_t y = 0; y < g->rows; y++) {
         uint32_t end = g->w;
         while (end && g->cells[y * g->w + end - 1] == ' ') end--;
         for (uint32_t x = 0; x < end; x++) utf8_put(&b, ascii ? ls_ascii_of(g->cells[y * g->w + x]) : g->cells[y * g->w + x]);
-        if (end > d->width) d->width = end;
-        d->lines = ls_realloc(d->lines, sizeof *d->lines * (d->n_lines + 1));
-        d->lines[d->n_lines++] = ls_buf_take(&b);
+        if (end > *width) *width = end;
+        out[y] = ls_buf_take(&b);
     }
     ls_buf_free(&b);
 }
@@ -117,28 +122,26 @@ static int cmp_row_key(const void *x, const void *y)
     return a->order < b->order ? -1 : a->order > b->order;
 }
 
-void ls_draw_boxes(const ls_box *boxes, uint32_t n, const ls_box_edge *edges, uint32_t n_edges, int box_w, bool ascii,
-                   ls_drawing *d)
+static uint32_t in_degree(const ls_box_layout *L, uint32_t b) { return L->in_start[b + 1] - L->in_start[b]; }
+
+void ls_box_layout_build(const ls_box *boxes, uint32_t n, const ls_box_edge *edges, uint32_t n_edges, ls_box_layout *L)
 {
-    memset(d, 0, sizeof *d);
-    d->n_boxes = n;
-    d->place = ls_calloc(n + 1, sizeof *d->place);
-    if (box_w < 12) box_w = 12;
-    uint32_t W = (uint32_t)box_w;
+    memset(L, 0, sizeof *L);
+    L->boxes = boxes;
+    L->edges = edges;
+    L->n_boxes = n;
+    L->n_edges = n_edges;
     uint32_t n_ranks = 0;
     for (uint32_t i = 0; i < n; i++)
         if (boxes[i].rank + 1 > n_ranks) n_ranks = boxes[i].rank + 1;
+    L->n_ranks = n_ranks;
     /* boxes by rank, in the order given; edges by destination */
     uint32_t *rank_start = ls_calloc(n_ranks + 2, sizeof *rank_start), *by_rank = ls_malloc(sizeof *by_rank * (n + 1));
-    uint32_t *col = ls_calloc(n + 1, sizeof *col);
     for (uint32_t i = 0; i < n; i++) rank_start[boxes[i].rank + 1]++;
     for (uint32_t r = 0; r < n_ranks; r++) rank_start[r + 1] += rank_start[r];
     uint32_t *fill = ls_malloc(sizeof *fill * (n_ranks + 1));
     memcpy(fill, rank_start, sizeof *fill * (n_ranks + 1));
-    for (uint32_t i = 0; i < n; i++) {
-        col[i] = fill[boxes[i].rank] - rank_start[boxes[i].rank];
-        by_rank[fill[boxes[i].rank]++] = i;
-    }
+    for (uint32_t i = 0; i < n; i++) by_rank[fill[boxes[i].rank]++] = i;
     free(fill);
     /* heaviest first within a row (a delegate before the small CPU islands beside it) */
     row_key *keys = ls_malloc(sizeof *keys * (n + 1));
@@ -146,7 +149,8 @@ void ls_draw_boxes(const ls_box *boxes, uint32_t n, const ls_box_edge *edges, ui
     qsort(keys, n, sizeof *keys, cmp_row_key);
     for (uint32_t k = 0; k < n; k++) by_rank[k] = keys[k].box;
     free(keys);
-    for (uint32_t k = 0; k < n; k++) col[by_rank[k]] = k - rank_start[boxes[by_rank[k]].rank];
+    L->order_of = ls_malloc(sizeof *L->order_of * (n + 1));
+    for (uint32_t k = 0; k < n; k++) L->order_of[by_rank[k]] = k;
     uint32_t *in_start = ls_calloc(n + 2, sizeof *in_start), *in_edges = ls_malloc(sizeof *in_edges * (n_edges + 1));
     for (uint32_t e = 0; e < n_edges; e++) in_start[edges[e].to + 1]++;
     for (uint32_t i = 0; i < n; i++) in_start[i + 1] += in_start[i];
@@ -154,74 +158,172 @@ void ls_draw_boxes(const ls_box *boxes, uint32_t n, const ls_box_edge *edges, ui
     memcpy(efill, in_start, sizeof *efill * (n + 1));
     for (uint32_t e = 0; e < n_edges; e++) in_edges[efill[edges[e].to]++] = e;
     free(efill);
+    L->rank_start = rank_start;
+    L->by_rank = by_rank;
+    L->in_start = in_start;
+    L->in_edges = in_edges;
+    /* each row's lines: the band above it (what enters each box, one line per edge), then its
+     * boxes; none for a rank without boxes */
+    L->line0 = ls_malloc(sizeof *L->line0 * (n_ranks + 1));
+    L->band = ls_calloc(n_ranks + 1, sizeof *L->band);
     uint32_t line = 0;
-    ls_buf lb = {0};
     for (uint32_t r = 0; r < n_ranks; r++) {
+        L->line0[r] = line;
         uint32_t k0 = rank_start[r], k1 = rank_start[r + 1];
         if (k0 == k1) continue;
-        uint32_t width = (k1 - k0) * (W + GAP) + W; /* the last box's band lines may run on */
-        /* the band above the row: what enters each box, one line per edge */
         uint32_t band = 0, h = 0;
         for (uint32_t k = k0; k < k1; k++) {
-            uint32_t b = by_rank[k], ne = in_start[b + 1] - in_start[b];
-            if (ne > band) band = ne;
+            uint32_t b = by_rank[k];
+            if (in_degree(L, b) > band) band = in_degree(L, b);
             if (box_height(&boxes[b]) > h) h = box_height(&boxes[b]);
         }
         if (r > 0 && band == 0) band = 1;
-        bool single_above = r > 0 && rank_start[r] - rank_start[r - 1] == 1;
-        grid g = {ls_malloc(sizeof(uint32_t) * (size_t)(band + h) * width), band + h, width};
-        for (size_t c = 0; c < (size_t)g.rows * g.w; c++) g.cells[c] = ' ';
-        for (uint32_t k = k0; k < k1; k++) {
-            uint32_t b = by_rank[k], x = col[b] * (W + GAP);
-            for (uint32_t e = in_start[b], y = 0; e < in_start[b + 1]; e++, y++) {
-                /* room up to the next box of the row that has a line here */
-                uint32_t room = width - x - 2;
-                for (uint32_t j = k + 1; j < k1; j++)
-                    if (in_start[by_rank[j] + 1] - in_start[by_rank[j]] > y) {
-                        room = (j - k) * (W + GAP) - 3;
-                        break;
-                    }
-                const ls_box_edge *ed = &edges[in_edges[e]];
-                ls_buf_puts(&lb, "▼ ");
-                ls_buf_puts(&lb, ed->label ? ed->label : "");
-                bool right_above = single_above && boxes[ed->from].rank + 1 == r;
-                if (!right_above && boxes[ed->from].text[0]) ls_buf_printf(&lb, " ← %s", boxes[ed->from].text[0]);
-                grid_text(&g, y, x + 2, room, lb.s, false);
-                lb.len = 0;
-                if (lb.s) lb.s[0] = 0;
-            }
-            /* the box */
-            uint32_t bh = box_height(&boxes[b]), y0 = band;
-            d->place[b] = (ls_box_place){line + y0, x, bh, W};
-            for (uint32_t y = y0; y < y0 + bh; y++)
-                for (uint32_t c = x; c < x + W; c++) {
-                    uint32_t ch = ' ';
-                    bool top = y == y0, bottom = y == y0 + bh - 1, left = c == x, right = c == x + W - 1;
-                    if ((top || bottom) && (left || right)) ch = top ? (left ? 0x250c : 0x2510) : (left ? 0x2514 : 0x2518);
-                    else if (top || bottom) ch = 0x2500;
-                    else if (left || right) ch = 0x2502;
-                    g.cells[y * g.w + c] = ch;
-                }
-            if (boxes[b].text[0]) {
-                char title[256];
-                if (boxes[b].fold > 1) snprintf(title, sizeof title, " %s ", boxes[b].text[0]);
-                else snprintf(title, sizeof title, " %s ", boxes[b].text[0]);
-                grid_text(&g, y0, x + 1, W - 2, title, true);
-            }
-            uint32_t y = y0 + 1;
-            for (int t = 1; t < LS_BOX_LINES; t++)
-                if (boxes[b].text[t]) grid_text(&g, y++, x + 2, W - 4, boxes[b].text[t], false);
+        L->band[r] = band;
+        line += band + h;
+    }
+    L->line0[n_ranks] = line;
+    L->n_lines = line;
+}
+
+void ls_box_layout_free(ls_box_layout *L)
+{
+    free(L->rank_start);
+    free(L->by_rank);
+    free(L->order_of);
+    free(L->in_start);
+    free(L->in_edges);
+    free(L->line0);
+    free(L->band);
+    memset(L, 0, sizeof *L);
+}
+
+static uint32_t layout_w(int box_w) { return box_w < 12 ? 12 : (uint32_t)box_w; }
+
+ls_box_place ls_box_layout_place(const ls_box_layout *L, uint32_t b, int box_w)
+{
+    uint32_t W = layout_w(box_w), r = L->boxes[b].rank, k = L->order_of[b] - L->rank_start[r];
+    return (ls_box_place){L->line0[r] + L->band[r], k * (W + GAP), box_height(&L->boxes[b]), W};
+}
+
+uint32_t ls_box_layout_rank_of_line(const ls_box_layout *L, uint32_t line)
+{
+    uint32_t lo = 0, hi = L->n_ranks; /* the last rank whose first line is at or before line: it has lines */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (L->line0[mid] <= line) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The text of the line of edge e above box b in row r: its label, and the source box's title
+ * when that is not the box right above. */
+static void band_text(const ls_box_layout *L, uint32_t r, uint32_t e, ls_buf *lb)
+{
+    bool single_above = r > 0 && L->rank_start[r] - L->rank_start[r - 1] == 1;
+    const ls_box_edge *ed = &L->edges[e];
+    lb->len = 0;
+    if (lb->s) lb->s[0] = 0;
+    ls_buf_puts(lb, "▼ ");
+    ls_buf_puts(lb, ed->label ? ed->label : "");
+    bool right_above = single_above && L->boxes[ed->from].rank + 1 == r;
+    if (!right_above && L->boxes[ed->from].text[0]) ls_buf_printf(lb, " ← %s", L->boxes[ed->from].text[0]);
+}
+
+/* Room for the y-th band line of the k-th box of a row: up to the next box of the row that has
+ * a line there. */
+static uint32_t band_room(const ls_box_layout *L, uint32_t k, uint32_t k1, uint32_t y, uint32_t W, uint32_t x, uint32_t width)
+{
+    for (uint32_t j = k + 1; j < k1; j++)
+        if (in_degree(L, L->by_rank[j]) > y) return (j - k) * (W + GAP) - 3;
+    return width - x - 2;
+}
+
+uint32_t ls_box_layout_lines_of(const ls_box_layout *L, uint32_t r) { return L->line0[r + 1] - L->line0[r]; }
+
+void ls_box_layout_draw(const ls_box_layout *L, uint32_t r, int box_w, bool ascii, char **out, uint32_t *width)
+{
+    uint32_t W = layout_w(box_w), k0 = L->rank_start[r], k1 = L->rank_start[r + 1];
+    if (k0 == k1) return;
+    const ls_box *boxes = L->boxes;
+    uint32_t row_w = (k1 - k0) * (W + GAP) + W; /* the last box's band lines may run on */
+    uint32_t band = L->band[r], h = L->line0[r + 1] - L->line0[r] - band;
+    grid g = {ls_malloc(sizeof(uint32_t) * (size_t)(band + h) * row_w), band + h, row_w};
+    for (size_t c = 0; c < (size_t)g.rows * g.w; c++) g.cells[c] = ' ';
+    ls_buf lb = {0};
+    for (uint32_t k = k0; k < k1; k++) {
+        uint32_t b = L->by_rank[k], x = (k - k0) * (W + GAP);
+        for (uint32_t e = L->in_start[b], y = 0; e < L->in_start[b + 1]; e++, y++) {
+            band_text(L, r, L->in_edges[e], &lb);
+            grid_text(&g, y, x + 2, band_room(L, k, k1, y, W, x, row_w), lb.s, false);
         }
-        grid_lines(&g, ascii, d);
-        line += g.rows;
-        free(g.cells);
+        /* the box */
+        uint32_t bh = box_height(&boxes[b]), y0 = band;
+        for (uint32_t y = y0; y < y0 + bh; y++)
+            for (uint32_t c = x; c < x + W; c++) {
+                uint32_t ch = ' ';
+                bool top = y == y0, bottom = y == y0 + bh - 1, left = c == x, right = c == x + W - 1;
+                if ((top || bottom) && (left || right)) ch = top ? (left ? 0x250c : 0x2510) : (left ? 0x2514 : 0x2518);
+                else if (top || bottom) ch = 0x2500;
+                else if (left || right) ch = 0x2502;
+                g.cells[y * g.w + c] = ch;
+            }
+        if (boxes[b].text[0]) {
+            char title[256];
+            snprintf(title, sizeof title, " %s ", boxes[b].text[0]);
+            grid_text(&g, y0, x + 1, W - 2, title, true);
+        }
+        uint32_t y = y0 + 1;
+        for (int t = 1; t < LS_BOX_LINES; t++)
+            if (boxes[b].text[t]) grid_text(&g, y++, x + 2, W - 4, boxes[b].text[t], false);
     }
     ls_buf_free(&lb);
-    free(rank_start);
-    free(by_rank);
-    free(col);
-    free(in_start);
-    free(in_edges);
+    grid_lines(&g, ascii, out, width);
+    free(g.cells);
+}
+
+/* The widest line without drawing: a row's last box ends it, or a band line's text past it
+ * (as grid_text writes it: cut to its room with an ellipsis, trailing spaces not counted). */
+uint32_t ls_box_layout_width(const ls_box_layout *L, int box_w)
+{
+    uint32_t W = layout_w(box_w), width = 0, cps[512];
+    ls_buf lb = {0};
+    for (uint32_t r = 0; r < L->n_ranks; r++) {
+        uint32_t k0 = L->rank_start[r], k1 = L->rank_start[r + 1];
+        if (k0 == k1) continue;
+        uint32_t row_w = (k1 - k0) * (W + GAP) + W, end = (k1 - k0 - 1) * (W + GAP) + W;
+        for (uint32_t k = k0; k < k1; k++) {
+            uint32_t b = L->by_rank[k], x = (k - k0) * (W + GAP);
+            for (uint32_t e = L->in_start[b], y = 0; e < L->in_start[b + 1]; e++, y++) {
+                band_text(L, r, L->in_edges[e], &lb);
+                uint32_t room = band_room(L, k, k1, y, W, x, row_w), n = text_cells(lb.s, cps), last = n;
+                if (n > room && room > 1) last = room; /* ends with the ellipsis */
+                else
+                    while (last && cps[last - 1] == ' ') last--;
+                uint32_t line_end = last ? x + 2 + last : 0;
+                if (line_end > row_w) line_end = row_w;
+                if (line_end > end) end = line_end;
+            }
+        }
+        if (end > width) width = end;
+    }
+    ls_buf_free(&lb);
+    return width;
+}
+
+void ls_draw_boxes(const ls_box *boxes, uint32_t n, const ls_box_edge *edges, uint32_t n_edges, int box_w, bool ascii,
+                   ls_drawing *d)
+{
+    memset(d, 0, sizeof *d);
+    ls_box_layout L;
+    ls_box_layout_build(boxes, n, edges, n_edges, &L);
+    d->n_boxes = n;
+    d->place = ls_calloc(n + 1, sizeof *d->place);
+    for (uint32_t b = 0; b < n; b++) d->place[b] = ls_box_layout_place(&L, b, box_w);
+    d->n_lines = L.n_lines;
+    d->lines = ls_malloc(sizeof *d->lines * (L.n_lines + 1));
+    for (uint32_t r = 0; r < L.n_ranks; r++) ls_box_layout_draw(&L, r, box_w, ascii, d->lines + L.line0[r], &d->width);
+    ls_box_layout_free(&L);
 }
 
 void ls_drawing_free(ls_drawing *d)
