@@ -29,25 +29,9 @@
  * XNNPACK's invalid_parameter is lowerscope's bad input (exit 2); its unsupported_parameter a
  * valid blob that needs what the backend lacks (exit 3). */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "xnn_internal.h"
-
-/* "XnnpackBackend: xnodes[i] (XNNConv2d, debug handle h): ..." with the exit 3 code. */
-static int fail_unsupported(lsx_run *R, uint32_t node, const char *fmt, ...) LS_PRINTF(3, 4);
-static int fail_unsupported(lsx_run *R, uint32_t node, const char *fmt, ...)
-{
-    char msg[LS_ERR_MAX / 2];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    const ls_xnn_node *n = &R->g->nodes[node];
-    const char *tn = ls_xnn_node_type_name(n->type);
-    return ls_fail_needs(R->err, "%s: xnodes[%u] (%s, debug handle %u): %s", R->name, node, tn ? tn : "?",
-                         n->debug_handle, msg);
-}
 
 /* The nodes whose define function hands output_min/max to xnn_subgraph_check_output_min_max. */
 static bool checks_output_range(uint8_t type)
@@ -101,7 +85,7 @@ int lsx_check_requantization(lsx_run *R, uint32_t node)
         if (requantization_scale >= 256.0f) {
             char which[48] = "";
             if (per_channel) snprintf(which, sizeof which, " of output channel %u", c);
-            return fail_unsupported(R, node,
+            return lsx_fail_needs(R, node,
                                     "requantization scale %.7g%s (input scale %.7g x kernel scale %.7g / output scale "
                                     "%.7g) is 256 or more, which XNNPACK does not support (unsupported parameter)",
                                     requantization_scale, which, in->scale, kernel_scale, out->scale);

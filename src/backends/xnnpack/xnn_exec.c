@@ -49,17 +49,33 @@ lsx_rval *lsx_val(lsx_run *R, uint32_t id)
     return pos >= 0 ? &R->vals[pos] : NULL;
 }
 
-int lsx_fail(lsx_run *R, uint32_t node, const char *fmt, ...)
+/* "NAME: xnodes[i] (XNNConv2d, debug handle h): ..."; needs: the exit 3 code (ls_fail_needs) */
+static int vfail(lsx_run *R, uint32_t node, bool needs, const char *fmt, va_list ap)
 {
     char msg[LS_ERR_MAX / 2];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     const ls_xnn_node *n = &R->g->nodes[node];
     const char *tn = ls_xnn_node_type_name(n->type);
-    return ls_fail(R->err, "%s: xnodes[%u] (%s, debug handle %u): %s", R->name, node, tn ? tn : "?", n->debug_handle,
-                   msg);
+    return (needs ? ls_fail_needs : ls_fail)(R->err, "%s: xnodes[%u] (%s, debug handle %u): %s", R->name, node,
+                                             tn ? tn : "?", n->debug_handle, msg);
+}
+
+int lsx_fail(lsx_run *R, uint32_t node, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vfail(R, node, false, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int lsx_fail_needs(lsx_run *R, uint32_t node, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vfail(R, node, true, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 ls_tensor *lsx_in(lsx_run *R, uint32_t node, unsigned k)

@@ -75,6 +75,8 @@ const ls_xnn_value *lsx_def(const lsx_run *R, uint32_t id); /* the value with th
 lsx_rval *lsx_val(lsx_run *R, uint32_t id);
 /* Fails with "NAME: xnodes[i] (XNNConv2d, debug handle h): message". */
 int lsx_fail(lsx_run *R, uint32_t node, const char *fmt, ...) LS_PRINTF(3, 4);
+/* The same, for what XNNPACK refuses as unsupported (exit 3: a backend's limit, not bad input). */
+int lsx_fail_needs(lsx_run *R, uint32_t node, const char *fmt, ...) LS_PRINTF(3, 4);
 /* The tensor of input k of node i, which must have been computed. */
 ls_tensor *lsx_in(lsx_run *R, uint32_t node, unsigned k);
 /* A new tensor for output k of node i with these dims, in the value's storage type. */
