@@ -324,6 +324,26 @@ START_TEST(partgraph_draws_only_the_rows_it_shows)
 }
 END_TEST
 
+/* The node pane makes its lines once per selection: not again to count them and to draw them,
+ * nor on a redraw, a move inside the pane or a search in it. */
+START_TEST(node_pane_gathers_its_facts_once_per_selection)
+{
+    ls_history *h = shared_constant_history();
+    const char *dir = tu_tmpdir();
+    char keys[4096];
+    snprintf(keys, sizeof keys, "%s/node.keys", dir);
+    /* three selections (the first screen's, j, j), then the pane's own keys and redraws */
+    const char *script = "j\nj\n4\nj\nj\n<C-l>\n/user<Enter>\n<Esc>\n<C-l>\n";
+    ls_error err;
+    ck_assert_int_eq(ls_write_file_atomic(keys, script, strlen(script), &err), 0);
+    ls_tui_opts o = {.script = keys, .rows = 24, .cols = 80, .start_step = "0", .headless = true};
+    uint64_t before = ui_node_lines_built;
+    ck_assert_int_eq(ls_tui_run(h, &o, &err), 0);
+    ck_assert_uint_eq(ui_node_lines_built - before, 3);
+    free_history(h);
+}
+END_TEST
+
 /* A pipeline still running (the live history ui_core_start makes): its last pass here waits
  * until the test lets it go, so the screens are those of a step being made. The timeline lists
  * the step to come, the status line says which step is being made, stepping onto it and
@@ -587,6 +607,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, stays_instant_on_100k_nodes);
     tcase_add_test(tc, box_layout_draws_what_the_drawing_does);
     tcase_add_test(tc, partgraph_draws_only_the_rows_it_shows);
+    tcase_add_test(tc, node_pane_gathers_its_facts_once_per_selection);
     tcase_add_test(tc, bad_script_is_an_error_not_a_crash);
     tcase_add_test(tc, live_history_shows_the_step_being_made);
     tcase_add_test(tc, cli_opens_files_and_reports_errors);

@@ -32,7 +32,7 @@ void ui_reselect(ui *u)
     if (g->r.h > 0) ui_pane_clamp(u, g);
     else if (g->sel >= u->m.n_vis) g->sel = u->m.n_vis ? u->m.n_vis - 1 : 0;
     if (u->m.n_vis) u->sel_id = ui_model_row(u, g->sel).node->id;
-    u->node_valid = false;
+    /* the node pane's lines are keyed by step, scope and node: made again only when one moved */
     u->panes[UI_P_NODE].sel = u->panes[UI_P_NODE].top = 0;
 }
 
@@ -186,6 +186,7 @@ void ui_replace_history(ui *u, ls_history *h)
     u->run = NULL;
     ui_partgraph_free(u);
     u->pg_text_w_prog = NULL; /* its programs go */
+    u->node_valid = false;    /* the node pane's lines are about one of its nodes */
     ui_around_free(u);
     ui_compare_free(u);
     if (u->owned_h) ui_core_free(u->owned_h);

@@ -488,7 +488,9 @@ struct ui {
     int left_w; /* width of the left column (0: single column) */
     /* text views' lines */
     ui_lines node_lines;
-    uint32_t node_key_step, node_key_id;
+    uint32_t node_key_step;
+    const ls_node *node_key_node; /* the node its lines are about (NULL: none selected), with its mark */
+    uint8_t node_key_mark;
     const char *node_key_scope;
     int node_key_w;       /* the node pane's width its lines were made for (now/was wrap to it) */
     bool node_valid;
@@ -616,6 +618,7 @@ int ui_save_display(ui *u, const char *path, ls_error *err);
 
 /* ---- text screens */
 void ui_node_lines_build(ui *u);
+extern uint64_t ui_node_lines_built; /* how many times the node pane's lines were made (tests) */
 void ui_table_build(ui *u);
 void ui_run_build(ui *u); /* a fresh run of the program at this step (and of the loaded program beside it) */
 void ui_run_again(ui *u); /* one more run, state carrying over (a fresh one for another step) */

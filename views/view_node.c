@@ -363,22 +363,30 @@ static void add_field_wrapped(ui_lines *l, ui_role role, const char *label, cons
     }
 }
 
+uint64_t ui_node_lines_built;
+
+/* Once per selection (step, scope, node) and pane width: the pane's count, rows, search and
+ * Enter all read these lines. */
 void ui_node_lines_build(ui *u)
 {
     int pane_w = ui_pane_of(u, UI_P_NODE)->r.w;
-    if (u->node_valid && u->node_key_step == u->step && u->node_key_id == u->sel_id && u->node_key_scope == scope_name(u) &&
-        u->node_key_w == pane_w)
+    /* keyed by the node shown, not by u->sel_id: the layout counts the pane's lines before the
+     * first selection sets sel_id, and the first screen made them twice for one node */
+    const ls_program *p;
+    uint8_t mark = UI_MARK_NONE;
+    const ls_node *n = ui_selected_node(u, &p, &mark);
+    if (u->node_valid && u->node_key_step == u->step && u->node_key_node == n && u->node_key_mark == mark &&
+        u->node_key_scope == scope_name(u) && u->node_key_w == pane_w)
         return;
+    ui_node_lines_built++;
     ui_lines *l = &u->node_lines;
     ui_lines_clear(l);
     u->node_valid = true;
     u->node_key_w = pane_w;
     u->node_key_step = u->step;
-    u->node_key_id = u->sel_id;
+    u->node_key_node = n;
+    u->node_key_mark = mark;
     u->node_key_scope = scope_name(u);
-    const ls_program *p;
-    uint8_t mark;
-    const ls_node *n = ui_selected_node(u, &p, &mark);
     if (!n) {
         ui_lines_add(l, UI_R_DIM, -1, "no node selected");
         return;
