@@ -246,8 +246,8 @@ static void run_size(const char *bin, const char *dir, unsigned nodes)
     actions += open.action >= 0;
     add_figure(cls, &n_cls, &open);
     fclose(f);
-    printf("\n%u call nodes (%.0f MB of JSON): %d keys in %.1f s wall, %.1f s CPU (load and pipeline included), "
-           "peak %.0f MB\n", nodes, json / 1e6, event, wall, cpu, peak / 1024.0);
+    printf("\n%u call nodes (%.0f MB of JSON): %d keys (%d actions) in %.1f s wall, %.1f s CPU (load and pipeline "
+           "included), peak %.0f MB\n", nodes, json / 1e6, event, actions, wall, cpu, peak / 1024.0);
     printf("  (an action: a key, a :command, or the keys of one command (gg, g<Timeout>) summed; wall: from\n"
            "   reading the key to the screen drawn; CPU: the UI thread's, which the machine's other\n"
            "   work does not inflate)\n");
