@@ -254,12 +254,19 @@ static int load_model(ls_weight_source *ws, const char *where, bool folder, cons
     ls_blob *json;
     if ((ws->read_text ? ws->read_text : ws->read)(ws, rel, &json, err) != 0) return -1;
     ws->model = model;
+    if (json->map && ls_zip_map_test_after_map) ls_zip_map_test_after_map(where);
     const char *w = ls_internf(folder ? "%s/%s" : "%s: %s", where, rel);
     /* the text is read for this load alone: its nodes' pages go back as they are read */
     int rc = json->refs == 1 ? ls_load_json_consuming(w, model, (char *)json->data, json->size, ws,
                                                       opts && opts->metadata_only, out, err)
                              : ls_load_json_ex(w, model, (const char *)json->data, json->size, ws,
                                                opts && opts->metadata_only, 0, out, err);
+    if (ls_zip_map_done(json)) { /* only zip_read_text maps: ws is an archive */
+        if (rc == 0) ls_program_unref(*out);
+        *out = NULL;
+        rc = ls_fail(err, "%s: the file shrank while it was being read (member %s%s)", where,
+                     ((zip_src *)ws->impl)->prefix, rel);
+    }
     ls_blob_unref(json);
     return rc;
 }

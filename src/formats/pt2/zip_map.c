@@ -12,6 +12,9 @@
  * find the offset, and answers "not here" (the caller reads the member through libzip, which
  * reports what is wrong) for anything it does not expect. */
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -137,6 +140,101 @@ static bool local_header_of(int fd, const cdir *cd, uint64_t index, const char *
     return ok;
 }
 
+/* ---- a file that shrinks under its mapping
+ *
+ * Another process may truncate the archive while the load reads the mapped text; a page past
+ * the new end then raises SIGBUS. While a mapping lives, a SIGBUS handler looks the faulting
+ * address up among the live mappings and, when it is one of them, maps zero pages over the rest
+ * of that mapping and marks it: the faulting read resumes on zeros, the parse fails or ends as
+ * it will, and the load, seeing the mark (ls_zip_map_done), reports that the file shrank.
+ * Why not siglongjmp back to the load: the fault can come while a lock is held (the intern
+ * table, the cJSON arena's) or half-way through a structure, and jumping out would leave them
+ * held or broken; here every function returns as usual, nothing leaks, and any thread may take
+ * the fault. Why not fstat before parsing: the file can shrink during the parse. A SIGBUS
+ * elsewhere goes to the action there was before, which is put back when no mapping lives. */
+
+enum { GUARDS = 16 }; /* mappings alive at once (a load holds one); past it: read, not mapped */
+
+typedef struct guard {
+    _Atomic uintptr_t start; /* 0: a free slot */
+    _Atomic size_t len;
+    atomic_bool shrank;
+} guard;
+
+static guard guards[GUARDS];
+static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
+static int guards_alive;
+static struct sigaction sigbus_before;
+static uintptr_t guard_page; /* the page size, read before the handler can run */
+
+void (*ls_zip_map_test_after_map)(const char *path);
+
+static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+    uintptr_t a = (uintptr_t)si->si_addr;
+    for (int i = 0; i < GUARDS; i++) {
+        uintptr_t s = atomic_load(&guards[i].start);
+        size_t n = atomic_load(&guards[i].len);
+        if (!s || a < s || a - s >= n) continue;
+        uintptr_t from = a & ~(guard_page - 1);
+        /* mmap is a plain system call on Linux, safe in a handler */
+        if (mmap((void *)from, s + n - from, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+            MAP_FAILED)
+            break;
+        atomic_store(&guards[i].shrank, true);
+        return;
+    }
+    if (sigbus_before.sa_flags & SA_SIGINFO) {
+        sigbus_before.sa_sigaction(sig, si, ctx);
+    } else if (sigbus_before.sa_handler == SIG_DFL || sigbus_before.sa_handler == SIG_IGN) {
+        sigaction(SIGBUS, &sigbus_before, NULL); /* the access faults again and gets the action it had */
+    } else {
+        sigbus_before.sa_handler(sig);
+    }
+}
+
+static bool guard_add(void *map, size_t len)
+{
+    pthread_mutex_lock(&guard_lock);
+    int slot = -1;
+    for (int i = 0; i < GUARDS && slot < 0; i++)
+        if (!atomic_load(&guards[i].start)) slot = i;
+    if (slot >= 0) {
+        if (guards_alive++ == 0) {
+            guard_page = (uintptr_t)sysconf(_SC_PAGESIZE);
+            struct sigaction sa = {.sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_ONSTACK};
+            sigemptyset(&sa.sa_mask);
+            sigaction(SIGBUS, &sa, &sigbus_before);
+        }
+        atomic_store(&guards[slot].len, len);
+        atomic_store(&guards[slot].shrank, false);
+        atomic_store(&guards[slot].start, (uintptr_t)map);
+    }
+    pthread_mutex_unlock(&guard_lock);
+    return slot >= 0;
+}
+
+/* Forgets the mapping at map (before it is unmapped): whether the file shrank under it. */
+static bool guard_drop(const void *map)
+{
+    bool shrank = false;
+    pthread_mutex_lock(&guard_lock);
+    for (int i = 0; i < GUARDS; i++)
+        if (map && atomic_load(&guards[i].start) == (uintptr_t)map) {
+            shrank = atomic_load(&guards[i].shrank);
+            atomic_store(&guards[i].start, 0);
+            if (--guards_alive == 0) sigaction(SIGBUS, &sigbus_before, NULL);
+            break;
+        }
+    pthread_mutex_unlock(&guard_lock);
+    return shrank;
+}
+
+bool ls_zip_map_done(const ls_blob *b)
+{
+    return b && b->map && guard_drop(b->map);
+}
+
 int ls_zip_map_stored(const char *path, uint64_t index, const char *name, uint64_t size, uint32_t crc,
                       ls_blob **out)
 {
@@ -160,10 +258,17 @@ int ls_zip_map_stored(const char *path, uint64_t index, const char *name, uint64
     void *m = ok ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, (off_t)base) : MAP_FAILED;
     close(fd);
     if (m == MAP_FAILED) return 1;
+    if (!guard_add(m, len)) {
+        munmap(m, len);
+        return 1;
+    }
     uint8_t *text = (uint8_t *)m + (data - base);
     madvise(m, len, MADV_SEQUENTIAL);
     uLong c = crc32_z(crc32_z(0L, Z_NULL, 0), text, (z_size_t)size);
-    if ((uint32_t)c != crc) { /* the reader through libzip says so, with the sums */
+    /* the reader through libzip says so, with the sums (or, if the file shrank during the sum,
+     * that the member is short) */
+    if ((uint32_t)c != crc) {
+        guard_drop(m);
         munmap(m, len);
         return 1;
     }
