@@ -168,8 +168,7 @@ void ui_model_free(ui_model *m)
 {
     ui_rows_free(m->own);
     free(m->vis);
-    free(m->slot_id);
-    free(m->slot_vis);
+    free(m->vis_of_row);
     memset(m, 0, sizeof *m);
 }
 
@@ -268,11 +267,9 @@ static void build_vis(ui *u)
 {
     ui_model *m = &u->m;
     free(m->vis);
-    free(m->slot_id);
-    free(m->slot_vis);
+    free(m->vis_of_row);
     m->vis = NULL;
-    m->slot_id = m->slot_vis = NULL;
-    m->slot_cap = 0;
+    m->vis_of_row = NULL;
     m->vis_pos = false;
     m->vis_valid = true;
     if (!m->prog) {
@@ -293,18 +290,11 @@ static void build_vis(ui *u)
         m->vis[m->n_vis++] = i;
     }
     ui_sort_vis(u, m->vis, m->n_vis); /* by a run's column, when asked (overlay.c) */
-    uint32_t cap = 16;
-    while (cap < m->n_vis * 2 + 2) cap *= 2;
-    m->slot_cap = cap;
-    m->slot_id = ls_calloc(cap, sizeof *m->slot_id); /* id 0 is never a node: empty slot */
-    m->slot_vis = ls_malloc(sizeof *m->slot_vis * cap);
-    for (uint32_t v = 0; v < m->n_vis; v++) {
-        uint32_t id = ui_rows_at(m->sr, m->vis[v]).node->id;
-        uint32_t s = (id * 2654435761u) & (cap - 1);
-        while (m->slot_id[s]) s = (s + 1) & (cap - 1);
-        m->slot_id[s] = id;
-        m->slot_vis[s] = v;
-    }
+    /* the way back from a row (ui_rows_find gives a node's) to its place in vis: written in
+     * order, where a hash of the visible ids took random writes over tens of MB at 1M nodes */
+    m->vis_of_row = ls_malloc(sizeof *m->vis_of_row * (m->sr->n_rows + 1));
+    memset(m->vis_of_row, 0xff, sizeof *m->vis_of_row * (m->sr->n_rows + 1));
+    for (uint32_t v = 0; v < m->n_vis; v++) m->vis_of_row[m->vis[v]] = v;
 }
 
 void ui_model_ensure(ui *u)
@@ -325,9 +315,8 @@ int32_t ui_model_find(ui *u, uint32_t id)
     ui_model *m = &u->m;
     if (!id || !m->prog) return -1;
     if (m->vis) {
-        for (uint32_t s = (id * 2654435761u) & (m->slot_cap - 1); m->slot_id[s]; s = (s + 1) & (m->slot_cap - 1))
-            if (m->slot_id[s] == id) return (int32_t)m->slot_vis[s];
-        return -1;
+        int64_t r = ui_rows_find(m->sr, id);
+        return r >= 0 && r < m->sr->n_rows && m->vis_of_row[r] != UINT32_MAX ? (int32_t)m->vis_of_row[r] : -1;
     }
     if (m->vis_pos) return ls_program_pos(m->prog, id);
     return (int32_t)ui_rows_find(m->sr, id);

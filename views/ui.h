@@ -250,8 +250,7 @@ typedef struct ui_model {
     uint32_t *vis;
     uint32_t n_vis;
     bool vis_pos;
-    uint32_t *slot_id, *slot_vis; /* open addressing: node id -> vis index (with vis) */
-    uint32_t slot_cap;
+    uint32_t *vis_of_row; /* with vis: row -> its index in vis, UINT32_MAX when filtered out */
     const ui_part *parts;
     uint32_t n_parts;
     uint32_t n_added, n_changed, n_removed;
