@@ -100,6 +100,19 @@ static int32_t table_find(const ls_program *p, int which, const char *iname)
     return ls_ptrmap_get_u32(&m->map, iname, &i) ? (int32_t)i : -1;
 }
 
+/* A name given to look up is nearly always interned already (a node's target, a tag): its
+ * pointer is tried first, with no intern, which at a million nodes is a cache miss in the names
+ * table (the UI's tag filter looked up every delegate's submodule so); a copy is interned and
+ * looked up again. */
+static int32_t table_find_name(const ls_program *p, int which, const char *name)
+{
+    if (!name) return -1;
+    int32_t i = table_find(p, which, name);
+    if (i >= 0) return i;
+    const char *in = ls_intern(name);
+    return in == name ? -1 : table_find(p, which, in);
+}
+
 /* After a table changed in place: its map is built again on the next lookup. */
 static void table_changed(ls_program *p, int which)
 {
@@ -164,12 +177,12 @@ void ls_submodule_release(ls_submodule *s)
 
 int32_t ls_program_input_spec(const ls_program *p, const char *placeholder)
 {
-    return table_find(p, T_INPUTS, ls_intern(placeholder));
+    return table_find_name(p, T_INPUTS, placeholder);
 }
 
 int32_t ls_program_output_spec(const ls_program *p, const char *name)
 {
-    return table_find(p, T_OUTPUTS, ls_intern(name));
+    return table_find_name(p, T_OUTPUTS, name);
 }
 
 void ls_program_set_inputs(ls_program *p, const ls_input_spec *specs, uint32_t n)
@@ -200,7 +213,7 @@ void ls_program_set_outputs(ls_program *p, const ls_output_spec *specs, uint32_t
 
 static ls_named_tensor *find_named(const ls_program *p, int which, const char *target)
 {
-    int32_t i = table_find(p, which, ls_intern(target));
+    int32_t i = table_find_name(p, which, target);
     return i < 0 ? NULL : which == T_STATE ? &p->state_dict[i] : &p->constants[i];
 }
 
@@ -282,7 +295,7 @@ bool ls_program_drop_constant(ls_program *p, const char *target)
 
 ls_submodule *ls_program_sub(const ls_program *p, const char *name)
 {
-    int32_t i = table_find(p, T_SUBS, ls_intern(name));
+    int32_t i = table_find_name(p, T_SUBS, name);
     return i >= 0 ? &p->subs[i] : NULL;
 }
 
@@ -304,7 +317,7 @@ uint64_t ls_program_weight_bytes(const ls_program *p)
 
 const char *ls_program_tag_backend(const ls_program *p, const char *tag)
 {
-    int32_t i = table_find(p, T_TAGS, ls_intern(tag));
+    int32_t i = table_find_name(p, T_TAGS, tag);
     return i >= 0 ? p->tags[i].backend_id : NULL;
 }
 
