@@ -227,11 +227,12 @@ static void facts_free(node_facts *f)
 
 /* ---- text: the pane's lines, labels in a column of 10 */
 
-static void text_block(const char *label, const char *text, char split)
+/* A label, then the text a line at a time (the first line beside the label). */
+static void text_block(const char *label, const char *text)
 {
     bool first = true;
     for (const char *s = text; s && *s;) {
-        const char *e = strchr(s, split);
+        const char *e = strchr(s, '\n');
         size_t n = e ? (size_t)(e - s) : strlen(s);
         if (n) printf("%-10s%.*s\n", first ? label : "", (int)n, s);
         first = false;
@@ -312,7 +313,7 @@ static void print_text(const cli_run *r, int s, const node_facts *f)
         }
     }
     const ls_node_text *tx = f->texts;
-    if (tx->stack_trace) text_block("stack", tx->stack_trace, '\n');
+    if (tx->stack_trace) text_block("stack", tx->stack_trace);
     if (tx->module_stack) /* "key,path,type;..." → a line each, a ';' in a name kept (program.h) */
         for (const char *m = tx->module_stack, *e = m, *label = "modules"; m; m = e) {
             size_t len = ls_module_stack_entry(m, &e);
@@ -326,7 +327,7 @@ static void print_text(const cli_run *r, int s, const node_facts *f)
         printf("%-10s%.*s\n", label, (int)len, m);
         label = "";
     }
-    if (tx->torch_fn) text_block("torch_fn", tx->torch_fn, '\n');
+    if (tx->torch_fn) text_block("torch_fn", tx->torch_fn);
     if (n->debug_handle) printf("%-10s%" PRId64 "\n", "debug", n->debug_handle);
     if (n->no_copy) printf("%-10sno_copy: never duplicated\n", "meta");
 }
