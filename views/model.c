@@ -145,11 +145,7 @@ static bool ui_row_filtered_in(const ui *u, const ls_program *p, const ls_node *
 {
     switch (u->filter) {
     case UI_FILTER_NONE: return true;
-    case UI_FILTER_TAG: {
-        if (n->tag == u->filter_value) return true;
-        const char *sub = ui_delegate_sub(p, n);
-        return sub && ui_sub_tag(u, p, sub) == u->filter_value;
-    }
+    case UI_FILTER_TAG: return true; /* build_vis reads the step's rows by tag (ui_rows_of_tag) */
     case UI_FILTER_CPU: return !n->tag && !ui_delegate_sub(p, n) && n->kind == LS_NODE_CALL;
     case UI_FILTER_IDS: return n->id < u->filter_ids_n && u->filter_ids[n->id];
     case UI_FILTER_OP: {
@@ -281,17 +277,26 @@ static void build_vis(ui *u)
         m->n_vis = m->vis_pos ? m->prog->n_nodes : m->sr->n_rows;
         return;
     }
-    m->vis = ls_malloc(sizeof *m->vis * (m->sr->n_rows + 1));
-    m->n_vis = 0;
-    for (uint32_t i = 0; i < m->sr->n_rows; i++) {
-        ui_row r = ui_rows_at(m->sr, i);
-        if (!u->diff_marks && r.mark == UI_MARK_REMOVED) continue;
-        if (!ui_row_filtered_in(u, ui_row_program(u, &r), r.node)) continue;
-        m->vis[m->n_vis++] = i;
+    if (u->filter == UI_FILTER_TAG) { /* the step's rows of that tag, as they are */
+        const uint32_t *rows;
+        uint32_t n = ui_rows_of_tag(m->sr, u->filter_value, &rows);
+        m->vis = ls_malloc(sizeof *m->vis * (n + 1));
+        m->n_vis = 0;
+        for (uint32_t k = 0; k < n; k++)
+            if (u->diff_marks || !ui_rows_is_removed(m->sr, rows[k])) m->vis[m->n_vis++] = rows[k];
+    } else {
+        m->vis = ls_malloc(sizeof *m->vis * (m->sr->n_rows + 1));
+        m->n_vis = 0;
+        for (uint32_t i = 0; i < m->sr->n_rows; i++) {
+            ui_row r = ui_rows_at(m->sr, i);
+            if (!u->diff_marks && r.mark == UI_MARK_REMOVED) continue;
+            if (!ui_row_filtered_in(u, ui_row_program(u, &r), r.node)) continue;
+            m->vis[m->n_vis++] = i;
+        }
     }
     ui_sort_vis(u, m->vis, m->n_vis); /* by a run's column, when asked (overlay.c) */
-    /* the way back from a row (ui_rows_find gives a node's) to its place in vis: written in
-     * order, where a hash of the visible ids took random writes over tens of MB at 1M nodes */
+    if (u->sort == UI_SORT_GRAPH) return; /* vis is in row order: found by bisection */
+    /* sorted, the way back from a row (ui_rows_find gives a node's) to its place in vis */
     m->vis_of_row = ls_malloc(sizeof *m->vis_of_row * (m->sr->n_rows + 1));
     memset(m->vis_of_row, 0xff, sizeof *m->vis_of_row * (m->sr->n_rows + 1));
     for (uint32_t v = 0; v < m->n_vis; v++) m->vis_of_row[m->vis[v]] = v;
@@ -316,7 +321,15 @@ int32_t ui_model_find(ui *u, uint32_t id)
     if (!id || !m->prog) return -1;
     if (m->vis) {
         int64_t r = ui_rows_find(m->sr, id);
-        return r >= 0 && r < m->sr->n_rows && m->vis_of_row[r] != UINT32_MAX ? (int32_t)m->vis_of_row[r] : -1;
+        if (r < 0 || r >= m->sr->n_rows) return -1;
+        if (m->vis_of_row) return m->vis_of_row[r] != UINT32_MAX ? (int32_t)m->vis_of_row[r] : -1;
+        uint32_t lo = 0, hi = m->n_vis;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (m->vis[mid] < r) lo = mid + 1;
+            else hi = mid;
+        }
+        return lo < m->n_vis && m->vis[lo] == r ? (int32_t)lo : -1;
     }
     if (m->vis_pos) return ls_program_pos(m->prog, id);
     return (int32_t)ui_rows_find(m->sr, id);

@@ -211,6 +211,11 @@ typedef struct ui_step_rows {
     /* the step's verifier findings by the node they name: first finding + 1, chained by next */
     ls_ptrmap finding_of_node;
     uint32_t *finding_next;
+    /* the rows by the tag a tag filter matches (a node's own, or the tag of the module a
+     * delegate call runs), each tag's rows in row order: filtering by a tag costs its rows */
+    ls_ptrmap tag_group;  /* tag → its group */
+    uint32_t *tag_start;  /* group g's rows: tag_rows[tag_start[g] .. tag_start[g + 1]) */
+    uint32_t *tag_rows;
 } ui_step_rows;
 
 
@@ -230,6 +235,9 @@ void ui_rows_free(ui_step_rows *sr);
 void ui_rows_add_findings(ui_step_rows *sr, const ls_verify_result *v);
 ui_row ui_rows_at(const ui_step_rows *sr, uint32_t r);
 int64_t ui_rows_find(const ui_step_rows *sr, uint32_t id); /* the row of a node id, -1 */
+/* The rows a filter by `tag` (interned) lets through, in row order; returns how many. */
+uint32_t ui_rows_of_tag(const ui_step_rows *sr, const char *tag, const uint32_t **rows);
+bool ui_rows_is_removed(const ui_step_rows *sr, uint32_t r);
 
 /* UI_FILTER_IDS: the nodes of a region of the partition graph, by id (ids are stable across
  * steps, so the filter still means those nodes at other steps). */
@@ -250,7 +258,8 @@ typedef struct ui_model {
     uint32_t *vis;
     uint32_t n_vis;
     bool vis_pos;
-    uint32_t *vis_of_row; /* with vis: row -> its index in vis, UINT32_MAX when filtered out */
+    uint32_t *vis_of_row; /* with vis sorted: row -> its index in vis, UINT32_MAX when filtered out
+                           * (in row order, ui_model_find bisects vis) */
     const ui_part *parts;
     uint32_t n_parts;
     uint32_t n_added, n_changed, n_removed;
