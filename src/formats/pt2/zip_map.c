@@ -168,6 +168,7 @@ static struct sigaction sigbus_before;
 static uintptr_t guard_page; /* the page size, read before the handler can run */
 
 void (*ls_zip_map_test_after_map)(const char *path);
+void (*ls_zip_map_test_before_sum)(const char *path);
 
 static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 {
@@ -264,6 +265,7 @@ int ls_zip_map_stored(const char *path, uint64_t index, const char *name, uint64
     }
     uint8_t *text = (uint8_t *)m + (data - base);
     madvise(m, len, MADV_SEQUENTIAL);
+    if (ls_zip_map_test_before_sum) ls_zip_map_test_before_sum(path);
     uLong c = crc32_z(crc32_z(0L, Z_NULL, 0), text, (z_size_t)size);
     /* the reader through libzip says so, with the sums (or, if the file shrank during the sum,
      * that the member is short) */

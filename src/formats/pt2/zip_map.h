@@ -21,5 +21,7 @@ int ls_zip_map_stored(const char *path, uint64_t index, const char *name, uint64
 bool ls_zip_map_done(const ls_blob *b);
 /* Tests only: called, when set, between mapping the model JSON and parsing it (to truncate it). */
 extern void (*ls_zip_map_test_after_map)(const char *path);
+/* Tests only: called, when set, between mapping a member and summing it (its CRC). */
+extern void (*ls_zip_map_test_before_sum)(const char *path);
 
 #endif
