@@ -1,6 +1,8 @@
-/* The rows a step derives for the UI, against their definitions: the rows by tag that a tag
- * filter shows (ui_rows_of_tag) are, for every sample, step, scope and tag, exactly the rows
- * whose node has the tag or calls a module lowered from it, in row order. */
+/* The rows a step derives for the UI, against their definitions: the groups of rows the
+ * filters show (row_index.c) are, for every sample, backend, step, scope and key, exactly the
+ * rows that the filter's test lets through, in row order: by tag the rows whose node has the
+ * tag or calls a module lowered from it, the CPU's the calls with neither, by op the rows of
+ * that op text. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +12,7 @@
 #include "../views/ui.h"
 
 typedef struct coverage {
-    uint32_t tags, rows, delegate_rows, removed_rows;
+    uint32_t tags, rows, delegate_rows, removed_rows, cpu_rows, ops, merged_ops;
 } coverage;
 
 /* The definition, one row at a time (what the filter tested per row before the index). */
@@ -26,6 +28,44 @@ static bool row_has_tag(ui_derive *d, const ui_step_rows *sr, uint32_t r, const 
     return true;
 }
 
+static bool row_on_cpu(const ui_step_rows *sr, uint32_t r)
+{
+    ui_row row = ui_rows_at(sr, r);
+    const ls_program *p = row.mark == UI_MARK_REMOVED ? sr->prev : sr->prog;
+    return !row.node->tag && !ui_delegate_sub(p, row.node) && row.node->kind == LS_NODE_CALL;
+}
+
+static const char *row_op(const ui_step_rows *sr, uint32_t r)
+{
+    ui_row row = ui_rows_at(sr, r);
+    return ui_node_op(row.mark == UI_MARK_REMOVED ? sr->prev : sr->prog, row.node);
+}
+
+/* A group against its definition, a row at a time. */
+static void check_group(const ui_row_groups *g, const void *key, const ui_step_rows *sr, bool (*has)(const ui_step_rows *, uint32_t, const void *),
+                        const void *arg, const char *what)
+{
+    const uint32_t *rows;
+    uint32_t n = ui_row_groups_of(g, key, &rows), k = 0;
+    for (uint32_t r = 0; r < sr->n_rows; r++) {
+        if (!has(sr, r, arg)) continue;
+        ck_assert_msg(k < n && rows[k] == r, "%s: row %u is missing (%u of %u)", what, r, k, n);
+        k++;
+    }
+    ck_assert_msg(k == n, "%s: %u rows in the group, %u pass", what, n, k);
+}
+
+static bool cpu_has(const ui_step_rows *sr, uint32_t r, const void *arg)
+{
+    (void)arg;
+    return row_on_cpu(sr, r);
+}
+
+static bool op_is(const ui_step_rows *sr, uint32_t r, const void *op)
+{
+    return row_op(sr, r) == op;
+}
+
 static void check_scope(ui_derive *d, const ls_history *h, uint32_t step, const ls_program *p, const ls_program *prev,
                         const char *scope, coverage *c)
 {
@@ -35,7 +75,7 @@ static void check_scope(ui_derive *d, const ls_history *h, uint32_t step, const 
     for (uint32_t t = 0; t < d->tags.n; t++) {
         const char *tag = d->tags.tags[t];
         const uint32_t *rows;
-        uint32_t n = ui_rows_of_tag(sr, tag, &rows), k = 0;
+        uint32_t n = ui_row_groups_of(&sr->by_tag, tag, &rows), k = 0;
         for (uint32_t r = 0; r < sr->n_rows; r++) {
             if (!row_has_tag(d, sr, r, tag, c)) continue;
             ck_assert_msg(k < n && rows[k] == r, "step %u %s, tag %s: row %u is missing from the index (%u of %u)", step,
@@ -48,8 +88,29 @@ static void check_scope(ui_derive *d, const ls_history *h, uint32_t step, const 
         c->rows += n;
     }
     const uint32_t *none;
-    ck_assert_uint_eq(ui_rows_of_tag(sr, ls_intern("no such tag"), &none), 0);
-    ck_assert_uint_ge(indexed, sr->tag_group.used); /* every group is some tag's */
+    ck_assert_uint_eq(ui_row_groups_of(&sr->by_tag, ls_intern("no such tag"), &none), 0);
+    check_group(&sr->by_tag, ui_cpu_rows_key, sr, cpu_has, NULL, "the CPU's rows");
+    c->cpu_rows += ui_row_groups_of(&sr->by_tag, ui_cpu_rows_key, &none);
+    /* every op: its group holds the rows of that text's pointer, and the groups whose text a
+     * filter by it matches hold, together, the rows whose op text it matches */
+    uint32_t in_ops = 0;
+    for (uint32_t k = 0; k < sr->by_op.n; k++) {
+        const char *op = sr->by_op.keys[k];
+        check_group(&sr->by_op, op, sr, op_is, op, op);
+        uint32_t matched = 0, want = 0;
+        for (uint32_t j = 0; j < sr->by_op.n; j++)
+            if (ui_op_matches(sr->by_op.keys[j], op)) matched += sr->by_op.start[j + 1] - sr->by_op.start[j];
+        for (uint32_t r = 0; r < sr->n_rows; r++) want += ui_op_matches(row_op(sr, r), op);
+        ck_assert_uint_eq(matched, want);
+        c->merged_ops += matched > sr->by_op.start[k + 1] - sr->by_op.start[k];
+        in_ops += sr->by_op.start[k + 1] - sr->by_op.start[k];
+    }
+    ck_assert_uint_eq(in_ops, sr->n_rows); /* each row has one op */
+    c->ops += sr->by_op.n;
+    uint32_t in_tags = 0;
+    for (uint32_t k = 0; k < sr->by_tag.n; k++) in_tags += sr->by_tag.keys[k] != ui_cpu_rows_key;
+    ck_assert_uint_le(in_tags, d->tags.n); /* every other group is some tag's */
+    (void)indexed;
     ui_rows_free(sr);
 }
 
@@ -70,7 +131,7 @@ static void check_history(const ls_history *h, coverage *c)
     ui_derive_free(&d);
 }
 
-START_TEST(rows_by_tag_are_the_rows_with_the_tag)
+START_TEST(row_groups_are_the_rows_each_filter_lets_through)
 {
     const char *backends[] = {NULL, "xnnpack", "samples/backends/arith.json"};
     coverage c = {0};
@@ -88,6 +149,8 @@ START_TEST(rows_by_tag_are_the_rows_with_the_tag)
     ck_assert_uint_gt(c.delegate_rows, 0);
     ck_assert_uint_gt(c.removed_rows, 0);
     ck_assert_uint_gt(c.rows, c.delegate_rows + c.removed_rows);
+    ck_assert_uint_gt(c.cpu_rows, 0);
+    ck_assert_uint_gt(c.ops, 20);
 }
 END_TEST
 
@@ -96,7 +159,7 @@ Suite *tui_rows_suite(void)
     Suite *s = suite_create("tui_rows");
     TCase *tc = tcase_create("rows");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, rows_by_tag_are_the_rows_with_the_tag);
+    tcase_add_test(tc, row_groups_are_the_rows_each_filter_lets_through);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -145,15 +145,10 @@ static bool ui_row_filtered_in(const ui *u, const ls_program *p, const ls_node *
 {
     switch (u->filter) {
     case UI_FILTER_NONE: return true;
-    case UI_FILTER_TAG: return true; /* build_vis reads the step's rows by tag (ui_rows_of_tag) */
-    case UI_FILTER_CPU: return !n->tag && !ui_delegate_sub(p, n) && n->kind == LS_NODE_CALL;
+    case UI_FILTER_TAG:
+    case UI_FILTER_CPU:
+    case UI_FILTER_OP: return true; /* build_vis takes the step's groups of rows (row_index.c) */
     case UI_FILTER_IDS: return n->id < u->filter_ids_n && u->filter_ids[n->id];
-    case UI_FILTER_OP: {
-        const char *op = ui_node_op(p, n);
-        if (strcmp(op, u->filter_value) == 0) return true;
-        size_t l = strlen(u->filter_value);
-        return op[0] == '[' && strncmp(op + 1, u->filter_value, l) == 0 && op[l + 1] == ']';
-    }
     }
     return true;
 }
@@ -257,6 +252,44 @@ ui_row ui_model_row(ui *u, uint32_t v)
     return row_of(&u->m, v);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A filter by tag, the CPU or an op: the step's groups of rows that match (row_index.c), in
+ * row order; O(the rows shown) and, for an op, O(the step's op texts). */
+static void take_rows(ui *u, const uint32_t *rows, uint32_t n)
+{
+    ui_model *m = &u->m;
+    for (uint32_t i = 0; i < n; i++)
+        if (u->diff_marks || !ui_rows_is_removed(m->sr, rows[i])) m->vis[m->n_vis++] = rows[i];
+}
+
+static void filtered_rows(ui *u)
+{
+    ui_model *m = &u->m;
+    m->n_vis = 0;
+    if (u->filter != UI_FILTER_OP) {
+        const uint32_t *rows;
+        const void *key = u->filter == UI_FILTER_CPU ? (const void *)ui_cpu_rows_key : u->filter_value;
+        uint32_t n = ui_row_groups_of(&m->sr->by_tag, key, &rows);
+        m->vis = ls_malloc(sizeof *m->vis * ((size_t)n + 1));
+        take_rows(u, rows, n);
+        return;
+    }
+    const ui_row_groups *g = &m->sr->by_op;
+    size_t total = 0;
+    uint32_t groups = 0;
+    for (uint32_t k = 0; k < g->n; k++)
+        if (ui_op_matches(g->keys[k], u->filter_value)) total += g->start[k + 1] - g->start[k], groups++;
+    m->vis = ls_malloc(sizeof *m->vis * (total + 1));
+    for (uint32_t k = 0; k < g->n; k++)
+        if (ui_op_matches(g->keys[k], u->filter_value)) take_rows(u, g->rows + g->start[k], g->start[k + 1] - g->start[k]);
+    if (groups > 1) qsort(m->vis, m->n_vis, sizeof *m->vis, cmp_u32); /* one text from two ops' names */
+}
+
 /* Without a filter the visible rows are the rows (or, marks off, the positions): nothing to
  * build. A filter reads every row once. */
 static void build_vis(ui *u)
@@ -277,13 +310,8 @@ static void build_vis(ui *u)
         m->n_vis = m->vis_pos ? m->prog->n_nodes : m->sr->n_rows;
         return;
     }
-    if (u->filter == UI_FILTER_TAG) { /* the step's rows of that tag, as they are */
-        const uint32_t *rows;
-        uint32_t n = ui_rows_of_tag(m->sr, u->filter_value, &rows);
-        m->vis = ls_malloc(sizeof *m->vis * (n + 1));
-        m->n_vis = 0;
-        for (uint32_t k = 0; k < n; k++)
-            if (u->diff_marks || !ui_rows_is_removed(m->sr, rows[k])) m->vis[m->n_vis++] = rows[k];
+    if (u->filter == UI_FILTER_TAG || u->filter == UI_FILTER_CPU || u->filter == UI_FILTER_OP) {
+        filtered_rows(u);
     } else {
         m->vis = ls_malloc(sizeof *m->vis * (m->sr->n_rows + 1));
         m->n_vis = 0;

@@ -231,61 +231,6 @@ bool ui_rows_is_removed(const ui_step_rows *sr, uint32_t r)
     return sr->row && sr->row[r] >= sr->prog->n_nodes;
 }
 
-/* ---- rows by tag */
-
-typedef struct tag_entry {
-    uint32_t group, row;
-} tag_entry;
-
-static uint32_t group_of(ls_ptrmap *ix, const char *tag)
-{
-    uintptr_t g = ix->used;
-    ls_ptrmap_add(ix, tag, g, &g);
-    return (uint32_t)g;
-}
-
-/* A row joins the group of its node's tag and, for a delegate call, that of its module's tag
- * (once, when the two are one): a filter by a tag shows both. Runs of
- * one tag are the rule (a partition's nodes sit together), so a run costs one lookup. */
-static void build_tag_index(ui_derive *d, ui_step_rows *sr)
-{
-    tag_entry *e = NULL;
-    size_t n = 0, cap = 0;
-    const char *last = NULL;
-    uint32_t last_g = 0;
-    for (uint32_t r = 0; r < sr->n_rows; r++) {
-        ui_row row = ui_rows_at(sr, r);
-        const ls_program *p = row.mark == UI_MARK_REMOVED ? sr->prev : sr->prog;
-        const char *sub = ui_delegate_sub(p, row.node);
-        const char *tags[2] = {row.node->tag, sub ? ui_derive_sub_tag(d, p, sub) : NULL};
-        for (int k = 0; k < 2; k++) {
-            if (!tags[k] || (k && tags[1] == tags[0])) continue;
-            if (tags[k] != last) last = tags[k], last_g = group_of(&sr->tag_group, last);
-            if (n == cap) e = ls_realloc(e, sizeof *e * (cap = cap ? cap * 2 : 256));
-            e[n++] = (tag_entry){last_g, r};
-        }
-    }
-    uint32_t groups = sr->tag_group.used;
-    sr->tag_start = ls_calloc((size_t)groups + 1, sizeof *sr->tag_start);
-    sr->tag_rows = ls_malloc(sizeof *sr->tag_rows * (n ? n : 1));
-    for (size_t i = 0; i < n; i++) sr->tag_start[e[i].group + 1]++;
-    for (uint32_t g = 0; g < groups; g++) sr->tag_start[g + 1] += sr->tag_start[g];
-    uint32_t *fill = ls_malloc(sizeof *fill * (groups ? groups : 1));
-    memcpy(fill, sr->tag_start, sizeof *fill * groups);
-    for (size_t i = 0; i < n; i++) sr->tag_rows[fill[e[i].group]++] = e[i].row; /* stable: row order */
-    free(fill);
-    free(e);
-}
-
-uint32_t ui_rows_of_tag(const ui_step_rows *sr, const char *tag, const uint32_t **rows)
-{
-    uint32_t g;
-    *rows = NULL;
-    if (!ls_ptrmap_get_u32(&sr->tag_group, tag, &g)) return 0;
-    *rows = sr->tag_rows + sr->tag_start[g];
-    return sr->tag_start[g + 1] - sr->tag_start[g];
-}
-
 /* ---- partitions */
 
 typedef struct parts_builder {
@@ -433,7 +378,7 @@ ui_step_rows *ui_rows_build(ui_derive *d, const ls_history *h, uint32_t step, co
     sr->prev = prev;
     if (!prog) return sr;
     build_rows(sr, &h->steps[step], scope);
-    build_tag_index(d, sr);
+    ui_rows_index(d, sr); /* and the column widths (row_index.c) */
     build_parts(d, sr, cpu, scope != NULL);
     for (uint32_t i = 0; i < sr->n_parts; i++) { /* the partitions pane's columns */
         const ui_part *pt = &sr->parts[i];
@@ -461,19 +406,6 @@ ui_step_rows *ui_rows_build(ui_derive *d, const ls_history *h, uint32_t step, co
             sr->n_islands += sr->regions.v[g].kind == LS_REGION_CPU;
             sr->n_delegates += sr->regions.v[g].kind == LS_REGION_TAG || sr->regions.v[g].kind == LS_REGION_DELEGATE;
         }
-    }
-    /* the graph pane's columns are as wide as the widest name and op of the step */
-    sr->name_w = sr->op_w = 1;
-    const char *last_op = NULL;
-    for (uint32_t r = 0; r < sr->n_rows; r++) {
-        ui_row row = ui_rows_at(sr, r);
-        int nw = (int)strlen(row.node->name ? row.node->name : "");
-        if (nw > sr->name_w) sr->name_w = nw;
-        const char *op = ui_node_op(row.mark == UI_MARK_REMOVED ? prev : prog, row.node);
-        if (op == last_op) continue; /* runs of one op: measured once */
-        last_op = op;
-        int ow = (int)strlen(op);
-        if (ow > sr->op_w) sr->op_w = ow;
     }
     return sr;
 }
@@ -511,9 +443,8 @@ void ui_rows_free(ui_step_rows *sr)
     ls_held_index_free(&sr->held);
     free(sr->finding_next);
     ls_ptrmap_free(&sr->finding_of_node);
-    ls_ptrmap_free(&sr->tag_group);
-    free(sr->tag_start);
-    free(sr->tag_rows);
+    ui_row_groups_free(&sr->by_tag);
+    ui_row_groups_free(&sr->by_op);
     free(sr->tag_log.tags);
     free(sr->tag_log.backends);
     free(sr);

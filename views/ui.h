@@ -180,6 +180,14 @@ typedef struct ui_derive {
 
 /* The rows of one step in one scope. Row r is position r of prog when row is NULL (the step
  * removed nothing); else row[r] < prog->n_nodes is a position and the rest index removed. */
+/* Rows grouped by a key (an interned tag, an op text), for the filters. */
+typedef struct ui_row_groups {
+    ls_ptrmap group;   /* key → its group */
+    const void **keys; /* group → key */
+    uint32_t n, cap_keys;
+    uint32_t *start, *rows; /* group g's rows: rows[start[g] .. start[g + 1]) */
+} ui_row_groups;
+
 typedef struct ui_step_rows {
     const ls_program *prog; /* the program in scope at this step (NULL: the scope is gone) */
     const ls_program *prev; /* the same program at the step before (for removed nodes) */
@@ -211,11 +219,10 @@ typedef struct ui_step_rows {
     /* the step's verifier findings by the node they name: first finding + 1, chained by next */
     ls_ptrmap finding_of_node;
     uint32_t *finding_next;
-    /* the rows by the tag a tag filter matches (a node's own, or the tag of the module a
-     * delegate call runs), each tag's rows in row order: filtering by a tag costs its rows */
-    ls_ptrmap tag_group;  /* tag → its group */
-    uint32_t *tag_start;  /* group g's rows: tag_rows[tag_start[g] .. tag_start[g + 1]) */
-    uint32_t *tag_rows;
+    /* the rows by what a filter asks (row_index.c), each group's rows in row order: by tag (a
+     * node's own, or the tag of the module a delegate call runs; the CPU's rows under
+     * ui_cpu_rows_key) and by op text (ui_node_op) */
+    ui_row_groups by_tag, by_op;
 } ui_step_rows;
 
 
@@ -235,9 +242,15 @@ void ui_rows_free(ui_step_rows *sr);
 void ui_rows_add_findings(ui_step_rows *sr, const ls_verify_result *v);
 ui_row ui_rows_at(const ui_step_rows *sr, uint32_t r);
 int64_t ui_rows_find(const ui_step_rows *sr, uint32_t id); /* the row of a node id, -1 */
-/* The rows a filter by `tag` (interned) lets through, in row order; returns how many. */
-uint32_t ui_rows_of_tag(const ui_step_rows *sr, const char *tag, const uint32_t **rows);
 bool ui_rows_is_removed(const ui_step_rows *sr, uint32_t r);
+/* row_index.c: a step's rows by tag and by op, and its column widths (ui_rows_build calls it) */
+extern const char ui_cpu_rows_key[];
+void ui_rows_index(ui_derive *d, ui_step_rows *sr);
+/* group `key`'s rows in row order; returns how many */
+uint32_t ui_row_groups_of(const ui_row_groups *g, const void *key, const uint32_t **rows);
+void ui_row_groups_free(ui_row_groups *g);
+/* whether a row of op text `op` passes a filter by op `value` ("add"; "param" for [param]) */
+bool ui_op_matches(const char *op, const char *value);
 
 /* UI_FILTER_IDS: the nodes of a region of the partition graph, by id (ids are stable across
  * steps, so the filter still means those nodes at other steps). */

@@ -132,6 +132,21 @@ static void build_script(script *s, int n_steps)
     }
     ev(s, "filter: Enter (filters), Esc", "<Enter>");
     ev(s, "filter: Enter (filters), Esc", "<Esc>");
+    /* by an op and by the CPU, at the step in the middle (duplicate_constants' in the default
+     * pipeline: the most rows, placeholders among them) */
+    char mid[32];
+    snprintf(mid, sizeof mid, ":step %d", n_steps / 2);
+    ev(s, "step: :step N", mid);
+    const char *values[] = {"add", "cpu"};
+    for (int v = 0; v < 2; v++) {
+        ev(s, "filter: f and typed characters", "f");
+        for (const char *c = values[v]; *c; c++) {
+            char k[2] = {*c, 0};
+            ev(s, "filter: f and typed characters", k);
+        }
+        ev(s, "filter: Enter (filters), Esc", "<Enter>");
+        ev(s, "filter: Enter (filters), Esc", "<Esc>");
+    }
 }
 
 typedef struct klass {
