@@ -63,15 +63,21 @@ void ui_filter_moved(ui *u)
     ui_reselect(u);
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 void ui_filter_ids(ui *u, const char *name, const uint32_t *ids, uint32_t n)
 {
-    uint32_t max = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (ids[i] > max) max = ids[i];
     free(u->filter_ids);
-    u->filter_ids_n = max + 1;
-    u->filter_ids = ls_calloc(u->filter_ids_n, 1);
-    for (uint32_t i = 0; i < n; i++) u->filter_ids[ids[i]] = 1;
+    u->filter_ids = ls_malloc(sizeof *u->filter_ids * (n + 1));
+    memcpy(u->filter_ids, ids, sizeof *ids * n);
+    qsort(u->filter_ids, n, sizeof *ids, cmp_id);
+    u->filter_ids_n = 0;
+    for (uint32_t i = 0; i < n; i++) /* once each */
+        if (!u->filter_ids_n || u->filter_ids[u->filter_ids_n - 1] != u->filter_ids[i]) u->filter_ids[u->filter_ids_n++] = u->filter_ids[i];
     u->filter = UI_FILTER_IDS;
     u->filter_value = ls_intern(name);
     ui_model_refilter(u);

@@ -141,18 +141,6 @@ void ui_fmt_bytes(uint64_t n, char *buf, size_t cap)
     else snprintf(buf, cap, "%.2fG", (double)n / (1024.0 * 1024 * 1024));
 }
 
-static bool ui_row_filtered_in(const ui *u, const ls_program *p, const ls_node *n)
-{
-    switch (u->filter) {
-    case UI_FILTER_NONE: return true;
-    case UI_FILTER_TAG:
-    case UI_FILTER_CPU:
-    case UI_FILTER_OP: return true; /* build_vis takes the step's groups of rows (row_index.c) */
-    case UI_FILTER_IDS: return n->id < u->filter_ids_n && u->filter_ids[n->id];
-    }
-    return true;
-}
-
 /* ---- the rows in view */
 
 void ui_model_free(ui_model *m)
@@ -258,8 +246,9 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* A filter by tag, the CPU or an op: the step's groups of rows that match (row_index.c), in
- * row order; O(the rows shown) and, for an op, O(the step's op texts). */
+/* A filter's rows, in row order, O(the rows shown): by tag, the CPU or an op, the step's groups
+ * of rows that match (row_index.c; an op also costs a test of each op text of the step); a
+ * region of the g screen, the row of each of its node ids. */
 static void take_rows(ui *u, const uint32_t *rows, uint32_t n)
 {
     ui_model *m = &u->m;
@@ -271,6 +260,15 @@ static void filtered_rows(ui *u)
 {
     ui_model *m = &u->m;
     m->n_vis = 0;
+    if (u->filter == UI_FILTER_IDS) { /* a region's nodes: the row of each id (ids are stable across steps) */
+        m->vis = ls_malloc(sizeof *m->vis * ((size_t)u->filter_ids_n + 1));
+        for (uint32_t i = 0; i < u->filter_ids_n; i++) {
+            int64_t r = ui_rows_find(m->sr, u->filter_ids[i]);
+            if (r >= 0 && (u->diff_marks || !ui_rows_is_removed(m->sr, (uint32_t)r))) m->vis[m->n_vis++] = (uint32_t)r;
+        }
+        qsort(m->vis, m->n_vis, sizeof *m->vis, cmp_u32);
+        return;
+    }
     if (u->filter != UI_FILTER_OP) {
         const uint32_t *rows;
         const void *key = u->filter == UI_FILTER_CPU ? (const void *)ui_cpu_rows_key : u->filter_value;
@@ -291,7 +289,7 @@ static void filtered_rows(ui *u)
 }
 
 /* Without a filter the visible rows are the rows (or, marks off, the positions): nothing to
- * build. A filter reads every row once. */
+ * build. A filter takes the rows it shows (filtered_rows); a sort without one, every row. */
 static void build_vis(ui *u)
 {
     ui_model *m = &u->m;
@@ -310,17 +308,13 @@ static void build_vis(ui *u)
         m->n_vis = m->vis_pos ? m->prog->n_nodes : m->sr->n_rows;
         return;
     }
-    if (u->filter == UI_FILTER_TAG || u->filter == UI_FILTER_CPU || u->filter == UI_FILTER_OP) {
+    if (u->filter != UI_FILTER_NONE) {
         filtered_rows(u);
     } else {
         m->vis = ls_malloc(sizeof *m->vis * (m->sr->n_rows + 1));
         m->n_vis = 0;
-        for (uint32_t i = 0; i < m->sr->n_rows; i++) {
-            ui_row r = ui_rows_at(m->sr, i);
-            if (!u->diff_marks && r.mark == UI_MARK_REMOVED) continue;
-            if (!ui_row_filtered_in(u, ui_row_program(u, &r), r.node)) continue;
-            m->vis[m->n_vis++] = i;
-        }
+        for (uint32_t i = 0; i < m->sr->n_rows; i++) /* every row, to be sorted */
+            if (u->diff_marks || !ui_rows_is_removed(m->sr, i)) m->vis[m->n_vis++] = i;
     }
     ui_sort_vis(u, m->vis, m->n_vis); /* by a run's column, when asked (overlay.c) */
     if (u->sort == UI_SORT_GRAPH) return; /* vis is in row order: found by bisection */

@@ -460,7 +460,7 @@ struct ui {
     bool diff_marks;
     ui_filter_kind filter;
     const char *filter_value; /* tag (interned) or op name; for UI_FILTER_IDS the region's name */
-    uint8_t *filter_ids;      /* UI_FILTER_IDS: one byte per node id (filter_ids_n of them) */
+    uint32_t *filter_ids;     /* UI_FILTER_IDS: the node ids, ascending, once each */
     uint32_t filter_ids_n;
     /* search */
     char search[256];

@@ -147,6 +147,11 @@ static void build_script(script *s, int n_steps)
         ev(s, "filter: Enter (filters), Esc", "<Enter>");
         ev(s, "filter: Enter (filters), Esc", "<Esc>");
     }
+    /* and by a region of the partition graph (Enter on its second box: the first tag's) */
+    ev(s, "screen: g (partition graph), x, q", "g<Timeout>");
+    ev(s, "move: Down PgDn PgUp G gg", "<Down>");
+    ev(s, "filter: Enter (filters), Esc", "<Enter>");
+    ev(s, "filter: Enter (filters), Esc", "<Esc>");
 }
 
 typedef struct klass {
