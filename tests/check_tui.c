@@ -220,6 +220,42 @@ START_TEST(stays_instant_on_100k_nodes)
 }
 END_TEST
 
+/* Tab completing a node name of a program bigger than one slice (65536 names) goes on between
+ * keys: a script waits for it (key times note "complete-done") and the line is completed as a
+ * scan in one piece would; goto then finds the node. */
+START_TEST(tab_completion_goes_on_between_keys)
+{
+    ls_history *h = big_history(100000);
+    const char *dir = tu_tmpdir();
+    char keys[4096], times[4096], path[4096];
+    snprintf(keys, sizeof keys, "%s/tab.keys", dir);
+    snprintf(times, sizeof times, "%s/tab.times", dir);
+    const char *script = "<Colon>goto mul_99997<Tab><Enter>\n:save-display tab.screen\n<Colon>goto zz<Tab>\n:save-display none.screen\n";
+    ls_error err;
+    ck_assert_int_eq(ls_write_file_atomic(keys, script, strlen(script), &err), 0);
+    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+    setenv("LOWERSCOPE_KEY_TIMES", times, 1);
+    ls_tui_opts o = {.script = keys, .rows = 40, .cols = 120, .start_step = "0", .headless = true};
+    ck_assert_int_eq(ls_tui_run(h, &o, &err), 0);
+    unsetenv("LOWERSCOPE_KEY_TIMES");
+    char *t = tu_slurp(times);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_msg(tu_contains(t, "complete-done"), "the completion was done in one slice:\n%s", t);
+    free(t);
+    snprintf(path, sizeof path, "%s/tab.screen", dir);
+    char *screen = tu_slurp(path);
+    ck_assert_ptr_nonnull(screen);
+    ck_assert_msg(tu_contains(screen, "mul_99997"), "goto did not select mul_99997:\n%s", screen);
+    free(screen);
+    snprintf(path, sizeof path, "%s/none.screen", dir);
+    screen = tu_slurp(path);
+    ck_assert_ptr_nonnull(screen);
+    ck_assert_msg(tu_contains(screen, "no completion for 'zz'"), "%s", screen);
+    free(screen);
+    free_history(h);
+}
+END_TEST
+
 /* A partition graph of many regions that do not fold: a chain of groups of nodes, each group
  * its own tag and its own size (no period a fold could find: 32 at most), a CPU node between. */
 static uint32_t group_size(uint32_t g) { return 1 + (g * 37) % 101; }
@@ -605,6 +641,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, screen_errors);
     tcase_add_test(tc, screen_colors8);
     tcase_add_test(tc, stays_instant_on_100k_nodes);
+    tcase_add_test(tc, tab_completion_goes_on_between_keys);
     tcase_add_test(tc, box_layout_draws_what_the_drawing_does);
     tcase_add_test(tc, partgraph_draws_only_the_rows_it_shows);
     tcase_add_test(tc, node_pane_gathers_its_facts_once_per_selection);

@@ -3,7 +3,9 @@
  * (numbers, passes, pass:backend) for step and compare, tags, cpu and ops for filter, backends
  * (bundled, the shipped profiles, JSON files) for backend, paths for export, run and compare.
  * Tab completes the longest prefix the candidates share; when several remain the status line
- * lists them. A node-name completion scans the program once per Tab (O(n)), as a search does. */
+ * lists them. A node-name completion scans the program once per Tab, as a search does: in
+ * slices between keys (ui_complete_step), so a million names keep the keys instant; a key
+ * typed meanwhile drops it. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,13 +107,32 @@ static void cands_free(cands *c)
     free(c->v.v);
 }
 
-/* This program's names, then its lowered modules' (goto finds a node in either). */
-static void node_names(ui *u, cands *c)
+/* A node-name completion under way: this program's names, then its lowered modules' (goto
+ * finds a node in either), from where the last slice stopped. */
+struct ui_completion {
+    cands c;
+    char prefix[512];
+    char line[sizeof ((ui *)0)->prompt]; /* the line as Tab found it, and where its word starts */
+    size_t wstart;
+    const ls_program *p;
+    uint32_t sub, node; /* sub 0: the program itself; s + 1: its module s */
+};
+
+/* Scans until `end` (ls_now) or `most` names; true when every name has been read. */
+static bool node_names(struct ui_completion *j, double end, uint32_t most)
 {
-    const ls_program *p = ui_scope_program(u, u->step);
-    for (uint32_t i = 0; p && i < p->n_nodes; i++) add(c, p->nodes[i]->name);
-    for (uint32_t s = 0; p && s < p->n_subs; s++)
-        for (uint32_t i = 0; p->subs[s].program && i < p->subs[s].program->n_nodes; i++) add(c, p->subs[s].program->nodes[i]->name);
+    const ls_program *p = j->p;
+    uint32_t k = 0;
+    while (p && j->sub <= p->n_subs) {
+        const ls_program *q = j->sub ? p->subs[j->sub - 1].program : p;
+        for (; q && j->node < q->n_nodes; k++, j->node++) {
+            if (k == most || ((k & 4095) == 4095 && ls_now() > end)) return false;
+            add(&j->c, q->nodes[j->node]->name);
+        }
+        j->sub++;
+        j->node = 0;
+    }
+    return true;
 }
 
 static void steps(ui *u, cands *c)
@@ -179,6 +200,41 @@ static void command_names(cands *c)
     }
 }
 
+static void apply(ui *u, cands *c, const char *line, size_t wstart, const char *prefix);
+
+bool ui_complete_pending(const ui *u)
+{
+    return u->completion != NULL;
+}
+
+void ui_complete_cancel(ui *u)
+{
+    if (!u->completion) return;
+    cands_free(&u->completion->c);
+    free(u->completion);
+    u->completion = NULL;
+}
+
+/* `most`: names a slice reads at most (UINT32_MAX: as many as `seconds` allow) */
+static bool complete_slice(ui *u, double seconds, uint32_t most)
+{
+    struct ui_completion *j = u->completion;
+    if (!j) return false;
+    if (!node_names(j, ls_now() + seconds, most)) {
+        snprintf(u->prompt_hint, sizeof u->prompt_hint, "completing '%.200s': %u so far…", j->prefix, j->c.n);
+        return true;
+    }
+    u->completion = NULL;
+    apply(u, &j->c, j->line, j->wstart, j->prefix);
+    free(j);
+    return false;
+}
+
+bool ui_complete_step(ui *u, double seconds)
+{
+    return complete_slice(u, seconds, UINT32_MAX);
+}
+
 void ui_prompt_complete(ui *u)
 {
     /* the word being typed, and the command before it */
@@ -192,9 +248,20 @@ void ui_prompt_complete(ui *u)
     if (!first) snprintf(cmd, sizeof cmd, "%.*s", (int)(cl < sizeof cmd ? cl : sizeof cmd - 1), line);
     char prefix[512];
     snprintf(prefix, sizeof prefix, "%s", line + wstart);
+    ui_complete_cancel(u);
+    if (!first && (!strcmp(cmd, "goto") || !strcmp(cmd, "around"))) {
+        struct ui_completion *j = ls_calloc(1, sizeof *j);
+        snprintf(j->prefix, sizeof j->prefix, "%s", prefix);
+        snprintf(j->line, sizeof j->line, "%.*s", (int)len, line);
+        j->wstart = wstart;
+        j->c = (cands){.prefix = j->prefix, .plen = strlen(j->prefix)};
+        j->p = ui_scope_program(u, u->step);
+        u->completion = j;
+        complete_slice(u, 0.004, 1u << 16); /* a program of up to 65536 names is done at once */
+        return;
+    }
     cands c = {.prefix = prefix, .plen = strlen(prefix)};
     if (first) command_names(&c);
-    else if (!strcmp(cmd, "goto") || !strcmp(cmd, "around")) node_names(u, &c);
     else if (!strcmp(cmd, "step")) steps(u, &c);
     else if (!strcmp(cmd, "compare")) {
         steps(u, &c);
@@ -212,8 +279,15 @@ void ui_prompt_complete(ui *u)
         add(&c, "on");
         add(&c, "off");
     }
+    apply(u, &c, line, wstart, prefix);
+}
+
+/* The line with the word completed as far as the candidates agree; the rest listed. */
+static void apply(ui *u, cands *cp, const char *line, size_t wstart, const char *prefix)
+{
+    cands c = *cp;
     if (!c.n) {
-        snprintf(u->prompt_hint, sizeof u->prompt_hint, "no completion for '%s'", prefix);
+        snprintf(u->prompt_hint, sizeof u->prompt_hint, "no completion for '%.200s'", prefix);
         cands_free(&c);
         return;
     }

@@ -328,6 +328,7 @@ static void prompt_done(ui *u)
 
 void ui_prompt_key(ui *u, int key)
 {
+    ui_complete_cancel(u); /* the line it completes changes (or Tab starts it again) */
     if (u->prompt_kind == 'y') {
         ui_export_answer(u, key);
         return;

@@ -400,7 +400,8 @@ static void event_loop(ui *u)
         ui_sync(u);
         /* a search under way goes on between keys, a slice at a time */
         if (ui_search_pending(u) && !u->script) ui_search_step(u, 0.008);
-        if (!u->headless) timeout(ui_search_pending(u) ? 0 : ui_running(u) ? 100 : 400);
+        else if (ui_complete_pending(u) && !u->script) ui_complete_step(u, 0.008); /* and a completion */
+        if (!u->headless) timeout(ui_search_pending(u) || ui_complete_pending(u) ? 0 : ui_running(u) ? 100 : 400);
         ui_draw(u);
         if (first && ui_core_loaded_at() > 0) ui_script_note(u, "first-screen", ls_now() - ui_core_loaded_at(), 0);
         if (first && u->script && !u->script_no_wait) ui_wait_pipeline(u); /* scripts see the whole history */
@@ -411,6 +412,12 @@ static void event_loop(ui *u)
             }
             ui_draw(u);
             ui_script_note(u, "search-done", ls_now() - t0, ui_thread_cpu() - c0);
+        }
+        if (u->script && ui_complete_pending(u)) {
+            while (ui_complete_step(u, 1.0)) {
+            }
+            ui_draw(u);
+            ui_script_note(u, "complete-done", ls_now() - t0, ui_thread_cpu() - c0);
         }
         int key = read_key(u, cmd, sizeof cmd);
         t0 = ls_now();
@@ -691,6 +698,7 @@ out:
     free(u->filter_ids);
     free(u->matches);
     ui_history_free(u);
+    ui_complete_cancel(u);
     if (u->owned_h) ui_core_free(u->owned_h);
     ui_script_free(u);
     ui_model_free(&u->m);

@@ -469,6 +469,7 @@ struct ui {
     bool search_literal, search_icase; /* no special character: a substring search */
     ls_ptrmap search_ops;              /* texts many rows share (ops) → whether they match */
     ui_search_job sjob;                /* the scan under way */
+    struct ui_completion *completion;  /* a Tab's scan of node names under way (complete.c) */
     /* the rows of the searched pane that match, counted once per search and step in slices
      * after the first match (prompt.c): "3/17", and n/N's place among them */
     uint32_t *matches, n_matches, matches_cap;
@@ -619,6 +620,11 @@ void ui_history_add(ui *u, const char *line);
 void ui_history_free(ui *u);
 void ui_prompt_history(ui *u, int dir);
 void ui_prompt_complete(ui *u);
+/* A node-name completion goes on between keys, a slice at a time: one slice of `seconds`; true
+ * while unfinished. Any key at the prompt cancels it. */
+bool ui_complete_step(ui *u, double seconds);
+bool ui_complete_pending(const ui *u);
+void ui_complete_cancel(ui *u);
 /* The commands, as data, for help. */
 typedef struct ui_cmd_info {
     const char *usage, *help;
