@@ -193,20 +193,27 @@ START_TEST(screen_errors)
 }
 END_TEST
 
-START_TEST(stays_instant_on_100k_nodes)
+/* Runs a script on h headless at 120x40 from step 0 in a fresh folder, which it returns (the
+ * screens it saves are there). */
+static const char *run_keys(ls_history *h, const char *script)
 {
-    ls_history *h = big_history(100000);
     const char *dir = tu_tmpdir();
     char keys[4096];
-    snprintf(keys, sizeof keys, "%s/big.keys", dir);
-    const char *script = "G\nn\np\nn\n/mul_99999<Enter>\n/add_5<Enter>\nn\nN\ngg\n<C-d>\n<C-d>\nf\ntag0<Enter>\nG\n"
-                         "<Esc>\ngd\ngu\n:goto add_50000\n:save-display big.screen\n";
+    snprintf(keys, sizeof keys, "%s/run.keys", dir);
     ls_error err;
     ck_assert_int_eq(ls_write_file_atomic(keys, script, strlen(script), &err), 0);
     setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
     ls_tui_opts o = {.script = keys, .rows = 40, .cols = 120, .start_step = "0", .headless = true};
+    ck_assert_msg(ls_tui_run(h, &o, &err) == 0, "%s", err.msg);
+    return dir;
+}
+
+START_TEST(stays_instant_on_100k_nodes)
+{
+    ls_history *h = big_history(100000);
     double t0 = ls_now();
-    ck_assert_int_eq(ls_tui_run(h, &o, &err), 0);
+    const char *dir = run_keys(h, "G\nn\np\nn\n/mul_99999<Enter>\n/add_5<Enter>\nn\nN\ngg\n<C-d>\n<C-d>\nf\ntag0<Enter>\nG\n"
+                                  "<Esc>\ngd\ngu\n:goto add_50000\n:save-display big.screen\n");
     double dt = ls_now() - t0;
     char path[4096];
     snprintf(path, sizeof path, "%s/big.screen", dir);
@@ -226,17 +233,10 @@ END_TEST
 START_TEST(tab_completion_goes_on_between_keys)
 {
     ls_history *h = big_history(100000);
-    const char *dir = tu_tmpdir();
-    char keys[4096], times[4096], path[4096];
-    snprintf(keys, sizeof keys, "%s/tab.keys", dir);
-    snprintf(times, sizeof times, "%s/tab.times", dir);
-    const char *script = "<Colon>goto mul_99997<Tab><Enter>\n:save-display tab.screen\n<Colon>goto zz<Tab>\n:save-display none.screen\n";
-    ls_error err;
-    ck_assert_int_eq(ls_write_file_atomic(keys, script, strlen(script), &err), 0);
-    setenv("LOWERSCOPE_DUMP_DIR", dir, 1);
+    char times[4096], path[4096];
+    snprintf(times, sizeof times, "%s/tab.times", tu_tmpdir());
     setenv("LOWERSCOPE_KEY_TIMES", times, 1);
-    ls_tui_opts o = {.script = keys, .rows = 40, .cols = 120, .start_step = "0", .headless = true};
-    ck_assert_int_eq(ls_tui_run(h, &o, &err), 0);
+    const char *dir = run_keys(h, "<Colon>goto mul_99997<Tab><Enter>\n:save-display tab.screen\n<Colon>goto zz<Tab>\n:save-display none.screen\n");
     unsetenv("LOWERSCOPE_KEY_TIMES");
     char *t = tu_slurp(times);
     ck_assert_ptr_nonnull(t);

@@ -54,6 +54,15 @@ static void evn(script *s, const char *cls, const char *line, int times)
     for (int i = 0; i < times; i++) ev(s, cls, line);
 }
 
+/* Typed text: each character one action. */
+static void typed(script *s, const char *cls, const char *text)
+{
+    for (const char *c = text; *c; c++) {
+        char k[2] = {*c, 0};
+        ev(s, cls, *c == ' ' ? "<Space>" : k);
+    }
+}
+
 /* Every kind of key, on the first step, the steps in between and the last. */
 static void build_script(script *s, int n_steps)
 {
@@ -85,36 +94,23 @@ static void build_script(script *s, int n_steps)
     /* search at step 0 (a million rows): a name far from the cursor, then one that is nowhere */
     ev(s, "step: { } (first, last)", "{");
     ev(s, "search: / and Esc", "/");
-    const char *far = "sin_99";
-    for (const char *c = far; *c; c++) {
-        char k[2] = {*c, 0};
-        ev(s, "search: per typed character", k);
-    }
+    typed(s, "search: per typed character", "sin_99");
     ev(s, "search: per typed character", "<Enter>");
     ev(s, "search: n N", "n");
     ev(s, "search: n N", "N");
     ev(s, "search: / and Esc", "/");
-    for (const char *c = "zzq"; *c; c++) {
-        char k[2] = {*c, 0};
-        ev(s, "search: per typed character", k);
-    }
+    typed(s, "search: per typed character", "zzq");
     ev(s, "search: / and Esc", "<Esc>");
     ev(s, "search: / and Esc", "<Esc>");
     /* Tab completing a node name at step 0: the key, and the scan between keys */
     ev(s, "prompt: : and typed characters, Esc", "<Colon>");
-    for (const char *c = "goto sin_99"; *c; c++) {
-        char k[2] = {*c, 0};
-        ev(s, "prompt: : and typed characters, Esc", *c == ' ' ? "<Space>" : k);
-    }
+    typed(s, "prompt: : and typed characters, Esc", "goto sin_99");
     ev(s, "prompt: Tab (a node name)", "<Tab>");
     ev(s, "prompt: : and typed characters, Esc", "<Esc>");
     /* into a lowered module and back, at the last step */
     ev(s, "step: { } (first, last)", "}");
     ev(s, "search: / and Esc", "/");
-    for (const char *c = "delegate_7"; *c; c++) {
-        char k[2] = {*c, 0};
-        ev(s, "search: per typed character", k);
-    }
+    typed(s, "search: per typed character", "delegate_7");
     ev(s, "search: per typed character", "<Enter>");
     for (int k = 0; k < 5; k++) {
         ev(s, "module: Enter, BS", "<Enter>");
@@ -134,10 +130,7 @@ static void build_script(script *s, int n_steps)
     ev(s, "screen: d (table), q", "q");
     /* the prompt's keys apart from the one that filters: each figure the cost of one of them */
     ev(s, "filter: f and typed characters", "f");
-    for (const char *c = "tag1"; *c; c++) {
-        char k[2] = {*c, 0};
-        ev(s, "filter: f and typed characters", k);
-    }
+    typed(s, "filter: f and typed characters", "tag1");
     ev(s, "filter: Enter (filters), Esc", "<Enter>");
     ev(s, "filter: Enter (filters), Esc", "<Esc>");
     /* by an op and by the CPU, at the step in the middle (duplicate_constants' in the default
@@ -148,10 +141,7 @@ static void build_script(script *s, int n_steps)
     const char *values[] = {"add", "cpu"};
     for (int v = 0; v < 2; v++) {
         ev(s, "filter: f and typed characters", "f");
-        for (const char *c = values[v]; *c; c++) {
-            char k[2] = {*c, 0};
-            ev(s, "filter: f and typed characters", k);
-        }
+        typed(s, "filter: f and typed characters", values[v]);
         ev(s, "filter: Enter (filters), Esc", "<Enter>");
         ev(s, "filter: Enter (filters), Esc", "<Esc>");
     }
