@@ -143,6 +143,7 @@ START_TEST(row_groups_are_the_rows_each_filter_lets_through)
             else pf_lower(p, NULL, &h);
             check_history(&h, &c);
             ls_history_free(&h);
+            ls_program_unref(p);
         }
     /* the samples reach every way a row has a tag: its node's, its module's, a removed node's */
     ck_assert_uint_gt(c.tags, 10);

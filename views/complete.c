@@ -220,6 +220,10 @@ static bool complete_slice(ui *u, double seconds, uint32_t most)
 {
     struct ui_completion *j = u->completion;
     if (!j) return false;
+    if (u->prompt_kind != ':') { /* the prompt closed some other way: nothing to complete */
+        ui_complete_cancel(u);
+        return false;
+    }
     if (!node_names(j, ls_now() + seconds, most)) {
         snprintf(u->prompt_hint, sizeof u->prompt_hint, "completing '%.200s': %u so far…", j->prefix, j->c.n);
         return true;

@@ -246,9 +246,6 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* A filter's rows, in row order, O(the rows shown): by tag, the CPU or an op, the step's groups
- * of rows that match (row_index.c; an op also costs a test of each op text of the step); a
- * region of the g screen, the row of each of its node ids. */
 static void take_rows(ui *u, const uint32_t *rows, uint32_t n)
 {
     ui_model *m = &u->m;
@@ -256,6 +253,9 @@ static void take_rows(ui *u, const uint32_t *rows, uint32_t n)
         if (u->diff_marks || !ui_rows_is_removed(m->sr, rows[i])) m->vis[m->n_vis++] = rows[i];
 }
 
+/* A filter's rows, in row order, O(the rows shown): by tag, the CPU or an op, the step's groups
+ * of rows that match (row_index.c; an op also costs a test of each op text of the step); a
+ * region of the g screen, the row of each of its node ids. */
 static void filtered_rows(ui *u)
 {
     ui_model *m = &u->m;

@@ -25,7 +25,7 @@ typedef struct groups_builder {
 
 static void put(groups_builder *b, const void *key, uint32_t row)
 {
-    if (key != b->last || !b->n) {
+    if (key != b->last) {
         ui_row_groups *g = b->g;
         uintptr_t at = g->n;
         if (ls_ptrmap_add(&g->group, key, at, &at)) {
