@@ -63,18 +63,12 @@ void ui_filter_moved(ui *u)
     ui_reselect(u);
 }
 
-static int cmp_id(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 void ui_filter_ids(ui *u, const char *name, const uint32_t *ids, uint32_t n)
 {
     free(u->filter_ids);
     u->filter_ids = ls_malloc(sizeof *u->filter_ids * (n + 1));
     memcpy(u->filter_ids, ids, sizeof *ids * n);
-    qsort(u->filter_ids, n, sizeof *ids, cmp_id);
+    qsort(u->filter_ids, n, sizeof *ids, ui_cmp_u32);
     u->filter_ids_n = 0;
     for (uint32_t i = 0; i < n; i++) /* once each */
         if (!u->filter_ids_n || u->filter_ids[u->filter_ids_n - 1] != u->filter_ids[i]) u->filter_ids[u->filter_ids_n++] = u->filter_ids[i];

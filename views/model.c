@@ -240,7 +240,7 @@ ui_row ui_model_row(ui *u, uint32_t v)
     return row_of(&u->m, v);
 }
 
-static int cmp_u32(const void *a, const void *b)
+int ui_cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
@@ -266,7 +266,7 @@ static void filtered_rows(ui *u)
             int64_t r = ui_rows_find(m->sr, u->filter_ids[i]);
             if (r >= 0 && (u->diff_marks || !ui_rows_is_removed(m->sr, (uint32_t)r))) m->vis[m->n_vis++] = (uint32_t)r;
         }
-        qsort(m->vis, m->n_vis, sizeof *m->vis, cmp_u32);
+        qsort(m->vis, m->n_vis, sizeof *m->vis, ui_cmp_u32);
         return;
     }
     if (u->filter != UI_FILTER_OP) {
@@ -285,7 +285,7 @@ static void filtered_rows(ui *u)
     m->vis = ls_malloc(sizeof *m->vis * (total + 1));
     for (uint32_t k = 0; k < g->n; k++)
         if (ui_op_matches(g->keys[k], u->filter_value)) take_rows(u, g->rows + g->start[k], g->start[k + 1] - g->start[k]);
-    if (groups > 1) qsort(m->vis, m->n_vis, sizeof *m->vis, cmp_u32); /* one text from two ops' names */
+    if (groups > 1) qsort(m->vis, m->n_vis, sizeof *m->vis, ui_cmp_u32); /* one text from two ops' names */
 }
 
 /* Without a filter the visible rows are the rows (or, marks off, the positions): nothing to

@@ -243,6 +243,7 @@ void ui_rows_add_findings(ui_step_rows *sr, const ls_verify_result *v);
 ui_row ui_rows_at(const ui_step_rows *sr, uint32_t r);
 int64_t ui_rows_find(const ui_step_rows *sr, uint32_t id); /* the row of a node id, -1 */
 bool ui_rows_is_removed(const ui_step_rows *sr, uint32_t r);
+int ui_cmp_u32(const void *a, const void *b); /* qsort: uint32_t ascending */
 /* row_index.c: a step's rows by tag and by op, and its column widths (ui_rows_build calls it) */
 extern const char ui_cpu_rows_key[];
 void ui_rows_index(ui_derive *d, ui_step_rows *sr);
