@@ -50,6 +50,22 @@ START_TEST(screen_compare_steps)
 }
 END_TEST
 
+/* A step key on the compare screen aligns the new step (a second job on the alignment's thread,
+ * view_compare.c): the screen is the one opening it there gives. */
+START_TEST(screen_compare_follows_the_step)
+{
+    run_sample("samples/shared_constant.pt2", NULL, "compare_steps-moved", 100, 24);
+    char *moved = tu_slurp(tu_root("tests/screens/compare_steps-moved.expected"));
+    char *fresh = tu_slurp(tu_root("tests/screens/compare_steps-moved-fresh.expected"));
+    ck_assert_ptr_nonnull(moved);
+    ck_assert_ptr_nonnull(fresh);
+    ck_assert_msg(strstr(moved, "Compare · step 3 fold_masks │ step 5 to_backend"), "%s", moved);
+    ck_assert_str_eq(moved, fresh);
+    free(moved);
+    free(fresh);
+}
+END_TEST
+
 /* The .pte the CLI exports from shared_constant, beside the .pt2's emit step. */
 /* The same step lowered for another backend (:compare backend FILE), the twin of
  * `lowerscope diff --with-backend` (check_diff has the figures): 11 same, 1 changed, 3 and 6
@@ -97,6 +113,7 @@ Suite *tui_views_suite(void)
     tcase_add_test(tc, screen_graph_policy);
     tcase_add_test(tc, screen_around);
     tcase_add_test(tc, screen_compare_steps);
+    tcase_add_test(tc, screen_compare_follows_the_step);
     tcase_add_test(tc, screen_compare_backend);
     tcase_add_test(tc, screen_compare_pte);
     tcase_add_test(tc, screen_overlay);

@@ -398,10 +398,15 @@ static void event_loop(ui *u)
     bool timing = false, first = true;
     while (!u->quit && !g_stop) {
         ui_sync(u);
+        ui_compare_poll(u);
         /* a search under way goes on between keys, a slice at a time */
         if (ui_search_pending(u) && !u->script) ui_search_step(u, 0.008);
         else if (ui_complete_pending(u) && !u->script) ui_complete_step(u, 0.008); /* and a completion */
-        if (!u->headless) timeout(ui_search_pending(u) || ui_complete_pending(u) ? 0 : ui_running(u) ? 100 : 400);
+        if (!u->headless)
+            timeout(ui_search_pending(u) || ui_complete_pending(u) ? 0
+                    : ui_compare_pending(u)                         ? 20
+                    : ui_running(u)                                 ? 100
+                                                                    : 400);
         ui_draw(u);
         if (first && ui_core_loaded_at() > 0) ui_script_note(u, "first-screen", ls_now() - ui_core_loaded_at(), 0);
         if (first && u->script && !u->script_no_wait) ui_wait_pipeline(u); /* scripts see the whole history */
@@ -418,6 +423,11 @@ static void event_loop(ui *u)
             }
             ui_draw(u);
             ui_script_note(u, "complete-done", ls_now() - t0, ui_thread_cpu() - c0);
+        }
+        if (u->script && ui_compare_pending(u)) {
+            ui_compare_finish(u);
+            ui_draw(u);
+            ui_script_note(u, "compare-done", ls_now() - t0, ui_thread_cpu() - c0);
         }
         int key = read_key(u, cmd, sizeof cmd);
         t0 = ls_now();

@@ -23,6 +23,7 @@
 #include "tui.h"
 
 typedef struct ui ui;
+typedef struct ui_compare_job ui_compare_job; /* view_compare.c */
 
 typedef struct ui_rect {
     int y, x, h, w;
@@ -558,6 +559,9 @@ struct ui {
     ls_ptrmap cmp_sub_a, cmp_sub_b; /* within a lineage: node id -> the lowered module holding it on that side */
     uint32_t cmp_lineage_ids;       /* ids below it are the same node on both sides (0: two files) */
     bool cmp_valid;
+    ui_compare_job *cmp_job;        /* the alignment being made on a thread (view_compare.c) */
+    int32_t cmp_want_pos;           /* where the selection goes when it is ready (-1: the first row) */
+    bool cmp_want_sel;
 };
 
 /* ---- ui.c: screen, layout, loop; actions.c: what keys and the mouse do */
@@ -681,6 +685,9 @@ void ui_around_free(ui *u);
 /* :compare STEP | FILE [STEP] | backend FILE: the compare screen (view_compare.c) */
 int ui_compare_open(ui *u, const char *arg);
 void ui_compare_free(ui *u);
+bool ui_compare_pending(const ui *u); /* an alignment is being made */
+void ui_compare_poll(ui *u);          /* a finished one becomes the screen's */
+void ui_compare_finish(ui *u);        /* waits for it (scripts) */
 /* The graph pane shows only these node ids (a region's); name says which in the title. */
 void ui_filter_ids(ui *u, const char *name, const uint32_t *ids, uint32_t n);
 /* The filter changed: the selection moves into it (the next visible node in graph order). */

@@ -6,6 +6,7 @@
  * make each on its own), so the selection is the same node on both sides.
  * Marks: `~` the pair differs, `-` only on the left, `+` only on the right. `]`/`[` go to the
  * next/previous difference; Enter selects the left node in the graph pane. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,58 @@
 #include "ops.h"
 #include "ui.h"
 
+/* ---- the alignment, made on a thread of its own: at a million nodes it takes a few hundred ms,
+ * and keys go on meanwhile (the screen says "comparing"). It reads the two programs only, and
+ * their caches (ls_program_pos) under the core's lock; the UI never frees a history while a job
+ * reads it (ui_compare_free joins first). */
+struct ui_compare_job {
+    pthread_t thread;
+    bool threaded; /* else it ran on the UI's thread (no thread could be started) */
+    const ls_program *a, *b;
+    ls_align_by by;
+    bool subs;     /* index the lowered modules' ids too (one lineage) */
+    uint32_t left; /* the step it aligns */
+    double started;
+    ls_alignment al;
+    ls_ptrmap sub_a, sub_b;
+    bool done; /* atomic: the fields above are the thread's until it is set */
+};
+
+static void *job_main(void *arg)
+{
+    ui_compare_job *j = arg;
+    ls_align_programs(j->a, j->b, j->by, &j->al);
+    if (j->subs) {
+        ls_align_index_subs(j->a, &j->sub_a);
+        ls_align_index_subs(j->b, &j->sub_b);
+    }
+    __atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static bool job_done(const ui_compare_job *j)
+{
+    return __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
+}
+
+/* Waits for the job's thread (done or not) and frees what it made. */
+static void job_free(ui_compare_job *j)
+{
+    if (!j) return;
+    if (j->threaded) {
+        pthread_join(j->thread, NULL);
+        ls_threads_end();
+    }
+    ls_alignment_free(&j->al);
+    ls_ptrmap_free(&j->sub_a);
+    ls_ptrmap_free(&j->sub_b);
+    free(j);
+}
+
 void ui_compare_free(ui *u)
 {
+    job_free(u->cmp_job);
+    u->cmp_job = NULL;
     ls_alignment_free(&u->cmp);
     ls_ptrmap_free(&u->cmp_sub_a);
     ls_ptrmap_free(&u->cmp_sub_b);
@@ -23,6 +74,7 @@ void ui_compare_free(ui *u)
     u->cmp_h = NULL;
     u->cmp_lineage_ids = 0;
     u->cmp_valid = false;
+    u->cmp_want_sel = false;
 }
 
 static const ls_history *right_history(const ui *u)
@@ -46,35 +98,95 @@ static const char *sub_holding(const ui *u, const ls_ptrmap *m, const ls_node *n
     return n->id < u->cmp_lineage_ids ? ls_align_sub_holding(m, n->id) : NULL;
 }
 
-static void ensure(ui *u)
+static void start_job(ui *u)
 {
-    if (u->cmp_valid && u->cmp_left == u->step) return;
+    ui_compare_job *j = ls_calloc(1, sizeof *j);
+    *j = (ui_compare_job){.a = left_program(u), .b = right_program(u), .by = u->cmp_by, .subs = u->cmp_lineage_ids != 0,
+                          .left = u->step, .started = ls_now()};
+    u->cmp_job = j;
+    ls_threads_begin();
+    j->threaded = pthread_create(&j->thread, NULL, job_main, j) == 0;
+    if (!j->threaded) {
+        ls_threads_end();
+        job_main(j);
+    }
+}
+
+/* The results of a finished job become the screen's; the selection asked for when the screen
+ * opened is placed now. */
+static void take_job(ui *u, ui_compare_job *j)
+{
     ls_alignment_free(&u->cmp);
-    ls_align_programs(left_program(u), right_program(u), u->cmp_by, &u->cmp);
     ls_ptrmap_free(&u->cmp_sub_a);
     ls_ptrmap_free(&u->cmp_sub_b);
-    if (u->cmp_lineage_ids) {
-        ls_align_index_subs(left_program(u), &u->cmp_sub_a);
-        ls_align_index_subs(right_program(u), &u->cmp_sub_b);
-    }
-    u->cmp_left = u->step;
+    u->cmp = j->al;
+    u->cmp_sub_a = j->sub_a;
+    u->cmp_sub_b = j->sub_b;
+    j->al = (ls_alignment){0};
+    j->sub_a = j->sub_b = (ls_ptrmap){0};
+    u->cmp_left = j->left;
     u->cmp_valid = true;
+    if (!u->cmp_want_sel) return;
+    u->cmp_want_sel = false;
+    ui_pane *pane = ui_pane_of(u, UI_P_SCREEN);
+    pane->sel = u->cmp_want_pos >= 0 && (uint32_t)u->cmp_want_pos < j->a->n_nodes ? u->cmp.row_of_a[u->cmp_want_pos] : 0;
+    ui_pane_clamp(u, pane);
+    ui_message(u, false, "%u same, %u changed, %u only on the left, %u only on the right — ] next difference", u->cmp.same,
+               u->cmp.changed, u->cmp.only_a, u->cmp.only_b);
+}
+
+/* True when the alignment of this step is ready; else one is being made (started here when
+ * none is, or when the one under way is of another step). */
+static bool ensure(ui *u)
+{
+    if (u->cmp_valid && u->cmp_left == u->step) return true;
+    ui_compare_job *j = u->cmp_job;
+    if (j && !job_done(j)) return false;
+    if (j) {
+        u->cmp_job = NULL;
+        bool current = j->left == u->step;
+        if (current) take_job(u, j);
+        job_free(j);
+        if (current) return true;
+    }
+    start_job(u);
+    return ensure(u); /* done at once when no thread could be started */
+}
+
+bool ui_compare_pending(const ui *u)
+{
+    return u->cmp_job && !job_done(u->cmp_job);
+}
+
+void ui_compare_poll(ui *u)
+{
+    if (u->cmp_job && job_done(u->cmp_job) && u->screen == UI_S_COMPARE) ensure(u);
+}
+
+void ui_compare_finish(ui *u)
+{
+    while (u->cmp_job && u->screen == UI_S_COMPARE) {
+        if (u->cmp_job->threaded) {
+            pthread_join(u->cmp_job->thread, NULL);
+            ls_threads_end();
+            u->cmp_job->threaded = false;
+        }
+        ensure(u);
+    }
 }
 
 /* Opens the screen on the row of the node selected in the graph pane. */
 static void open_screen(ui *u)
 {
     u->cmp_valid = false;
-    ensure(u);
+    const ls_program *p = left_program(u);
+    u->cmp_want_pos = u->depth ? -1 : ls_program_pos(p, u->sel_id);
+    u->cmp_want_sel = true;
     u->screen = UI_S_MAIN;
     ui_open_screen(u, UI_S_COMPARE);
-    const ls_program *p = left_program(u);
-    int32_t pos = u->depth ? -1 : ls_program_pos(p, u->sel_id);
     ui_pane *pane = ui_pane_of(u, UI_P_SCREEN);
-    pane->sel = pos >= 0 ? u->cmp.row_of_a[pos] : 0;
-    ui_pane_clamp(u, pane);
-    ui_message(u, false, "%u same, %u changed, %u only on the left, %u only on the right — ] next difference", u->cmp.same,
-               u->cmp.changed, u->cmp.only_a, u->cmp.only_b);
+    pane->sel = 0;
+    ensure(u);
 }
 
 int ui_compare_open(ui *u, const char *arg)
@@ -100,6 +212,9 @@ int ui_compare_open(ui *u, const char *arg)
     }
     ls_history *nh = NULL;
     if (!strncmp(arg, "backend ", 8)) { /* the same step lowered for another backend */
+        /* lowering takes references to the loaded program's nodes, which the pipeline's thread
+         * is copying */
+        if (ui_refuse_while_running(u, "compare backend")) return 0;
         const char *be = arg + 8;
         while (*be == ' ') be++;
         if (ui_core_relower(u->h, be, &nh, &err) != 0) {
@@ -152,7 +267,10 @@ int ui_compare_open(ui *u, const char *arg)
 
 static void title(ui *u, ls_buf *b)
 {
-    ensure(u);
+    if (!ensure(u)) {
+        ls_buf_printf(b, "Compare · step %u %s │ %s · comparing", u->step, u->h->steps[u->step].pass, u->cmp_label);
+        return;
+    }
     ls_buf_printf(b, "Compare · step %u %s │ %s · ~%u -%u +%u", u->step, u->h->steps[u->step].pass, u->cmp_label,
                   u->cmp.changed, u->cmp.only_a, u->cmp.only_b);
     /* the alignment is of the top levels: a delegate is its call there */
@@ -161,8 +279,7 @@ static void title(ui *u, ls_buf *b)
 
 static uint32_t count(ui *u)
 {
-    ensure(u);
-    return u->cmp.n;
+    return ensure(u) ? u->cmp.n : 1; /* while comparing: a line that says so */
 }
 
 /* One side of a row: mark, swatch, name, op, arguments, in the node's tag colour. */
@@ -190,7 +307,16 @@ static void draw_side(ui *u, const ls_program *p, int32_t pos, int tag, char mar
 
 static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
 {
-    ensure(u);
+    if (!ensure(u)) {
+        char text[160];
+        const ls_program *a = left_program(u), *b = right_program(u);
+        snprintf(text, sizeof text, "comparing %u nodes with %u · %.1f s", a->n_nodes, b->n_nodes,
+                 u->cmp_job ? ls_now() - u->cmp_job->started : 0.0);
+        short dp;
+        attr_t da = ui_role_attr(u, UI_R_DIM, &dp);
+        if (row == 0) ui_put(u, y, x + 3, w - 3, da, dp, text);
+        return;
+    }
     if (row >= u->cmp.n) return;
     const ls_align_row *r = &u->cmp.v[row];
     int half = (w - 1) / 2;
@@ -221,7 +347,10 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
 
 static void activate(ui *u, uint32_t row)
 {
-    ensure(u);
+    if (!ensure(u)) {
+        ui_message(u, false, "the comparison is being made");
+        return;
+    }
     if (row >= u->cmp.n) return;
     const ls_align_row *r = &u->cmp.v[row];
     if (r->a < 0) {
@@ -237,7 +366,10 @@ static void activate(ui *u, uint32_t row)
 static bool action(ui *u, ui_action a)
 {
     if (a != UI_A_NEXT_DIFF && a != UI_A_PREV_DIFF) return false;
-    ensure(u);
+    if (!ensure(u)) {
+        ui_message(u, false, "the comparison is being made");
+        return true;
+    }
     ui_pane *p = ui_pane_of(u, UI_P_SCREEN);
     int dir = a == UI_A_NEXT_DIFF ? 1 : -1;
     for (int64_t r = (int64_t)p->sel + dir; r >= 0 && r < (int64_t)u->cmp.n; r += dir)
@@ -258,8 +390,7 @@ static bool action(ui *u, ui_action a)
 
 static bool match(ui *u, uint32_t row, const regex_t *re)
 {
-    ensure(u);
-    if (row >= u->cmp.n) return false;
+    if (!ensure(u) || row >= u->cmp.n) return false;
     const ls_align_row *r = &u->cmp.v[row];
     return (r->a >= 0 && regexec(re, left_program(u)->nodes[r->a]->name, 0, NULL, 0) == 0) ||
            (r->b >= 0 && regexec(re, right_program(u)->nodes[r->b]->name, 0, NULL, 0) == 0);
