@@ -64,6 +64,21 @@ START_TEST(screen_compare_top_level)
 }
 END_TEST
 
+/* :compare FILE [STEP], whose load runs on the compare job's thread: a file that does not load,
+ * and a step it does not have, each say so and close the screen (a first version of the job kept
+ * the second's history without its alignment, and crashed); a good one after them opens. */
+START_TEST(screen_compare_errors)
+{
+    const char *dir = tu_tmpdir();
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s/bad.json' && cp '%s' '%s/sc.pt2'", tu_root("tests/corpus/invalid.json"), dir,
+             tu_root("samples/shared_constant.pt2"), dir);
+    ck_assert_int_eq(system(cmd), 0);
+    pf_screens_file(tu_root("samples/shared_constant.pt2"), "samples/shared_constant.pt2", NULL, "found_compare-errors",
+                    100, 24, dir);
+}
+END_TEST
+
 /* tiny_llama's embedding weight in the node pane: "held by"'s columns as wide as their entries
  * (p_tok_embeddings_weight ran into its target, 18 columns being all a placeholder had). */
 START_TEST(screen_held_by_columns)
@@ -183,6 +198,7 @@ Suite *tui_found_suite(void)
     tcase_add_test(tc, screen_around_tuple_items);
     tcase_add_test(tc, screen_node_now_was_wrapped);
     tcase_add_test(tc, screen_prompt_completes_backends_and_paths);
+    tcase_add_test(tc, screen_compare_errors);
     suite_add_tcase(s, tc);
     return s;
 }

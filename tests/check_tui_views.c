@@ -60,6 +60,12 @@ START_TEST(screen_compare_follows_the_step)
     ck_assert_ptr_nonnull(moved);
     ck_assert_ptr_nonnull(fresh);
     ck_assert_msg(strstr(moved, "Compare · step 3 fold_masks │ step 5 to_backend"), "%s", moved);
+    /* all but the status line: opening the screen also says the counts there */
+    char *moved_end = strrchr(moved, '\n'), *fresh_end = strrchr(fresh, '\n');
+    ck_assert_ptr_nonnull(moved_end);
+    ck_assert_ptr_nonnull(fresh_end);
+    *moved_end = *fresh_end = 0;
+    *strrchr(moved, '\n') = *strrchr(fresh, '\n') = 0;
     ck_assert_str_eq(moved, fresh);
     free(moved);
     free(fresh);

@@ -188,6 +188,12 @@ int ui_core_open_live(const char *path, ls_history **h, ls_error *err)
     return live_start(p, &pipeline_opts, h, err);
 }
 
+void ui_core_prepare(void)
+{
+    ls_error err = {0};
+    if (!pipeline_opts_set) ui_core_options(&(int){1}, (char *[]){"lowerscope", NULL}, &err);
+}
+
 int ui_core_open(const char *path, ls_history **h, ls_error *err)
 {
     *h = NULL;

@@ -424,7 +424,7 @@ static void event_loop(ui *u)
             ui_draw(u);
             ui_script_note(u, "complete-done", ls_now() - t0, ui_thread_cpu() - c0);
         }
-        if (u->script && ui_compare_pending(u)) {
+        if (u->script && ui_compare_unfinished(u)) {
             ui_compare_finish(u);
             ui_draw(u);
             ui_script_note(u, "compare-done", ls_now() - t0, ui_thread_cpu() - c0);
@@ -610,6 +610,10 @@ void ui_progress_text(const ui *u, char *buf, size_t cap)
 /* Refuses what would take references to the programs the pipeline's thread is copying. */
 bool ui_refuse_while_running(ui *u, const char *what)
 {
+    if (ui_compare_loading(u)) { /* its thread takes references to the loaded program's nodes too */
+        ui_message(u, true, "%s waits for the comparison to load", what);
+        return true;
+    }
     if (!ui_running(u)) return false;
     char p[160];
     ui_progress_text(u, p, sizeof p);

@@ -686,8 +686,10 @@ void ui_around_free(ui *u);
 int ui_compare_open(ui *u, const char *arg);
 void ui_compare_free(ui *u);
 bool ui_compare_pending(const ui *u); /* an alignment is being made */
+bool ui_compare_loading(const ui *u); /* the other side is being loaded or lowered */
 void ui_compare_poll(ui *u);          /* a finished one becomes the screen's */
-void ui_compare_finish(ui *u);        /* waits for it (scripts) */
+bool ui_compare_unfinished(const ui *u); /* a job whose results the screen has not taken */
+void ui_compare_finish(ui *u);        /* waits for it and takes them (scripts) */
 /* The graph pane shows only these node ids (a region's); name says which in the title. */
 void ui_filter_ids(ui *u, const char *name, const uint32_t *ids, uint32_t n);
 /* The filter changed: the selection moves into it (the next visible node in graph order). */
@@ -704,7 +706,9 @@ bool ui_screen_match(ui *u, uint32_t row, const regex_t *re);
 
 /* ---- core_link.c: loading a file and running the lowering pipeline on it */
 int ui_core_options(int *argc, char **argv, ls_error *err); /* consumes --pipeline, --backend */
-/* Loads a file and runs its pipeline (a history made whole: the compare screen's other file). */
+/* Loads a file and runs its pipeline (a history made whole: the compare screen's other file, on
+ * the compare job's thread, after ui_core_prepare on the UI's has set the options it reads). */
+void ui_core_prepare(void);
 int ui_core_open(const char *path, ls_history **h, ls_error *err);
 /* Loads a file and starts its pipeline on a thread of its own: *h is live (ui_core_live). */
 int ui_core_open_live(const char *path, ls_history **h, ls_error *err);

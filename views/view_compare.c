@@ -19,9 +19,21 @@
  * and keys go on meanwhile (the screen says "comparing"). It reads the two programs only, and
  * their caches (ls_program_pos) under the core's lock; the UI never frees a history while a job
  * reads it (ui_compare_free joins first). */
+typedef enum { JOB_ALIGN, JOB_FILE, JOB_BACKEND } job_kind;
+
 struct ui_compare_job {
     pthread_t thread;
     bool threaded; /* else it ran on the UI's thread (no thread could be started) */
+    /* JOB_FILE, JOB_BACKEND: the right side is made first: a file loaded and run through the
+     * pipeline (its step `step_arg`, or as loaded), or the loaded program lowered again */
+    job_kind kind;
+    char what[1100]; /* the file or the backend profile */
+    char step_arg[64];
+    bool step_failed;       /* the file loaded, and has no such step */
+    const ls_history *base; /* JOB_BACKEND: the UI's history (done: its pipeline is not running) */
+    ls_history *made;       /* owned until taken */
+    uint32_t made_step;
+    ls_error err;
     const ls_program *a, *b;
     ls_align_by by;
     bool subs;     /* index the lowered modules' ids too (one lineage) */
@@ -32,9 +44,34 @@ struct ui_compare_job {
     bool done; /* atomic: the fields above are the thread's until it is set */
 };
 
+/* JOB_FILE, JOB_BACKEND: the other history, and its step to compare with; false on an error */
+static bool make_right(ui_compare_job *j)
+{
+    if (j->kind == JOB_FILE) {
+        if (ui_core_open(j->what, &j->made, &j->err) != 0) return false;
+        int cs = j->step_arg[0] ? ls_history_find_step(j->made, j->step_arg, &j->err) : 0; /* as diff --with reads it */
+        if (cs < 0) {
+            j->step_failed = true;
+            ui_core_free(j->made);
+            j->made = NULL; /* made and taken: the right side and its alignment are ready */
+            return false;
+        }
+        j->made_step = (uint32_t)cs;
+    } else {
+        if (ui_core_relower(j->base, j->what, &j->made, &j->err) != 0) return false;
+        j->made_step = ls_history_same_pass_step(j->base, j->left, j->made);
+    }
+    j->b = j->made->steps[j->made_step].program;
+    return true;
+}
+
 static void *job_main(void *arg)
 {
     ui_compare_job *j = arg;
+    if (j->kind != JOB_ALIGN && !make_right(j)) {
+        __atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
+        return NULL;
+    }
     ls_align_programs(j->a, j->b, j->by, &j->al);
     if (j->subs) {
         ls_align_index_subs(j->a, &j->sub_a);
@@ -60,6 +97,7 @@ static void job_free(ui_compare_job *j)
     ls_alignment_free(&j->al);
     ls_ptrmap_free(&j->sub_a);
     ls_ptrmap_free(&j->sub_b);
+    if (j->made) ui_core_free(j->made);
     free(j);
 }
 
@@ -98,11 +136,14 @@ static const char *sub_holding(const ui *u, const ls_ptrmap *m, const ls_node *n
     return n->id < u->cmp_lineage_ids ? ls_align_sub_holding(m, n->id) : NULL;
 }
 
-static void start_job(ui *u)
+/* kind JOB_ALIGN: this step with the right side's; else `what` (and step_arg) name what to make */
+static void start_job(ui *u, job_kind kind, const char *what, const char *step_arg)
 {
     ui_compare_job *j = ls_calloc(1, sizeof *j);
-    *j = (ui_compare_job){.a = left_program(u), .b = right_program(u), .by = u->cmp_by, .subs = u->cmp_lineage_ids != 0,
-                          .left = u->step, .started = ls_now()};
+    *j = (ui_compare_job){.kind = kind, .base = u->h, .a = left_program(u), .b = kind == JOB_ALIGN ? right_program(u) : NULL,
+                          .by = u->cmp_by, .subs = u->cmp_lineage_ids != 0, .left = u->step, .started = ls_now()};
+    snprintf(j->what, sizeof j->what, "%s", what ? what : "");
+    snprintf(j->step_arg, sizeof j->step_arg, "%s", step_arg ? step_arg : "");
     u->cmp_job = j;
     ls_threads_begin();
     j->threaded = pthread_create(&j->thread, NULL, job_main, j) == 0;
@@ -116,6 +157,14 @@ static void start_job(ui *u)
  * opened is placed now. */
 static void take_job(ui *u, ui_compare_job *j)
 {
+    if (j->kind != JOB_ALIGN) { /* the other side, made: the screen's now */
+        u->cmp_h = j->made;
+        j->made = NULL;
+        u->cmp_step = j->made_step;
+        const char *name = j->what;
+        if (j->kind == JOB_FILE && strrchr(name, '/')) name = strrchr(name, '/') + 1;
+        snprintf(u->cmp_label, sizeof u->cmp_label, "%.200s, step %u %s", name, u->cmp_step, u->cmp_h->steps[u->cmp_step].pass);
+    }
     ls_alignment_free(&u->cmp);
     ls_ptrmap_free(&u->cmp_sub_a);
     ls_ptrmap_free(&u->cmp_sub_b);
@@ -126,7 +175,7 @@ static void take_job(ui *u, ui_compare_job *j)
     j->sub_a = j->sub_b = (ls_ptrmap){0};
     u->cmp_left = j->left;
     u->cmp_valid = true;
-    if (!u->cmp_want_sel) return;
+    if (!u->cmp_want_sel || u->screen != UI_S_COMPARE) return; /* closed meanwhile: its pane is another's */
     u->cmp_want_sel = false;
     ui_pane *pane = ui_pane_of(u, UI_P_SCREEN);
     pane->sel = u->cmp_want_pos >= 0 && (uint32_t)u->cmp_want_pos < j->a->n_nodes ? u->cmp.row_of_a[u->cmp_want_pos] : 0;
@@ -141,7 +190,7 @@ static bool ensure(ui *u)
 {
     if (u->cmp_valid && u->cmp_left == u->step) return true;
     ui_compare_job *j = u->cmp_job;
-    if (j && !job_done(j)) return false;
+    if (j && (!job_done(j) || j->kind != JOB_ALIGN)) return false; /* one that made the right side: ui_compare_poll takes it */
     if (j) {
         u->cmp_job = NULL;
         bool current = j->left == u->step;
@@ -149,8 +198,30 @@ static bool ensure(ui *u)
         job_free(j);
         if (current) return true;
     }
-    start_job(u);
+    start_job(u, JOB_ALIGN, NULL, NULL);
     return ensure(u); /* done at once when no thread could be started */
+}
+
+/* A job that made the right side: its history (or its error, and the screen closes). Between
+ * frames, never while one is drawn. */
+static void take_made(ui *u)
+{
+    ui_compare_job *j = u->cmp_job;
+    u->cmp_job = NULL;
+    if (j->made) {
+        take_job(u, j); /* of the step it began at: a step since, ensure aligns again */
+    } else {
+        ui_compare_free(u);
+        if (u->screen == UI_S_COMPARE) u->screen = UI_S_MAIN;
+        if (j->step_failed) ui_message(u, true, "compare %s: step %s", j->what, j->err.msg); /* as the CLI says it */
+        else ui_message(u, true, "compare: %s", j->err.msg);
+    }
+    job_free(j);
+}
+
+bool ui_compare_loading(const ui *u)
+{
+    return u->cmp_job && u->cmp_job->kind != JOB_ALIGN;
 }
 
 bool ui_compare_pending(const ui *u)
@@ -160,23 +231,31 @@ bool ui_compare_pending(const ui *u)
 
 void ui_compare_poll(ui *u)
 {
-    if (u->cmp_job && job_done(u->cmp_job) && u->screen == UI_S_COMPARE) ensure(u);
+    if (!u->cmp_job || !job_done(u->cmp_job)) return;
+    if (u->cmp_job->kind != JOB_ALIGN) take_made(u);
+    else if (u->screen == UI_S_COMPARE) ensure(u);
+}
+
+bool ui_compare_unfinished(const ui *u)
+{
+    return u->cmp_job && (u->screen == UI_S_COMPARE || u->cmp_job->kind != JOB_ALIGN);
 }
 
 void ui_compare_finish(ui *u)
 {
-    while (u->cmp_job && u->screen == UI_S_COMPARE) {
+    while (ui_compare_unfinished(u)) {
         if (u->cmp_job->threaded) {
             pthread_join(u->cmp_job->thread, NULL);
             ls_threads_end();
             u->cmp_job->threaded = false;
         }
-        ensure(u);
+        if (u->cmp_job->kind != JOB_ALIGN) take_made(u);
+        else ensure(u);
     }
 }
 
 /* Opens the screen on the row of the node selected in the graph pane. */
-static void open_screen(ui *u)
+static void open_screen(ui *u, job_kind kind, const char *what, const char *step_arg)
 {
     u->cmp_valid = false;
     const ls_program *p = left_program(u);
@@ -186,7 +265,8 @@ static void open_screen(ui *u)
     ui_open_screen(u, UI_S_COMPARE);
     ui_pane *pane = ui_pane_of(u, UI_P_SCREEN);
     pane->sel = 0;
-    ensure(u);
+    if (kind == JOB_ALIGN) ensure(u);
+    else start_job(u, kind, what, step_arg);
 }
 
 int ui_compare_open(ui *u, const char *arg)
@@ -207,32 +287,25 @@ int ui_compare_open(ui *u, const char *arg)
         u->cmp_by = LS_ALIGN_BY_ID;
         u->cmp_lineage_ids = UINT32_MAX;
         snprintf(u->cmp_label, sizeof u->cmp_label, "step %d %s", s, u->h->steps[s].pass);
-        open_screen(u);
+        open_screen(u, JOB_ALIGN, NULL, NULL);
         return 0;
     }
-    ls_history *nh = NULL;
-    if (!strncmp(arg, "backend ", 8)) { /* the same step lowered for another backend */
+    if (!strncmp(arg, "backend ", 8)) { /* the same step lowered for another backend, on the job's thread */
         /* lowering takes references to the loaded program's nodes, which the pipeline's thread
          * is copying */
         if (ui_refuse_while_running(u, "compare backend")) return 0;
         const char *be = arg + 8;
         while (*be == ' ') be++;
-        if (ui_core_relower(u->h, be, &nh, &err) != 0) {
-            ui_message(u, true, "compare: %s", err.msg);
-            return 0;
-        }
         ui_compare_free(u);
-        u->cmp_h = nh;
         /* matched by identity, as diff --with-backend: each lowering numbers the nodes it makes on
          * its own, so only the loaded program's ids name the same node on both sides */
         u->cmp_by = LS_ALIGN_BY_IDENTITY;
         u->cmp_lineage_ids = u->h->steps[0].program->next_id;
-        u->cmp_step = ls_history_same_pass_step(u->h, u->step, nh);
-        snprintf(u->cmp_label, sizeof u->cmp_label, "%.200s, step %u %s", be, u->cmp_step, nh->steps[u->cmp_step].pass);
-        open_screen(u);
+        snprintf(u->cmp_label, sizeof u->cmp_label, "lowering for %.200s", be);
+        open_screen(u, JOB_BACKEND, be, NULL);
         return 0;
     }
-    /* FILE [STEP]: another file as loaded, or the step of it named */
+    /* FILE [STEP]: another file as loaded, or the step of it named; loaded on the job's thread */
     char path[1024];
     snprintf(path, sizeof path, "%s", arg);
     char *space = strrchr(path, ' ');
@@ -245,23 +318,12 @@ int ui_compare_open(ui *u, const char *arg)
         ui_message(u, true, "compare %s: no such step in this history, and no such file", arg);
         return 0;
     }
-    if (ui_core_open(path, &nh, &err) != 0) {
-        ui_message(u, true, "compare: %s", err.msg);
-        return 0;
-    }
-    int cs = step ? ls_history_find_step(nh, step, &err) : 0; /* the file as loaded, as diff --with reads it */
-    if (cs < 0) {
-        ui_message(u, true, "compare %s: step %s", path, err.msg);
-        ui_core_free(nh);
-        return 0;
-    }
     ui_compare_free(u);
-    u->cmp_h = nh;
+    ui_core_prepare(); /* the options the job's pipeline reads, set on this thread */
     u->cmp_by = LS_ALIGN_BY_IDENTITY;
-    u->cmp_step = (uint32_t)cs;
     const char *slash = strrchr(path, '/');
-    snprintf(u->cmp_label, sizeof u->cmp_label, "%.200s, step %d %s", slash ? slash + 1 : path, cs, nh->steps[cs].pass);
-    open_screen(u);
+    snprintf(u->cmp_label, sizeof u->cmp_label, "loading %.200s", slash ? slash + 1 : path);
+    open_screen(u, JOB_FILE, path, step);
     return 0;
 }
 
@@ -308,10 +370,16 @@ static void draw_side(ui *u, const ls_program *p, int32_t pos, int tag, char mar
 static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
 {
     if (!ensure(u)) {
-        char text[160];
-        const ls_program *a = left_program(u), *b = right_program(u);
-        snprintf(text, sizeof text, "comparing %u nodes with %u · %.1f s", a->n_nodes, b->n_nodes,
-                 u->cmp_job ? ls_now() - u->cmp_job->started : 0.0);
+        char text[1300];
+        const ui_compare_job *j = u->cmp_job;
+        double t = j ? ls_now() - j->started : 0.0;
+        if (j && j->kind == JOB_FILE && !job_done(j))
+            snprintf(text, sizeof text, "loading %s and running its pipeline · %.1f s", j->what, t);
+        else if (j && j->kind == JOB_BACKEND && !job_done(j))
+            snprintf(text, sizeof text, "lowering step 0 for %s · %.1f s", j->what, t);
+        else
+            snprintf(text, sizeof text, "comparing %u nodes with %u · %.1f s", left_program(u)->n_nodes,
+                     j && j->b ? j->b->n_nodes : right_program(u)->n_nodes, t);
         short dp;
         attr_t da = ui_role_attr(u, UI_R_DIM, &dp);
         if (row == 0) ui_put(u, y, x + 3, w - 3, da, dp, text);
