@@ -4,6 +4,7 @@
 #ifndef LS_PROGRESS_H
 #define LS_PROGRESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,12 @@ typedef void (*ls_progress_fn)(void *ctx, const char *what, uint64_t done, uint6
 
 void ls_progress_set(ls_progress_fn fn, void *ctx); /* NULL: none */
 void ls_progress(const char *what, uint64_t done, uint64_t total);
+
+/* Work a thread may give up: ls_cancel_on(flag) makes ls_cancelled() read *flag on the calling
+ * thread (NULL: never cancelled). Long loops check it where they report progress (the streamed
+ * load of a model JSON, every 4096 nodes) and fail with a message saying so. */
+void ls_cancel_on(const bool *flag);
+bool ls_cancelled(void);
 
 /* The terminal reporter: one line on stderr, redrawn in place 10 times a second by a thread of
  * its own (a step that reports once still shows how long it has taken), shown only when stderr

@@ -332,6 +332,44 @@ START_TEST(progress_of_a_load_and_a_pipeline)
 }
 END_TEST
 
+/* A load given up (ls_cancel_on, as the compare screen's job is when the user leaves it): the
+ * flag set at the report of node 4096, the load stops at that same check and says why; with no
+ * flag on the thread the same text loads. */
+typedef struct cancel_log {
+    progress_log log;
+    bool stop;
+} cancel_log;
+
+static void cancel_at_second_report(void *ctx, const char *what, uint64_t done, uint64_t total)
+{
+    cancel_log *c = ctx;
+    on_progress(&c->log, what, done, total);
+    if (c->log.reads == 2) c->stop = true;
+}
+
+START_TEST(cancelled_load_stops_at_its_next_report)
+{
+    cancel_log c = {.log = {.monotonic = true}};
+    ls_progress_set(cancel_at_second_report, &c);
+    ls_cancel_on(&c.stop);
+    ls_gen_opts g = ls_gen_defaults(20000);
+    size_t len;
+    char *json = ls_gen_json(&g, &len);
+    ls_program *p = NULL;
+    ls_error err = {0};
+    ck_assert_int_ne(ls_load_json("gen.json", json, len, NULL, &p, &err), 0);
+    ck_assert_ptr_null(p);
+    ck_assert_msg(strstr(err.msg, "gen.json") && strstr(err.msg, "the load was cancelled"), "%s", err.msg);
+    ck_assert_uint_eq(c.log.reads, 2); /* nodes 0 and 4096: the second report set it, its check saw it */
+    ls_cancel_on(NULL);
+    ls_progress_set(NULL, NULL);
+    ck_assert_int_eq(ls_load_json("gen.json", json, len, NULL, &p, &err), 0);
+    ck_assert_uint_gt(p->n_nodes, 20000);
+    ls_program_unref(p);
+    free(json);
+}
+END_TEST
+
 /* The terminal's progress line: the figures always fit in the columns, the text before them
  * gives up its end, a step says how long it has taken once a second has passed. */
 START_TEST(progress_line_fits_its_columns)
@@ -620,6 +658,7 @@ Suite *pipeline_suite(void)
     tcase_add_test(tc, failing_pass_stops);
     tcase_add_test(tc, watched_run_publishes_step_by_step);
     tcase_add_test(tc, progress_of_a_load_and_a_pipeline);
+    tcase_add_test(tc, cancelled_load_stops_at_its_next_report);
     tcase_add_test(tc, progress_line_fits_its_columns);
     tcase_add_test(tc, progress_line_drawn_while_a_step_runs);
     tcase_add_test(tc, steps_are_found_by_number_pass_or_backend);

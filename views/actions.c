@@ -213,6 +213,7 @@ void ui_open_method(ui *u, const char *method)
         ui_message(u, true, "method NAME: which method (lowerscope info lists them)");
         return;
     }
+    if (ui_refuse_while_running(u, "method")) return; /* it takes references to the file's objects */
     if (ui_core_method(u->h, method, &nh, &err) != 0) {
         ui_message(u, true, "%s", err.msg);
         return;

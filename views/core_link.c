@@ -194,14 +194,17 @@ void ui_core_prepare(void)
     if (!pipeline_opts_set) ui_core_options(&(int){1}, (char *[]){"lowerscope", NULL}, &err);
 }
 
-int ui_core_open(const char *path, ls_history **h, ls_error *err)
+int ui_core_open(const char *path, const bool *stop, ls_history **h, ls_error *err)
 {
     *h = NULL;
     if (!pipeline_opts_set) ui_core_options(&(int){1}, (char *[]){"lowerscope", NULL}, err);
     ls_program *p = NULL;
     if (ls_load(path, NULL, &p, err) != 0) return -1;
     ls_history *hist = ls_calloc(1, sizeof *hist);
-    int rc = ls_pipeline_run(p, &pipeline_opts, hist, err);
+    ls_pipeline_opts o = pipeline_opts; /* read only; the watch is this run's */
+    ls_pipeline_watch w = {.stop = stop};
+    o.watch = stop ? &w : NULL;
+    int rc = ls_pipeline_run(p, &o, hist, err);
     ls_program_unref(p); /* the history holds its own reference */
     if (rc != 0) {
         ls_history_free(hist);
@@ -280,7 +283,7 @@ void ui_core_done(void)
 }
 
 /* Lowers the loaded program again with the same passes and one backend profile. */
-int ui_core_relower(const ls_history *old, const char *backend, ls_history **out, ls_error *err)
+int ui_core_relower(const ls_history *old, const char *backend, const bool *stop, ls_history **out, ls_error *err)
 {
     *out = NULL;
     ls_pipeline_opts o;
@@ -295,6 +298,8 @@ int ui_core_relower(const ls_history *old, const char *backend, ls_history **out
         return -1;
     }
     ls_history *h = ls_calloc(1, sizeof *h);
+    ls_pipeline_watch w = {.stop = stop};
+    o.watch = stop ? &w : NULL;
     int rc = ls_pipeline_run(old->steps[0].program, &o, h, err);
     ls_pipeline_opts_free(&o);
     if (rc != 0) {

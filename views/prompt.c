@@ -470,7 +470,7 @@ int ui_command(ui *u, const char *line)
         ls_error err = {0};
         ls_history *nh;
         if (!*arg) ui_message(u, true, "backend FILE: a profile file, or bundled");
-        else if (ui_core_relower(u->h, arg, &nh, &err) != 0) ui_message(u, true, "%s", err.msg);
+        else if (ui_core_relower(u->h, arg, NULL, &nh, &err) != 0) ui_message(u, true, "%s", err.msg);
         else {
             ui_replace_history(u, nh);
             ui_message(u, false, "lowered again for %s: %u steps", arg, nh->n);
@@ -480,6 +480,7 @@ int ui_command(ui *u, const char *line)
     if (!strcmp(cmd, "relower")) {
         ls_error err = {0};
         ls_history *nh;
+        if (ui_refuse_while_running(u, "relower")) return 0;
         if (u->h->n > 1) ui_message(u, true, "relower: the pipeline has run already (%u steps)", u->h->n);
         else if (ui_core_relower_all(u->h, &nh, &err) != 0) ui_message(u, true, "%s", err.msg);
         else {

@@ -560,7 +560,7 @@ struct ui {
     uint32_t cmp_lineage_ids;       /* ids below it are the same node on both sides (0: two files) */
     bool cmp_valid;
     ui_compare_job *cmp_job;        /* the alignment being made on a thread (view_compare.c) */
-    int32_t cmp_want_pos;           /* where the selection goes when it is ready (-1: the first row) */
+    uint32_t cmp_want_id;           /* the node the selection goes to when it is ready (0: the first row) */
     bool cmp_want_sel;
 };
 
@@ -709,7 +709,7 @@ int ui_core_options(int *argc, char **argv, ls_error *err); /* consumes --pipeli
 /* Loads a file and runs its pipeline (a history made whole: the compare screen's other file, on
  * the compare job's thread, after ui_core_prepare on the UI's has set the options it reads). */
 void ui_core_prepare(void);
-int ui_core_open(const char *path, ls_history **h, ls_error *err);
+int ui_core_open(const char *path, const bool *stop, ls_history **h, ls_error *err); /* stop: NULL, or set to give up */
 /* Loads a file and starts its pipeline on a thread of its own: *h is live (ui_core_live). */
 int ui_core_open_live(const char *path, ls_history **h, ls_error *err);
 int ui_core_start(ls_program *p, const ls_pipeline_opts *opts, ls_history **h, ls_error *err);
@@ -723,7 +723,7 @@ uint32_t ui_live_making(const ui_live *L); /* the step being made */
 ui_step_rows **ui_live_rows(ui_live *L);   /* rows of the published steps */
 const char *ui_live_error(const ui_live *L); /* the pipeline could not run at all */
 /* The loaded program (step 0 of old) lowered again with one backend (a profile file or "bundled"). */
-int ui_core_relower(const ls_history *old, const char *backend, ls_history **out, ls_error *err);
+int ui_core_relower(const ls_history *old, const char *backend, const bool *stop, ls_history **out, ls_error *err);
 /* The loaded program lowered again with the pipeline the UI was started with (:relower: a .pte
  * is otherwise step 0 alone). */
 int ui_core_relower_all(const ls_history *old, ls_history **out, ls_error *err);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ops.h"
+#include "progress.h"
 #include "ui.h"
 
 /* ---- the alignment, made on a thread of its own: at a million nodes it takes a few hundred ms,
@@ -42,13 +43,17 @@ struct ui_compare_job {
     ls_alignment al;
     ls_ptrmap sub_a, sub_b;
     bool done; /* atomic: the fields above are the thread's until it is set */
+    bool stop; /* atomic: set when the UI gives the job up (the load and the pipeline stop early) */
 };
 
 /* JOB_FILE, JOB_BACKEND: the other history, and its step to compare with; false on an error */
 static bool make_right(ui_compare_job *j)
 {
     if (j->kind == JOB_FILE) {
-        if (ui_core_open(j->what, &j->made, &j->err) != 0) return false;
+        ls_cancel_on(&j->stop);
+        int rc = ui_core_open(j->what, &j->stop, &j->made, &j->err);
+        ls_cancel_on(NULL);
+        if (rc != 0) return false;
         int cs = j->step_arg[0] ? ls_history_find_step(j->made, j->step_arg, &j->err) : 0; /* as diff --with reads it */
         if (cs < 0) {
             j->step_failed = true;
@@ -58,7 +63,7 @@ static bool make_right(ui_compare_job *j)
         }
         j->made_step = (uint32_t)cs;
     } else {
-        if (ui_core_relower(j->base, j->what, &j->made, &j->err) != 0) return false;
+        if (ui_core_relower(j->base, j->what, &j->stop, &j->made, &j->err) != 0) return false;
         j->made_step = ls_history_same_pass_step(j->base, j->left, j->made);
     }
     j->b = j->made->steps[j->made_step].program;
@@ -68,8 +73,8 @@ static bool make_right(ui_compare_job *j)
 static void *job_main(void *arg)
 {
     ui_compare_job *j = arg;
-    if (j->kind != JOB_ALIGN && !make_right(j)) {
-        __atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
+    if ((j->kind != JOB_ALIGN && !make_right(j)) || __atomic_load_n(&j->stop, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&j->done, true, __ATOMIC_RELEASE); /* given up: job_free frees what it made */
         return NULL;
     }
     ls_align_programs(j->a, j->b, j->by, &j->al);
@@ -86,10 +91,12 @@ static bool job_done(const ui_compare_job *j)
     return __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
 }
 
-/* Waits for the job's thread (done or not) and frees what it made. */
+/* Gives the job up and frees what it made: its thread stops at the next 4096 nodes of a load,
+ * or after the pass it is in (an alignment goes to its end, under a second at 1M nodes). */
 static void job_free(ui_compare_job *j)
 {
     if (!j) return;
+    __atomic_store_n(&j->stop, true, __ATOMIC_RELEASE);
     if (j->threaded) {
         pthread_join(j->thread, NULL);
         ls_threads_end();
@@ -175,10 +182,12 @@ static void take_job(ui *u, ui_compare_job *j)
     j->sub_a = j->sub_b = (ls_ptrmap){0};
     u->cmp_left = j->left;
     u->cmp_valid = true;
-    if (!u->cmp_want_sel || u->screen != UI_S_COMPARE) return; /* closed meanwhile: its pane is another's */
+    /* closed meanwhile (its pane is another's), or stepped (the next alignment places it) */
+    if (!u->cmp_want_sel || u->screen != UI_S_COMPARE || j->left != u->step) return;
     u->cmp_want_sel = false;
     ui_pane *pane = ui_pane_of(u, UI_P_SCREEN);
-    pane->sel = u->cmp_want_pos >= 0 && (uint32_t)u->cmp_want_pos < j->a->n_nodes ? u->cmp.row_of_a[u->cmp_want_pos] : 0;
+    int32_t pos = u->cmp_want_id ? ls_program_pos(j->a, u->cmp_want_id) : -1;
+    pane->sel = pos >= 0 && (uint32_t)pos < j->a->n_nodes ? u->cmp.row_of_a[pos] : 0;
     ui_pane_clamp(u, pane);
     ui_message(u, false, "%u same, %u changed, %u only on the left, %u only on the right — ] next difference", u->cmp.same,
                u->cmp.changed, u->cmp.only_a, u->cmp.only_b);
@@ -258,8 +267,7 @@ void ui_compare_finish(ui *u)
 static void open_screen(ui *u, job_kind kind, const char *what, const char *step_arg)
 {
     u->cmp_valid = false;
-    const ls_program *p = left_program(u);
-    u->cmp_want_pos = u->depth ? -1 : ls_program_pos(p, u->sel_id);
+    u->cmp_want_id = u->depth ? 0 : u->sel_id; /* a lowered module's node: the first row */
     u->cmp_want_sel = true;
     u->screen = UI_S_MAIN;
     ui_open_screen(u, UI_S_COMPARE);
@@ -293,7 +301,7 @@ int ui_compare_open(ui *u, const char *arg)
     if (!strncmp(arg, "backend ", 8)) { /* the same step lowered for another backend, on the job's thread */
         /* lowering takes references to the loaded program's nodes, which the pipeline's thread
          * is copying */
-        if (ui_refuse_while_running(u, "compare backend")) return 0;
+        if (ui_running(u) && ui_refuse_while_running(u, "compare backend")) return 0; /* a comparison loading is given up */
         const char *be = arg + 8;
         while (*be == ' ') be++;
         ui_compare_free(u);

@@ -301,13 +301,14 @@ void ls_threads_begin(void)
 
 void ls_threads_end(void)
 {
-    __atomic_sub_fetch(&threads_sharing, 1, __ATOMIC_SEQ_CST);
+    __atomic_sub_fetch(&threads_sharing, 1, __ATOMIC_RELEASE); /* after this thread's last intern */
 }
 
 /* h: XXH3_64bits of s (ls_intern_hash) */
 static const char *intern_locked_hashed(intern_table *t, const char *s, size_t n, uint64_t h)
 {
-    if (!__atomic_load_n(&threads_sharing, __ATOMIC_RELAXED)) return intern_hashed(t, s, n, h);
+    /* acquire: alone again, this thread sees what the one that ended interned */
+    if (!__atomic_load_n(&threads_sharing, __ATOMIC_ACQUIRE)) return intern_hashed(t, s, n, h);
     pthread_mutex_lock(&intern_mutex);
     const char *r = intern_hashed(t, s, n, h);
     pthread_mutex_unlock(&intern_mutex);
@@ -342,7 +343,7 @@ const char *ls_intern_n_hashed(const char *s, size_t n, uint64_t hash)
 void ls_intern_prefetch(uint64_t hash)
 {
     /* alone only: another thread may be growing the table */
-    if (!__atomic_load_n(&threads_sharing, __ATOMIC_RELAXED) && names_table.cap)
+    if (!__atomic_load_n(&threads_sharing, __ATOMIC_ACQUIRE) && names_table.cap)
         __builtin_prefetch(&names_table.slots[hash & (names_table.cap - 1)]);
 }
 
@@ -350,7 +351,7 @@ void ls_intern_prefetch(uint64_t hash)
  * hashing every text first and prefetching its slot lets a node's misses overlap. */
 void ls_intern_text_batch(ls_intern_item *items, size_t count)
 {
-    bool shared = __atomic_load_n(&threads_sharing, __ATOMIC_RELAXED);
+    bool shared = __atomic_load_n(&threads_sharing, __ATOMIC_ACQUIRE);
     if (shared) pthread_mutex_lock(&intern_mutex);
     intern_table *t = &texts_table;
     while ((t->used + count + 1) * 4 > t->cap * 3) table_grow(t); /* no growing between prefetch and probe */

@@ -23,6 +23,18 @@ void ls_progress(const char *what, uint64_t done, uint64_t total)
     if (report_fn) report_fn(report_ctx, what, done, total);
 }
 
+static _Thread_local const bool *cancel_flag;
+
+void ls_cancel_on(const bool *flag)
+{
+    cancel_flag = flag;
+}
+
+bool ls_cancelled(void)
+{
+    return cancel_flag && __atomic_load_n(cancel_flag, __ATOMIC_ACQUIRE);
+}
+
 /* The terminal's line is drawn by a thread of its own, ten times a second: a step that takes a
  * minute reports once, when it begins, and its line must still appear once the first second has
  * passed and say how long the step has taken. The reporter only keeps the latest report. */

@@ -366,19 +366,22 @@ void ls_tensor_meta(const ls_tensor *t, ls_tmeta *m)
     ls_tmeta_init(m, t->dtype, t->ndim, t->sizes);
 }
 
+/* A cache two threads may fill at once (the UI's node pane and the compare screen's alignment):
+ * each computes the same value, and hash_valid is published after hash. */
 uint64_t ls_tensor_hash(ls_tensor *t)
 {
-    if (t->hash_valid) return t->hash;
+    if (__atomic_load_n(&t->hash_valid, __ATOMIC_ACQUIRE)) return __atomic_load_n(&t->hash, __ATOMIC_RELAXED);
     XXH3_state_t *st = XXH3_createState();
     XXH3_64bits_reset(st);
     uint32_t head[2] = {(uint32_t)t->dtype, t->ndim};
     XXH3_64bits_update(st, head, sizeof head);
     XXH3_64bits_update(st, t->sizes, sizeof(int64_t) * t->ndim);
     if (t->nbytes) XXH3_64bits_update(st, t->data, t->nbytes);
-    t->hash = XXH3_64bits_digest(st);
+    uint64_t h = XXH3_64bits_digest(st);
     XXH3_freeState(st);
-    t->hash_valid = true;
-    return t->hash;
+    __atomic_store_n(&t->hash, h, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->hash_valid, true, __ATOMIC_RELEASE);
+    return h;
 }
 
 bool ls_tensor_equal(const ls_tensor *a, const ls_tensor *b)

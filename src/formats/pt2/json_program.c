@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "json_loader.h"
+#include "progress.h"
 
 static int read_schema_version(loader *L, const cJSON *root)
 {
@@ -296,7 +297,13 @@ static int load_json(const char *where, const char *name, const char *json, size
     ls_jstream js;
     cJSON *root = NULL;
     bool streamed = false;
-    if (len && ls_jstream_plan(&js, json, len)) {
+    bool planned = len && ls_jstream_plan(&js, json, len);
+    if (ls_cancelled()) { /* the plan's scan gives up when asked: no whole parse after it */
+        if (planned) ls_jstream_free(&js);
+        ls_json_arena_end();
+        return ls_fail(err, "%s: the load was cancelled", where);
+    }
+    if (planned) {
         if (ls_json_check_text(where, json, len, err) != 0) {
             ls_json_arena_end();
             return -1;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
 #include "json_stream.h"
 
 size_t ls_jscan_ws(const char *s, size_t len, size_t i)
@@ -86,9 +87,14 @@ static size_t scan_literal(const char *s, size_t len, size_t i)
     return SIZE_MAX;
 }
 
-/* One value at s[i] (no whitespace before it), nested `depth` deep already. */
+static _Thread_local uint32_t values_scanned;
+
+/* One value at s[i] (no whitespace before it), nested `depth` deep already. A load given up
+ * (ls_cancelled, asked every 65536 values) ends the scan as a bad text would: the caller asks
+ * ls_cancelled before it says so. */
 static size_t scan_value(const char *s, size_t len, size_t i, int depth)
 {
+    if ((++values_scanned & 0xffff) == 0 && ls_cancelled()) return SIZE_MAX;
     if (i >= len) return SIZE_MAX;
     char c = s[i];
     if (c == '"') return ls_jscan_string(s, len, i);
