@@ -74,7 +74,8 @@ END_TEST
 
 /* The .pte the CLI exports from shared_constant, beside the .pt2's emit step. */
 /* The same step lowered for another backend (:compare backend FILE), the twin of
- * `lowerscope diff --with-backend` (check_diff has the figures): 11 same, 1 changed, 3 and 6
+ * `lowerscope diff --with-backend` (check_diff has the figures): 10 same, 2 changed (lowered_module_0 is
+ * another backend's), 3 and 6
  * only on one side, the sub and div inside lowered_module_1 on the left. */
 START_TEST(screen_compare_backend)
 {

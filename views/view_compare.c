@@ -438,6 +438,13 @@ static void activate(ui *u, uint32_t row)
     ui_select_id(u, left_program(u)->nodes[r->a]->id);
 }
 
+/* The lowered module a get_attr at pos names, or NULL. */
+static const ls_submodule *delegate_of(const ls_program *p, int32_t pos)
+{
+    const ls_node *n = p->nodes[pos];
+    return n->kind == LS_NODE_GET_ATTR ? ls_program_sub(p, n->target) : NULL;
+}
+
 /* ] and [: the next and previous row that differs. */
 static bool action(ui *u, ui_action a)
 {
@@ -456,7 +463,11 @@ static bool action(ui *u, ui_action a)
             static const char *what[] = {"", "differs", "only on the left", "only on the right"};
             const char *in = x->b < 0 && x->a >= 0 ? sub_holding(u, &u->cmp_sub_b, left_program(u)->nodes[x->a])
                              : x->a < 0 && x->b >= 0 ? sub_holding(u, &u->cmp_sub_a, right_program(u)->nodes[x->b]) : NULL;
+            const ls_submodule *sa = x->a >= 0 && x->b >= 0 ? delegate_of(left_program(u), x->a) : NULL;
+            const ls_submodule *sb = sa ? delegate_of(right_program(u), x->b) : NULL;
             if (in) ui_message(u, false, "%s %s at the top level (inside %s on the %s)", name, what[x->mark], in, x->b < 0 ? "right" : "left");
+            else if (sb && sa->backend_id && sb->backend_id && strcmp(sa->backend_id, sb->backend_id))
+                ui_message(u, false, "%s %s: %s's on the left, %s's on the right", name, what[x->mark], sa->backend_id, sb->backend_id);
             else ui_message(u, false, "%s %s", name, what[x->mark]);
             return true;
         }

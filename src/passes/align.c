@@ -218,12 +218,24 @@ static bool same_args(const cmp_ctx *c, const ls_node *x, const ls_node *y)
     return true;
 }
 
+/* Two get_attrs of lowered modules of the same name: the same delegate only when the same
+ * backend lowered them (`:compare backend` of two_delegates: lowered_module_0 is ArithBackend's
+ * on one side, BundledBackend's on the other). */
+static bool same_backend(const cmp_ctx *c, const ls_node *x, const ls_node *y)
+{
+    const ls_submodule *sx = ls_program_sub(c->a, x->target), *sy = ls_program_sub(c->b, y->target);
+    if (!sx || !sy) return !sx && !sy;
+    return (!sx->backend_id && !sy->backend_id) ||
+           (sx->backend_id && sy->backend_id && strcmp(sx->backend_id, sy->backend_id) == 0);
+}
+
 static bool same_node(const cmp_ctx *c, const ls_node *x, const ls_node *y)
 {
     if (x == y) return true; /* shared between two steps */
     if (x->kind != y->kind || x->tag != y->tag) return false;
     if (x->kind == LS_NODE_CALL && (x->op != y->op || (!x->op && x->target != y->target))) return false;
     if (x->kind == LS_NODE_GET_ATTR && x->target != y->target) return false;
+    if (x->kind == LS_NODE_GET_ATTR && !same_backend(c, x, y)) return false;
     const ls_tmeta *mx = ls_node_tval(x), *my = ls_node_tval(y);
     if ((mx != NULL) != (my != NULL) || (mx && !ls_tmeta_equal(mx, my))) return false;
     return x->kind == LS_NODE_PLACEHOLDER || same_args(c, x, y);
