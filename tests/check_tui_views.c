@@ -60,6 +60,7 @@ START_TEST(screen_compare_follows_the_step)
     ck_assert_ptr_nonnull(moved);
     ck_assert_ptr_nonnull(fresh);
     ck_assert_msg(strstr(moved, "Compare · step 3 fold_masks │ step 5 to_backend"), "%s", moved);
+    ck_assert_msg(strstr(moved, "row 3 of 9"), "the selection stays on aten_atan2_default: %s", moved);
     /* all but the status line: opening the screen also says the counts there */
     char *moved_end = strrchr(moved, '\n'), *fresh_end = strrchr(fresh, '\n');
     ck_assert_ptr_nonnull(moved_end);

@@ -193,6 +193,21 @@ static void take_job(ui *u, ui_compare_job *j)
                u->cmp.changed, u->cmp.only_a, u->cmp.only_b);
 }
 
+/* The node on the selected row of the alignment there is (of step cmp_left), to select when
+ * the next one is ready: its left side's, else its right side's (within a lineage the ids are
+ * the same node's). */
+static void keep_selection(ui *u)
+{
+    uint32_t row = ui_pane_of(u, UI_P_SCREEN)->sel;
+    if (row >= u->cmp.n || u->cmp_left >= u->h->n) return;
+    const ls_align_row *r = &u->cmp.v[row];
+    const ls_program *was = u->h->steps[u->cmp_left].program;
+    u->cmp_want_id = r->a >= 0                              ? was->nodes[r->a]->id
+                     : r->b >= 0 && u->cmp_by == LS_ALIGN_BY_ID ? right_program(u)->nodes[r->b]->id
+                                                            : 0;
+    u->cmp_want_sel = true;
+}
+
 /* True when the alignment of this step is ready; else one is being made (started here when
  * none is, or when the one under way is of another step). */
 static bool ensure(ui *u)
@@ -207,6 +222,7 @@ static bool ensure(ui *u)
         job_free(j);
         if (current) return true;
     }
+    if (u->cmp_valid && !u->cmp_want_sel) keep_selection(u); /* stepped: the same node, on the new step's rows */
     start_job(u, JOB_ALIGN, NULL, NULL);
     return ensure(u); /* done at once when no thread could be started */
 }
