@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gen_program.h"
 #include "ops.h"
@@ -426,6 +428,25 @@ START_TEST(corpus_messages_name_the_place)
 }
 END_TEST
 
+/* A FIFO is refused at once, by the reader (its open would wait for a writer, forever when
+ * there is none: `:compare FIFO` could not be quit) and by the command line (exit 2). */
+START_TEST(a_fifo_is_not_read)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.pt2", tu_tmpdir());
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ls_program *p = NULL;
+    ls_error err = {0};
+    ck_assert_int_ne(ls_load(path, NULL, &p, &err), 0);
+    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "a FIFO (named pipe), not a file"), "%s", err.msg);
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "info %s", path), 2);
+    ck_assert_msg(tu_contains(out, "not a file"), "%s", out);
+    free(out);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(samples_load_and_info_works)
 {
     static const char *const samples[] = {"shared_constant", "two_delegates", "folded_output", "constant_mask",
@@ -663,6 +684,7 @@ Suite *reader_suite(void)
     TCase *tc = tcase_create("reader");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, shared_archive_loads);
+    tcase_add_test(tc, a_fifo_is_not_read);
     tcase_add_test(tc, folder_loads_the_same_program);
     tcase_add_test(tc, v1_json_with_null_filled_unions);
     tcase_add_test(tc, tags_custom_metadata_and_unknown_ops);
