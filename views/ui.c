@@ -709,6 +709,7 @@ out:
     ui_partgraph_free(u);
     ui_around_free(u);
     ui_compare_free(u);
+    ui_compare_reaped();
     free(u->filter_ids);
     free(u->matches);
     ui_history_free(u);

@@ -690,6 +690,7 @@ bool ui_compare_loading(const ui *u); /* the other side is being loaded or lower
 void ui_compare_poll(ui *u);          /* a finished one becomes the screen's */
 bool ui_compare_unfinished(const ui *u); /* a job whose results the screen has not taken */
 void ui_compare_finish(ui *u);        /* waits for it and takes them (scripts) */
+void ui_compare_reaped(void);         /* waits for another file's history to be freed (at the end) */
 /* The graph pane shows only these node ids (a region's); name says which in the title. */
 void ui_filter_ids(ui *u, const char *name, const uint32_t *ids, uint32_t n);
 /* The filter changed: the selection moves into it (the next visible node in graph order). */

@@ -91,6 +91,33 @@ static bool job_done(const ui_compare_job *j)
     return __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
 }
 
+/* ---- another file's history, freed on a thread of its own: at 100k nodes its free took the
+ * key that closed the comparison 100-200 ms. Nothing of it is shared with this history (its own
+ * load and pipeline: only the intern pool, which is never freed), so no reference count is
+ * touched by both threads. Another lowering of this history shares its loaded program and is
+ * freed here, on the UI's thread. One at a time; the UI waits for the last at its end. */
+static pthread_t reaper;
+static bool reaping;
+
+static void *reap_main(void *arg)
+{
+    ui_core_free(arg);
+    return NULL;
+}
+
+void ui_compare_reaped(void)
+{
+    if (reaping) pthread_join(reaper, NULL);
+    reaping = false;
+}
+
+static void free_later(ls_history *h)
+{
+    ui_compare_reaped();
+    reaping = pthread_create(&reaper, NULL, reap_main, h) == 0;
+    if (!reaping) ui_core_free(h);
+}
+
 /* Gives the job up and frees what it made: its thread stops at the next 4096 nodes of a load,
  * or after the pass it is in (an alignment goes to its end, under a second at 1M nodes). */
 static void job_free(ui_compare_job *j)
@@ -104,7 +131,8 @@ static void job_free(ui_compare_job *j)
     ls_alignment_free(&j->al);
     ls_ptrmap_free(&j->sub_a);
     ls_ptrmap_free(&j->sub_b);
-    if (j->made) ui_core_free(j->made);
+    if (j->made && j->kind == JOB_FILE) free_later(j->made);
+    else if (j->made) ui_core_free(j->made);
     free(j);
 }
 
@@ -115,7 +143,8 @@ void ui_compare_free(ui *u)
     ls_alignment_free(&u->cmp);
     ls_ptrmap_free(&u->cmp_sub_a);
     ls_ptrmap_free(&u->cmp_sub_b);
-    if (u->cmp_h) ui_core_free(u->cmp_h);
+    if (u->cmp_h && !u->cmp_lineage_ids) free_later(u->cmp_h); /* another file's */
+    else if (u->cmp_h) ui_core_free(u->cmp_h);
     u->cmp_h = NULL;
     u->cmp_lineage_ids = 0;
     u->cmp_valid = false;
