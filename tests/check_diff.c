@@ -174,6 +174,14 @@ START_TEST(diff_refuses_bad_ranges)
     free(out);
     ck_assert_int_eq(tu_runf(&out, "diff %s --with /nonexistent.pte", sc), 2);
     free(out);
+    /* the message names the option the step came from (it said --step 99) */
+    ck_assert_int_eq(tu_runf(&out, "diff %s --from 99 --to 2", sc), 2);
+    ck_assert_msg(tu_contains(out, "--from 99: the pipeline has steps 0 to 8"), "%s", out);
+    free(out);
+    /* --with compares one step with OTHER's: a --from was ignored */
+    ck_assert_int_eq(tu_runf(&out, "diff %s --from 4 --with %s", sc, sc), 2);
+    ck_assert_msg(tu_contains(out, "--with OTHER compares one step"), "%s", out);
+    free(out);
 }
 END_TEST
 

@@ -218,8 +218,8 @@ static void take_job(ui *u, ui_compare_job *j)
     int32_t pos = u->cmp_want_id ? ls_program_pos(j->a, u->cmp_want_id) : -1;
     pane->sel = pos >= 0 && (uint32_t)pos < j->a->n_nodes ? u->cmp.row_of_a[pos] : 0;
     ui_pane_clamp(u, pane);
-    ui_message(u, false, "%u same, %u changed, %u only on the left, %u only on the right — ] next difference", u->cmp.same,
-               u->cmp.changed, u->cmp.only_a, u->cmp.only_b);
+    ui_message(u, false, "%u same, %u changed, -%u only in step %u, +%u only in %s — ] next difference",
+               u->cmp.same, u->cmp.changed, u->cmp.only_a, u->step, u->cmp.only_b, u->cmp_label);
 }
 
 /* The node on the selected row of the alignment there is (of step cmp_left), to select when
@@ -343,6 +343,10 @@ int ui_compare_open(ui *u, const char *arg)
         open_screen(u, JOB_ALIGN, NULL, NULL);
         return 0;
     }
+    if (!strcmp(arg, "backend")) {
+        ui_message(u, true, "compare backend NAME|FILE: which backend profile? (bundled, xnnpack, ... or a JSON file)");
+        return 0;
+    }
     if (!strncmp(arg, "backend ", 8)) { /* the same step lowered for another backend, on the job's thread */
         /* lowering takes references to the loaded program's nodes, which the pipeline's thread
          * is copying */
@@ -368,7 +372,11 @@ int ui_compare_open(ui *u, const char *arg)
         step = space + 1;
     }
     if (access(path, F_OK) != 0) {
-        ui_message(u, true, "compare %s: no such step in this history, and no such file", arg);
+        /* a number: the steps there are; else both readings */
+        char *end;
+        (void)strtol(arg, &end, 10);
+        if (!*end) ui_message(u, true, "compare %s: the pipeline has steps 0 to %u, and there is no such file", arg, u->h->n - 1);
+        else ui_message(u, true, "compare %s: no such step in this history, and no such file", arg);
         return 0;
     }
     ui_compare_free(u);

@@ -236,9 +236,9 @@ static int lower_for(const cli_run *r, const char *const *backends, int n_backen
     return LS_EXIT_OK;
 }
 
-static int step_of(const ls_history *h, const char *spec, int dflt)
+static int step_of(const ls_history *h, const char *option, const char *spec, int dflt)
 {
-    return spec ? cli_find_step(h, spec) : dflt;
+    return spec ? cli_find_step_of(h, option, spec) : dflt;
 }
 
 /* with_be: room for the --with-backend values (argc + 1), freed by the caller on every path. */
@@ -276,9 +276,9 @@ static int diff_main(int argc, char **argv, const char **with_be)
         cli_run_free(&r);
         return rc;
     }
-    if (n_with_be && (from || (r.args.step && strstr(r.args.step, "..")))) {
-        ls_cli_error("diff: --with-backend compares one step (--step S or --to B), not a range (usage: lowerscope %s)",
-                     USAGE);
+    if ((n_with_be || with) && (from || (r.args.step && strstr(r.args.step, "..")))) {
+        ls_cli_error("diff: %s compares one step (--step S or --to B), not a range (usage: lowerscope %s)",
+                     n_with_be ? "--with-backend" : "--with OTHER", USAGE);
         cli_run_free(&r);
         return LS_EXIT_INPUT;
     }
@@ -302,12 +302,13 @@ static int diff_main(int argc, char **argv, const char **with_be)
         cli_run_free(&r);
         return LS_EXIT_INPUT;
     }
-    int b = step_of(&r.h, to, (int)r.h.n - 1);
+    const char *to_opt = r.args.step ? "--step" : "--to", *from_opt = r.args.step ? "--step" : "--from";
+    int b = step_of(&r.h, to_opt, to, (int)r.h.n - 1);
     if (b < 0) {
         cli_run_free(&r);
         return LS_EXIT_INPUT;
     }
-    int a = from ? step_of(&r.h, from, 0) : b > 0 ? b - 1 : 0;
+    int a = from ? step_of(&r.h, from_opt, from, 0) : b > 0 ? b - 1 : 0;
     if (a < 0) {
         cli_run_free(&r);
         return LS_EXIT_INPUT;

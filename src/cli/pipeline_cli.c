@@ -108,10 +108,15 @@ void cli_run_free(cli_run *r)
 
 int cli_find_step(const ls_history *h, const char *spec)
 {
+    return cli_find_step_of(h, "--step", spec);
+}
+
+int cli_find_step_of(const ls_history *h, const char *option, const char *spec)
+{
     if (!spec) return (int)h->n - 1;
     ls_error err;
     int s = ls_history_find_step(h, spec, &err);
-    if (s < 0) ls_cli_error("--step %s", err.msg);
+    if (s < 0) ls_cli_error("%s %s", option, err.msg);
     return s;
 }
 

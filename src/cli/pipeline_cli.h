@@ -67,6 +67,8 @@ void cli_note_not_run(const ls_history *h);
 /* A step by number ("3"), pass name ("to_backend": the last one), or name:detail
  * ("partition:bundled"); -1 (message printed) when there is none. */
 int cli_find_step(const ls_history *h, const char *spec);
+/* The same, its message naming the option the step came from ("--from 99: the pipeline has ..."). */
+int cli_find_step_of(const ls_history *h, const char *option, const char *spec);
 /* cli_run_pipeline, then the step --step names (the last one without it) in *step; on any
  * failure r is freed and the exit code returned. */
 int cli_run_pipeline_at_step(const char *cmd, const char *usage, int argc, char **argv, unsigned accept, cli_run *r,
