@@ -547,6 +547,12 @@ END_TEST
 START_TEST(screen_escapes)
 {
     run_history_script("tests/corpus/escapes.pt2", "escapes", NULL);
+    /* a name mostly escapes, too long for its column, keeps its last columns as drawn (a cut
+     * that counted each raw byte as one column left a bare ellipsis) */
+    char *screen = tu_slurp(tu_root("tests/screens/escapes.expected"));
+    ck_assert_ptr_nonnull(screen);
+    ck_assert_msg(strstr(screen, "│ ▌ …u202egnp.exe\\u2066 add"), "%s", screen);
+    free(screen);
 }
 END_TEST
 

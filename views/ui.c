@@ -120,59 +120,70 @@ int ui_text_width(const char *s)
     return w;
 }
 
+/* s as drawn (safe_text's escapes in place, '?' for what has no width), at most cap - 1
+ * characters; each one's width in cw. */
+static int render(const ui *u, const char *s, wchar_t *buf, int *cw, int cap)
+{
+    int nb = 0;
+    text_walk t = {.s = s, .len = strlen(s)};
+    for (wchar_t wc; nb < cap - 1 && (wc = walk_next(&t));) {
+        if (!u->utf8 && wc >= 0x80) wc = (wchar_t)ls_ascii_of((uint32_t)wc); /* TERM=vt100, a locale not UTF-8 */
+        int width = wcwidth(wc);
+        if (width < 0) {
+            wc = '?';
+            width = 1;
+        }
+        cw[nb] = width;
+        buf[nb++] = wc;
+    }
+    buf[nb] = 0;
+    return nb;
+}
+
+static void put_wide(int y, int x, attr_t attr, short pair, const wchar_t *buf, int nb)
+{
+    attr_set(attr, pair, NULL);
+    mvaddnwstr(y, x, buf, nb);
+    attr_set(A_NORMAL, 0, NULL);
+}
+
 int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s)
 {
     if (w <= 0 || y < 0 || y >= u->rows || x >= u->cols) return 0;
     if (x + w > u->cols) w = u->cols - x;
     wchar_t buf[512];
-    int used = 0, nb = 0;
-    text_walk t = {.s = s, .len = strlen(s)};
-    for (wchar_t wc; nb < 511 && (wc = walk_next(&t));) {
-        if (!u->utf8 && wc >= 0x80) wc = (wchar_t)ls_ascii_of((uint32_t)wc); /* TERM=vt100, a locale not UTF-8 */
-        int cw = wcwidth(wc);
-        if (cw < 0) {
-            wc = '?';
-            cw = 1;
-        }
-        if (used + cw > w) break;
-        buf[nb++] = wc;
-        used += cw;
-    }
-    buf[nb] = 0;
-    attr_set(attr, pair, NULL);
-    mvaddnwstr(y, x, buf, nb);
-    attr_set(A_NORMAL, 0, NULL);
+    int cw[512], used = 0, nb = render(u, s, buf, cw, 512), n = 0;
+    while (n < nb && used + cw[n] <= w) used += cw[n++];
+    put_wide(y, x, attr, pair, buf, n);
     return used;
 }
 
+/* s in w columns: whole, else its first (or, keep_end, its last) w - 1 columns of what is drawn
+ * and an ellipsis; an op's namespace (aten::) goes first. Cut in the drawn text, so that an
+ * escape (\x1b) is never split nor counted as one column. */
 int ui_put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s, bool keep_end)
 {
-    if (w <= 0) return 0;
+    if (w <= 0 || y < 0 || y >= u->rows || x >= u->cols) return 0;
+    if (x + w > u->cols) w = u->cols - x;
     int tw = ui_text_width(s);
     if (tw <= w) return ui_put(u, y, x, w, attr, pair, s);
     const char *ns = keep_end ? NULL : strstr(s, "::");
     if (ns && ui_text_width(ns + 2) <= w) return ui_put(u, y, x, w, attr, pair, ns + 2);
     if (ns) s = ns + 2;
-    const char *ell = u->utf8 ? "…" : "~";
-    char buf[512];
+    wchar_t buf[1024], out[1024];
+    int cw[1024], nb = render(u, s, buf, cw, 1024), used = 0, n = 0;
+    wchar_t ell = u->utf8 ? L'\u2026' : L'~';
     if (keep_end) { /* the last w - 1 columns */
-        const char *t = s;
-        int skip = ui_text_width(s) - (w - 1);
-        while (*t && skip > 0) {
-            t++;
-            while (((unsigned char)*t & 0xC0) == 0x80) t++;
-            skip--;
-        }
-        snprintf(buf, sizeof buf, "%s%s", ell, t);
+        int from = nb;
+        while (from > 0 && used + cw[from - 1] <= w - 1) used += cw[--from];
+        out[n++] = ell;
+        for (int i = from; i < nb; i++) out[n++] = buf[i];
     } else {
-        size_t len = 0;
-        for (int cols = 0; s[len] && cols < w - 1; cols++) { /* the first w - 1 columns */
-            len++;
-            while (((unsigned char)s[len] & 0xC0) == 0x80) len++;
-        }
-        snprintf(buf, sizeof buf, "%.*s%s", (int)len, s, ell);
+        while (n < nb && used + cw[n] <= w - 1) used += cw[n], out[n] = buf[n], n++;
+        out[n++] = ell;
     }
-    return ui_put(u, y, x, w, attr, pair, buf);
+    put_wide(y, x, attr, pair, out, n);
+    return used + 1;
 }
 
 void ui_put_mark_swatch(ui *u, int y, int x, char mark, ui_role mark_role, int tag, attr_t a, short pair, bool cursor)
