@@ -58,6 +58,34 @@ START_TEST(two_steps_by_id)
 }
 END_TEST
 
+/* Within one history, a call made its out variant differs (to_out_variant's atan2 gained
+ * out=alloc), as `diff --from 6 --to 5` lists it; the alloc is only on its side. Across files
+ * the same pair is the same (a_pt2_and_its_pte_by_identity: a .pte's calls are all out variants). */
+START_TEST(an_out_variant_differs_between_steps)
+{
+    ls_history h = {0};
+    ls_program *p = pf_sample("shared_constant");
+    pf_lower(p, NULL, &h);
+    ck_assert_str_eq(h.steps[6].pass, "to_out_variant");
+    const ls_program *a = h.steps[6].program, *b = h.steps[5].program;
+    ls_alignment al;
+    ls_align_programs(a, b, LS_ALIGN_BY_ID, &al);
+    ck_assert_int_eq(row_named(&al, a, b, "aten_atan2_default")->mark, LS_ALIGN_CHANGED);
+    ck_assert_int_eq(row_named(&al, a, b, "alloc")->mark, LS_ALIGN_ONLY_A);
+    ck_assert_uint_eq(al.changed, 1);
+    ck_assert_uint_eq(al.only_a, 1);
+    ck_assert_uint_eq(al.only_b, 0);
+    ls_alignment_free(&al);
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "diff %s --from 6 --to 5", tu_root("samples/shared_constant.pt2")), 0);
+    ck_assert_msg(tu_contains(out, ": 2 changes") && tu_contains(out, "~ aten_atan2_default") && tu_contains(out, "- alloc"),
+                  "%s", out);
+    free(out);
+    ls_history_free(&h);
+    ls_program_unref(p);
+}
+END_TEST
+
 static const char *export_pte(void)
 {
     static char path[4096];
@@ -325,6 +353,7 @@ Suite *diff_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, two_steps_by_id);
+    tcase_add_test(tc, an_out_variant_differs_between_steps);
     tcase_add_test(tc, a_pt2_and_its_pte_by_identity);
     tcase_add_test(tc, diff_range_text_and_json);
     tcase_add_test(tc, diff_with_the_exported_pte);

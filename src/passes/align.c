@@ -159,6 +159,7 @@ static void match_by_identity(const ls_program *a, const ls_program *b, int32_t 
 typedef struct cmp_ctx {
     const ls_program *a, *b;
     const int32_t *b_of_a;
+    bool lineage; /* two steps of one history (by id) */
 } cmp_ctx;
 
 static bool same_node_ref(const cmp_ctx *c, uint32_t ia, uint32_t ib)
@@ -229,6 +230,13 @@ static bool same_backend(const cmp_ctx *c, const ls_node *x, const ls_node *y)
            (sx->backend_id && sy->backend_id && strcmp(sx->backend_id, sy->backend_id) == 0);
 }
 
+static uint16_t out_args(const ls_program *p, const ls_node *n)
+{
+    uint16_t k = 0;
+    for (uint16_t i = 0; i < n->nargs; i++) k += out_arg(p, &n->args[i]);
+    return k;
+}
+
 static bool same_node(const cmp_ctx *c, const ls_node *x, const ls_node *y)
 {
     if (x == y) return true; /* shared between two steps */
@@ -238,6 +246,9 @@ static bool same_node(const cmp_ctx *c, const ls_node *x, const ls_node *y)
     if (x->kind == LS_NODE_GET_ATTR && !same_backend(c, x, y)) return false;
     const ls_tmeta *mx = ls_node_tval(x), *my = ls_node_tval(y);
     if ((mx != NULL) != (my != NULL) || (mx && !ls_tmeta_equal(mx, my))) return false;
+    /* within one history, a call made its out variant (to_out_variant) differs, as diff --from
+     * --to says; across files (a .pte's calls are all out variants) what it computes is compared */
+    if (c->lineage && x->kind == LS_NODE_CALL && out_args(c->a, x) != out_args(c->b, y)) return false;
     return x->kind == LS_NODE_PLACEHOLDER || same_args(c, x, y);
 }
 
@@ -294,7 +305,7 @@ void ls_align_programs(const ls_program *a, const ls_program *b, ls_align_by by,
             out->v[row] = (ls_align_row){-1, (int32_t)j, LS_ALIGN_ONLY_B};
         }
     out->n = n;
-    cmp_ctx c = {a, b, b_of_a};
+    cmp_ctx c = {a, b, b_of_a, by == LS_ALIGN_BY_ID};
     for (uint32_t k = 0; k < n; k++) {
         ls_align_row *row = &out->v[k];
         if (row->b >= 0) out->row_of_b[row->b] = k;
