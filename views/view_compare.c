@@ -498,6 +498,29 @@ static const ls_submodule *delegate_of(const ls_program *p, int32_t pos)
     return n->kind == LS_NODE_GET_ATTR ? ls_program_sub(p, n->target) : NULL;
 }
 
+/* What of a changed pair differs, in the order the alignment tests it (align.c same_node):
+ * ": op aten.add -> aten.mul", ": dtype and shape float32[4] -> float32[2]"; "" for the
+ * arguments (the row shows both). */
+static void why_differs(const ls_program *lp, const ls_node *x, const ls_program *rp, const ls_node *y, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    if (x->tag != y->tag) {
+        snprintf(buf, cap, ": tag %s -> %s", x->tag ? x->tag : "none", y->tag ? y->tag : "none");
+    } else if (x->kind == LS_NODE_CALL && x->op != y->op) {
+        snprintf(buf, cap, ": op %s -> %s", ui_node_op(lp, x), ui_node_op(rp, y));
+    } else {
+        const ls_tmeta *mx = ls_node_tval(x), *my = ls_node_tval(y);
+        if ((mx != NULL) != (my != NULL) || (mx && !ls_tmeta_equal(mx, my))) {
+            char a[96] = "none", b[96] = "none";
+            if (mx) ls_tmeta_str(mx, a, sizeof a);
+            if (my) ls_tmeta_str(my, b, sizeof b);
+            snprintf(buf, cap, ": dtype and shape %s -> %s", a, b);
+        } else if (x->kind != LS_NODE_PLACEHOLDER) {
+            snprintf(buf, cap, ": its arguments");
+        }
+    }
+}
+
 /* ] and [: the next and previous row that differs. */
 static bool action(ui *u, ui_action a)
 {
@@ -521,7 +544,12 @@ static bool action(ui *u, ui_action a)
             if (in) ui_message(u, false, "%s %s at the top level (inside %s on the %s)", name, what[x->mark], in, x->b < 0 ? "right" : "left");
             else if (sb && sa->backend_id && sb->backend_id && strcmp(sa->backend_id, sb->backend_id))
                 ui_message(u, false, "%s %s: %s's on the left, %s's on the right", name, what[x->mark], sa->backend_id, sb->backend_id);
-            else ui_message(u, false, "%s %s", name, what[x->mark]);
+            else if (x->mark == LS_ALIGN_CHANGED) {
+                char why[256];
+                why_differs(left_program(u), left_program(u)->nodes[x->a], right_program(u), right_program(u)->nodes[x->b], why,
+                            sizeof why);
+                ui_message(u, false, "%s %s%s", name, what[x->mark], why);
+            } else ui_message(u, false, "%s %s", name, what[x->mark]);
             return true;
         }
     ui_message(u, false, "no %s difference", dir > 0 ? "later" : "earlier");
