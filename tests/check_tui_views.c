@@ -89,6 +89,15 @@ START_TEST(screen_compare_backend)
     snprintf(cmd, sizeof cmd, "cp '%s' '%s/arith.json'", tu_root("samples/backends/arith.json"), dir);
     ck_assert_int_eq(system(cmd), 0);
     run_sample_in("samples/two_delegates.pt2", NULL, "compare_backend", 120, 30, dir);
+    char *follows = tu_slurp(tu_root("tests/screens/compare_backend-follows.expected"));
+    char *no_pass = tu_slurp(tu_root("tests/screens/compare_backend-no-pass.expected"));
+    ck_assert_ptr_nonnull(follows);
+    ck_assert_ptr_nonnull(no_pass);
+    ck_assert_msg(strstr(follows, "Compare · step 2 partition │ arith.json, step 2 partition ·"), "%s", follows);
+    ck_assert_msg(strstr(no_pass, "Compare · step 3 fold_masks │ arith.json, step 7 emit (no fold_masks step there)"), "%s",
+                  no_pass);
+    free(follows);
+    free(no_pass);
 }
 END_TEST
 

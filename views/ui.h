@@ -553,6 +553,7 @@ struct ui {
     ls_history *cmp_h;     /* another file's or backend's history (owned); NULL: this history */
     uint32_t cmp_step;     /* the step on the right (of cmp_h, or of this history) */
     char cmp_label[256];   /* what the right side is: "step 3 partition", "sc.pte" */
+    char cmp_other[208];   /* another file's name or another lowering's backend */
     ls_align_by cmp_by;
     ls_alignment cmp;
     uint32_t cmp_left;     /* the step the alignment was made for */

@@ -189,6 +189,22 @@ static void start_job(ui *u, job_kind kind, const char *what, const char *step_a
     }
 }
 
+/* Another lowering of this history: the right side is its step of the same pass as step `left`
+ * here (it follows the steps; its numbers differ when the backend sets take other rounds), and
+ * the label says when that lowering has no such pass (its last step stands in). */
+static bool is_relowering(const ui *u)
+{
+    return u->cmp_h && u->cmp_lineage_ids && u->cmp_lineage_ids != UINT32_MAX;
+}
+
+static void label_other(ui *u, uint32_t left)
+{
+    const char *pass = u->cmp_h->steps[u->cmp_step].pass, *here = u->h->steps[left].pass;
+    bool stand_in = is_relowering(u) && here && pass && strcmp(pass, here) != 0;
+    snprintf(u->cmp_label, sizeof u->cmp_label, "%.200s, step %u %s%s%s%s", u->cmp_other, u->cmp_step, pass,
+             stand_in ? " (no " : "", stand_in ? here : "", stand_in ? " step there)" : "");
+}
+
 /* The results of a finished job become the screen's; the selection asked for when the screen
  * opened is placed now. */
 static void take_job(ui *u, ui_compare_job *j)
@@ -199,7 +215,8 @@ static void take_job(ui *u, ui_compare_job *j)
         u->cmp_step = j->made_step;
         const char *name = j->what;
         if (j->kind == JOB_FILE && strrchr(name, '/')) name = strrchr(name, '/') + 1;
-        snprintf(u->cmp_label, sizeof u->cmp_label, "%.200s, step %u %s", name, u->cmp_step, u->cmp_h->steps[u->cmp_step].pass);
+        snprintf(u->cmp_other, sizeof u->cmp_other, "%.200s", name);
+        label_other(u, j->left);
     }
     ls_alignment_free(&u->cmp);
     ls_ptrmap_free(&u->cmp_sub_a);
@@ -252,6 +269,10 @@ static bool ensure(ui *u)
         if (current) return true;
     }
     if (u->cmp_valid && !u->cmp_want_sel) keep_selection(u); /* stepped: the same node, on the new step's rows */
+    if (is_relowering(u)) { /* the other lowering's step of this step's pass */
+        u->cmp_step = ls_history_same_pass_step(u->h, u->step, u->cmp_h);
+        label_other(u, u->step);
+    }
     start_job(u, JOB_ALIGN, NULL, NULL);
     return ensure(u); /* done at once when no thread could be started */
 }
