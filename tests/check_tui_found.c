@@ -157,8 +157,17 @@ START_TEST(screen_prompt_completes_backends_and_paths)
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
     fclose(f);
+    snprintf(path, sizeof path, "%s/my_profile.json", dir); /* a backend profile's name, for compare backend */
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
     pf_screens_file(tu_root("samples/shared_constant.pt2"), "samples/shared_constant.pt2", NULL, "found_prompt-complete",
                     80, 24, dir);
+    char *cands = tu_slurp(tu_root("tests/screens/found_prompt-complete-compare-backend.expected"));
+    ck_assert_ptr_nonnull(cands);
+    ck_assert_msg(strstr(cands, "my_profile.json") && strstr(cands, "xnnpack") && !strstr(cands, "shared_constant_out.pte"),
+                  "%s", cands);
+    free(cands);
 }
 END_TEST
 

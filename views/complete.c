@@ -145,7 +145,8 @@ static void steps(ui *u, cands *c)
     }
 }
 
-static void paths(cands *c)
+/* The entries of the folder the prefix names; with ext, only folders and files ending in it. */
+static void paths_ending(cands *c, const char *ext)
 {
     const char *slash = strrchr(c->prefix, '/');
     char dir[1024];
@@ -158,11 +159,18 @@ static void paths(cands *c)
         if (e->d_name[0] == '.' && (!slash || slash[1] != '.')) continue;
         char full[2048];
         bool is_dir = e->d_type == DT_DIR;
+        size_t nl = strlen(e->d_name), el = ext ? strlen(ext) : 0;
+        if (ext && !is_dir && (nl < el || strcmp(e->d_name + nl - el, ext) != 0)) continue;
         snprintf(full, sizeof full, "%s%s%s", dir, e->d_name, is_dir ? "/" : "");
         add_own(c, ls_strdup(full));
     }
     closedir(d);
     c->dirs = true;
+}
+
+static void paths(cands *c)
+{
+    paths_ending(c, NULL);
 }
 
 static void filters(ui *u, cands *c)
@@ -179,7 +187,7 @@ static void backends(cands *c)
     uint32_t n;
     const char *const *shipped = ls_profile_shipped(&n);
     for (uint32_t i = 0; i < n; i++) add(c, shipped[i]);
-    paths(c);
+    paths_ending(c, ".json"); /* a profile file (or a folder holding one) */
     c->dirs = true;
 }
 
