@@ -221,7 +221,10 @@ static bool same_args(const cmp_ctx *c, const ls_node *x, const ls_node *y)
 
 /* Two get_attrs of lowered modules of the same name: the same delegate only when the same
  * backend lowered them (`:compare backend` of two_delegates: lowered_module_0 is ArithBackend's
- * on one side, BundledBackend's on the other). */
+ * on one side, BundledBackend's on the other). A get_attr's target is only the attribute's name
+ * (exir/delegate.py get_lowered_module_name: lowered_module_N, numbered per graph); what it
+ * holds is a LoweredBackendModule, whose backend_id names the backend that preprocessed it
+ * (exir/lowered_backend_module.py: backend_id, processed_bytes, compile_specs). */
 static bool same_backend(const cmp_ctx *c, const ls_node *x, const ls_node *y)
 {
     const ls_submodule *sx = ls_program_sub(c->a, x->target), *sy = ls_program_sub(c->b, y->target);
