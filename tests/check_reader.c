@@ -445,6 +445,17 @@ START_TEST(a_fifo_is_not_read)
     ck_assert_msg(tu_contains(out, "not a file"), "%s", out);
     free(out);
     unlink(path);
+    /* and inside a folder: its models/model.json (the folder itself was let through, and hung) */
+    char dir[4096], member[4200];
+    snprintf(dir, sizeof dir, "%s/folder", tu_tmpdir());
+    snprintf(member, sizeof member, "%s/models", dir);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    ck_assert_int_eq(mkdir(member, 0700), 0);
+    snprintf(member, sizeof member, "%s/models/model.json", dir);
+    ck_assert_int_eq(mkfifo(member, 0600), 0);
+    ck_assert_int_ne(ls_load(dir, NULL, &p, &err), 0);
+    ck_assert_msg(strstr(err.msg, "models/model.json: a FIFO (named pipe), not a file"), "%s", err.msg);
+    unlink(member);
 }
 END_TEST
 

@@ -579,6 +579,10 @@ int ls_read_file(const char *path, size_t limit, uint8_t **data, size_t *size, l
 {
     *data = NULL;
     *size = 0;
+    struct stat pre;
+    /* a FIFO's open waits for a writer, forever when there is none (a folder's models/model.json) */
+    if (stat(path, &pre) == 0 && (S_ISFIFO(pre.st_mode) || S_ISSOCK(pre.st_mode)))
+        return ls_fail(err, "%s: a %s, not a file", path, S_ISFIFO(pre.st_mode) ? "FIFO (named pipe)" : "socket");
     int fd = open(path, O_RDONLY);
     if (fd < 0) return ls_fail(err, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
