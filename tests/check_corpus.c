@@ -140,6 +140,11 @@ static const corpus_case cases[] = {
      "          blocks.c;d,blocks.c;d,m.Inner\n"},
     {"source_fn_stack_entries.json", "node %1$s add --step 0", 0,
      "source_fn l__self___block,m.Block\n          add,torch.add\ntorch_fn  add_1;builtin_function_or_method.add\n"},
+    /* names the UI cuts to their columns (check_tui: screen_long_and_wide_names); the CLI prints them whole */
+    {"long_name.json", "node %1$s add --step 0", 0, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA_TAILEND float32[4]\n"},
+    {"wide_names.json", "node %1$s add --step 0", 0,
+     "self               \u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d"
+     "\u4e2d\u4e2d\u4e2d_E float32[4]\n"},
     {"escapes.etdp", "info %1$s", 2, "escapes.etdp: an ETDump (\"ED00\", the trace ExecuTorch's runtime writes of a run), not a program"},
 };
 #define N_CASES (sizeof cases / sizeof cases[0])

@@ -556,6 +556,46 @@ START_TEST(screen_escapes)
 }
 END_TEST
 
+/* Names cut to their column keep what they should: one of 1500 characters its end; on an ASCII
+ * terminal (vt100), one of 20 wide characters drawn as 22 stand-ins fits whole, and one of
+ * e + combining accent, drawn as two characters each, is cut with its ellipsis and keeps its end
+ * (the fit was measured on the UTF-8 text, not on what is drawn). */
+static char *name_screen(const char *corpus, const char *shot)
+{
+    ls_program *p = pf_load(tu_root(corpus)); /* metadata only: the pipeline stops at to_edge */
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_error err = {0};
+    ck_assert_msg(ls_pipeline_opt(&o, "--pipeline", "to_edge", &err) == 1, "%s", err.msg);
+    ls_history h = {0};
+    ck_assert_msg(ls_pipeline_run(p, &o, &h, &err) == 0, "%s", err.msg);
+    char script[256];
+    snprintf(script, sizeof script, ":step 0\n:save-display %s\n", shot);
+    const char *dir = run_keys(&h, script);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, shot);
+    char *screen = tu_slurp(path);
+    ck_assert_ptr_nonnull(screen);
+    ls_history_free(&h);
+    ls_pipeline_opts_free(&o);
+    ls_program_unref(p);
+    return screen;
+}
+
+START_TEST(screen_long_and_wide_names)
+{
+    char *screen = name_screen("tests/corpus/long_name.json", "long.screen");
+    ck_assert_msg(strstr(screen, "AAAA_TAILEND [input]"), "%s", screen);
+    free(screen);
+    setenv("LOWERSCOPE_TERM", "vt100", 1);
+    screen = name_screen("tests/corpus/wide_names.json", "wide.screen");
+    unsetenv("LOWERSCOPE_TERM");
+    ck_assert_msg(strstr(screen, "|   ????????????????????_E  "), "%s", screen); /* whole: no ~ */
+    ck_assert_msg(strstr(screen, "|   ~?e?e?e?") && strstr(screen, "?e?_END [param]"), "%s", screen);
+    free(screen);
+}
+END_TEST
+
 static char *file_text(const char *dir, const char *name)
 {
     char path[4096];
@@ -666,6 +706,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, screen_kv_run);
     tcase_add_test(tc, screen_structural);
     tcase_add_test(tc, screen_escapes);
+    tcase_add_test(tc, screen_long_and_wide_names);
     tcase_add_test(tc, screen_kv_export);
     suite_add_tcase(s, tc);
     return s;

@@ -158,32 +158,91 @@ int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s)
     return used;
 }
 
+/* A whole text as drawn, however long (ui_put_fit keeps a long name's end). */
+typedef struct drawn {
+    wchar_t *c;
+    int *w, n, width;
+    wchar_t small_c[256];
+    int small_w[256];
+} drawn;
+
+static void drawn_make(const ui *u, const char *s, drawn *d)
+{
+    size_t cap = 256;
+    d->c = d->small_c;
+    d->w = d->small_w;
+    d->n = d->width = 0;
+    text_walk t = {.s = s, .len = strlen(s)};
+    for (wchar_t wc; (wc = walk_next(&t));) {
+        if (!u->utf8 && wc >= 0x80) wc = (wchar_t)ls_ascii_of((uint32_t)wc);
+        int width = wcwidth(wc);
+        if (width < 0) {
+            wc = '?';
+            width = 1;
+        }
+        if ((size_t)d->n + 1 >= cap) { /* room for the ellipsis too */
+            size_t ncap = cap * 2;
+            wchar_t *nc = ls_malloc(sizeof *nc * ncap);
+            int *nw = ls_malloc(sizeof *nw * ncap);
+            memcpy(nc, d->c, sizeof *nc * (size_t)d->n);
+            memcpy(nw, d->w, sizeof *nw * (size_t)d->n);
+            if (d->c != d->small_c) {
+                free(d->c);
+                free(d->w);
+            }
+            d->c = nc;
+            d->w = nw;
+            cap = ncap;
+        }
+        d->c[d->n] = wc;
+        d->w[d->n++] = width;
+        d->width += width;
+    }
+}
+
+static void drawn_free(drawn *d)
+{
+    if (d->c != d->small_c) {
+        free(d->c);
+        free(d->w);
+    }
+}
+
 /* s in w columns: whole, else its first (or, keep_end, its last) w - 1 columns of what is drawn
- * and an ellipsis; an op's namespace (aten::) goes first. Cut in the drawn text, so that an
- * escape (\x1b) is never split nor counted as one column. */
+ * and an ellipsis; an op's namespace (aten::) goes first. Measured and cut in the drawn text
+ * (escapes in place, an ASCII terminal's stand-ins), so that an escape (\x1b) is never split
+ * nor counted as one column, and a long name keeps its end. */
 int ui_put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s, bool keep_end)
 {
     if (w <= 0 || y < 0 || y >= u->rows || x >= u->cols) return 0;
     if (x + w > u->cols) w = u->cols - x;
-    int tw = ui_text_width(s);
-    if (tw <= w) return ui_put(u, y, x, w, attr, pair, s);
-    const char *ns = keep_end ? NULL : strstr(s, "::");
-    if (ns && ui_text_width(ns + 2) <= w) return ui_put(u, y, x, w, attr, pair, ns + 2);
-    if (ns) s = ns + 2;
-    wchar_t buf[1024], out[1024];
-    int cw[1024], nb = render(u, s, buf, cw, 1024), used = 0, n = 0;
-    wchar_t ell = u->utf8 ? L'\u2026' : L'~';
-    if (keep_end) { /* the last w - 1 columns */
-        int from = nb;
-        while (from > 0 && used + cw[from - 1] <= w - 1) used += cw[--from];
-        out[n++] = ell;
-        for (int i = from; i < nb; i++) out[n++] = buf[i];
-    } else {
-        while (n < nb && used + cw[n] <= w - 1) used += cw[n], out[n] = buf[n], n++;
-        out[n++] = ell;
+    drawn d;
+    drawn_make(u, s, &d);
+    const char *ns = d.width > w && !keep_end ? strstr(s, "::") : NULL;
+    if (ns) { /* without its namespace */
+        drawn_free(&d);
+        drawn_make(u, ns + 2, &d);
     }
-    put_wide(y, x, attr, pair, out, n);
-    return used + 1;
+    int used = 0, from = 0, to = d.n;
+    bool cut = d.width > w;
+    if (cut && keep_end) { /* the last w - 1 columns */
+        from = d.n;
+        while (from > 0 && used + d.w[from - 1] <= w - 1) used += d.w[--from];
+    } else if (cut) { /* the first w - 1 columns */
+        to = 0;
+        while (to < d.n && used + d.w[to] <= w - 1) used += d.w[to++];
+    } else {
+        used = d.width;
+    }
+    wchar_t ell = u->utf8 ? L'\u2026' : L'~';
+    attr_set(attr, pair, NULL);
+    move(y, x);
+    if (cut && keep_end) addnwstr(&ell, 1);
+    addnwstr(d.c + from, to - from);
+    if (cut && !keep_end) addnwstr(&ell, 1);
+    attr_set(A_NORMAL, 0, NULL);
+    drawn_free(&d);
+    return used + cut;
 }
 
 void ui_put_mark_swatch(ui *u, int y, int x, char mark, ui_role mark_role, int tag, attr_t a, short pair, bool cursor)

@@ -214,7 +214,7 @@ static void take_job(ui *u, ui_compare_job *j)
         j->made = NULL;
         u->cmp_step = j->made_step;
         const char *name = j->what;
-        if (j->kind == JOB_FILE && strrchr(name, '/')) name = strrchr(name, '/') + 1;
+        if (strrchr(name, '/')) name = strrchr(name, '/') + 1; /* a file's name, a profile file's too */
         snprintf(u->cmp_other, sizeof u->cmp_other, "%.200s", name);
         label_other(u, j->left);
     }

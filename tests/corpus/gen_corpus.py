@@ -327,6 +327,12 @@ def corpus():
     meta["torch_fn"] = "add_1;builtin_function_or_method.add"
     write(CORPUS, "source_fn_stack_entries.json", dumps(p))
 
+    # Names the UI cuts to their columns: one of 1500 characters keeps its end; on an ASCII
+    # terminal wide characters and combining accents are measured as they are drawn
+    write(CORPUS, "long_name.json", dumps(base_program()).replace('"x"', json.dumps("A" * 1500 + "_TAILEND")))
+    wide = dumps(base_program()).replace('"x"', json.dumps("\u4e2d" * 20 + "_E"))
+    write(CORPUS, "wide_names.json", wide.replace('"p_w"', json.dumps("e\u0301" * 25 + "_END")))
+
     # Strict where torch is strict: torch decodes the JSON as UTF-8 before parsing it
     text = dumps(base_program()).encode().replace(b'"add"', b'"ad\x9bd"', 1)
     write(CORPUS, "invalid_utf8.json", text)
