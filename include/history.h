@@ -79,8 +79,10 @@ void ls_history_free(ls_history *h);
  * the UI's --step and :step all go through it. */
 int ls_history_find_step(const ls_history *h, const char *spec, ls_error *err);
 /* The step of `other` (the same program lowered another way) that stands where step s stands in
- * h: the last step of the same pass, else other's last step. The UI's `:compare backend` and
- * `lowerscope diff --with-backend` put that step beside s. */
+ * h: the step of the same pass in the same round (the k-th partition beside the k-th: each
+ * backend set is a round of partition, fold_masks, duplicate_constants, to_backend), else the
+ * last of that pass when other has fewer rounds, else other's last step. The UI's `:compare
+ * backend` and `lowerscope diff --with-backend` put that step beside s. */
 uint32_t ls_history_same_pass_step(const ls_history *h, uint32_t s, const ls_history *other);
 /* Computes what changed from a to b (both programs and their submodules, matched by name),
  * as used for ls_step.changes. */

@@ -370,6 +370,29 @@ START_TEST(cancelled_load_stops_at_its_next_report)
 }
 END_TEST
 
+/* Where a step of one lowering stands in another (ls_history_same_pass_step): the same pass in
+ * the same round (it took the last round, so a first round faced the other's last); fewer rounds
+ * there, its last of that pass; no such pass there, its last step. */
+START_TEST(same_pass_step_keeps_the_round)
+{
+    static const char *const two[] = {"load", "to_edge", "partition", "to_backend", "partition", "to_backend", "emit"};
+    static const char *const one[] = {"load", "to_edge", "partition", "to_backend", "emit"};
+    static const char *const none[] = {"load", "to_edge", "emit"};
+    ls_step a[7] = {{0}}, b[5] = {{0}}, c[3] = {{0}};
+    for (int i = 0; i < 7; i++) a[i].pass = two[i];
+    for (int i = 0; i < 5; i++) b[i].pass = one[i];
+    for (int i = 0; i < 3; i++) c[i].pass = none[i];
+    ls_history h2 = {.steps = a, .n = 7}, h1 = {.steps = b, .n = 5}, h0 = {.steps = c, .n = 3};
+    ck_assert_uint_eq(ls_history_same_pass_step(&h2, 2, &h2), 2); /* first partition: the first */
+    ck_assert_uint_eq(ls_history_same_pass_step(&h2, 3, &h2), 3);
+    ck_assert_uint_eq(ls_history_same_pass_step(&h2, 5, &h2), 5);
+    ck_assert_uint_eq(ls_history_same_pass_step(&h2, 4, &h1), 2); /* a second round there is not: its last */
+    ck_assert_uint_eq(ls_history_same_pass_step(&h1, 3, &h2), 3); /* the first round's to_backend */
+    ck_assert_uint_eq(ls_history_same_pass_step(&h2, 6, &h1), 4); /* emit beside emit */
+    ck_assert_uint_eq(ls_history_same_pass_step(&h2, 2, &h0), 2); /* no partition there: its last step */
+}
+END_TEST
+
 /* The terminal's progress line: the figures always fit in the columns, the text before them
  * gives up its end, a step says how long it has taken once a second has passed. */
 START_TEST(progress_line_fits_its_columns)
@@ -659,6 +682,7 @@ Suite *pipeline_suite(void)
     tcase_add_test(tc, watched_run_publishes_step_by_step);
     tcase_add_test(tc, progress_of_a_load_and_a_pipeline);
     tcase_add_test(tc, cancelled_load_stops_at_its_next_report);
+    tcase_add_test(tc, same_pass_step_keeps_the_round);
     tcase_add_test(tc, progress_line_fits_its_columns);
     tcase_add_test(tc, progress_line_drawn_while_a_step_runs);
     tcase_add_test(tc, steps_are_found_by_number_pass_or_backend);

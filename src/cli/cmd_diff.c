@@ -39,7 +39,7 @@ static const char HELP[] =
     "                        the UI's :compare FILE STEP)\n"
     "  --with-backend NAME|FILE\n"
     "                        (repeatable) compare the step (--step S, --to B, else the last) with the\n"
-    "                        last step of the same pass of the file lowered for these backends instead\n"
+    "                        step of the same pass and round of the file lowered for these backends instead\n"
     "                        of --backend's (the UI's :compare backend); matched as --with matches,\n"
     "                        top-level nodes only, a node one side holds inside a lowered module said so\n"
     "  --json                one JSON document (format_version 1, docs/cli.md)\n" CLI_PIPELINE_OPTIONS_HELP

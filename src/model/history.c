@@ -69,8 +69,15 @@ int ls_history_find_step(const ls_history *h, const char *spec, ls_error *err)
 uint32_t ls_history_same_pass_step(const ls_history *h, uint32_t s, const ls_history *other)
 {
     const char *pass = s < h->n ? h->steps[s].pass : NULL;
-    for (uint32_t i = other->n; pass && i-- > 0;)
-        if (other->steps[i].pass && !strcmp(other->steps[i].pass, pass)) return i;
+    uint32_t round = 0; /* how many steps of this pass come before s: a backend set's round */
+    for (uint32_t i = 0; pass && i < s; i++) round += h->steps[i].pass && !strcmp(h->steps[i].pass, pass);
+    int64_t last = -1;
+    for (uint32_t i = 0, k = 0; pass && i < other->n; i++) {
+        if (!other->steps[i].pass || strcmp(other->steps[i].pass, pass) != 0) continue;
+        if (k++ == round) return i;
+        last = i;
+    }
+    if (last >= 0) return (uint32_t)last; /* fewer rounds there: its last */
     return other->n ? other->n - 1 : 0;
 }
 
