@@ -8,9 +8,11 @@
  * node by its name, and what is left by its op and how many of that op came before it (the
  * third atan2 with the third atan2); a memory.alloc node, which only the ExecuTorch dialect
  * has, pairs with the alloc in the same out argument of its call's match. A matched pair
- * differs when its op, its tag, its value's dtype and shape or its arguments differ (an
- * argument naming a node is the same when it names the matched node; out arguments are left
- * out, so a call matches its functional twin in a .pte). O(n) with hashes. */
+ * differs when its kind, tag, op, attribute, lowered module's backend, value's dtype and shape
+ * or arguments differ (an argument naming a node is the same when it names the matched node;
+ * out arguments are left out, so a call matches its functional twin in a .pte, but within one
+ * lineage a call that became its out variant differs); the row says which (ls_align_why), so
+ * the compare screen and its CLI twin say why without testing again. O(n) with hashes. */
 #ifndef LS_ALIGN_H
 #define LS_ALIGN_H
 
@@ -27,9 +29,23 @@ typedef enum ls_align_mark {
     LS_ALIGN_ONLY_B,  /* only in the second */
 } ls_align_mark;
 
+/* Why a pair on both sides differs: the first rule it breaks, in the order they are tested. */
+typedef enum ls_align_why {
+    LS_ALIGN_WHY_NONE,        /* the same, or not a pair */
+    LS_ALIGN_WHY_KIND,        /* placeholder, call, get_attr, output */
+    LS_ALIGN_WHY_TAG,         /* its delegation tag */
+    LS_ALIGN_WHY_OP,          /* a call's op (or, without one, its target) */
+    LS_ALIGN_WHY_TARGET,      /* a get_attr's attribute */
+    LS_ALIGN_WHY_BACKEND,     /* a lowered module's backend_id */
+    LS_ALIGN_WHY_META,        /* its value's dtype and shape */
+    LS_ALIGN_WHY_OUT_VARIANT, /* within one lineage: a call made its out variant on one side */
+    LS_ALIGN_WHY_ARGS,        /* its arguments */
+} ls_align_why;
+
 typedef struct ls_align_row {
     int32_t a, b; /* node positions, -1 on the side it is missing from */
     uint8_t mark; /* ls_align_mark */
+    uint8_t why;  /* ls_align_why, for LS_ALIGN_CHANGED */
 } ls_align_row;
 
 typedef enum ls_align_by { LS_ALIGN_BY_ID, LS_ALIGN_BY_IDENTITY } ls_align_by;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "align.h"
+#include "history.h"
 #include "ops.h"
 #include "progfixtures.h"
 #include "testutil.h"
@@ -42,6 +43,8 @@ START_TEST(two_steps_by_id)
     ck_assert_uint_eq(al.only_b, 3);
     ck_assert_uint_eq(al.same, 2);
     ck_assert_int_eq(row_named(&al, a, b, "c")->mark, LS_ALIGN_CHANGED);
+    ck_assert_int_eq(row_named(&al, a, b, "c")->why, LS_ALIGN_WHY_TAG); /* tag0, then none */
+    ck_assert_int_eq(row_named(&al, a, b, "aten_atan2_default")->why, LS_ALIGN_WHY_NONE);
     ck_assert_int_eq(row_named(&al, a, b, "aten_atan2_default")->mark, LS_ALIGN_SAME);
     ck_assert_int_eq(row_named(&al, a, b, "aten_mul_tensor")->mark, LS_ALIGN_ONLY_A);
     ck_assert_int_eq(row_named(&al, a, b, "getitem")->mark, LS_ALIGN_ONLY_B);
@@ -71,6 +74,7 @@ START_TEST(an_out_variant_differs_between_steps)
     ls_alignment al;
     ls_align_programs(a, b, LS_ALIGN_BY_ID, &al);
     ck_assert_int_eq(row_named(&al, a, b, "aten_atan2_default")->mark, LS_ALIGN_CHANGED);
+    ck_assert_int_eq(row_named(&al, a, b, "aten_atan2_default")->why, LS_ALIGN_WHY_OUT_VARIANT);
     ck_assert_int_eq(row_named(&al, a, b, "alloc")->mark, LS_ALIGN_ONLY_A);
     ck_assert_uint_eq(al.changed, 1);
     ck_assert_uint_eq(al.only_a, 1);
@@ -82,6 +86,29 @@ START_TEST(an_out_variant_differs_between_steps)
                   "%s", out);
     free(out);
     ls_history_free(&h);
+    ls_program_unref(p);
+}
+END_TEST
+
+/* The same step lowered for two backends: lowered_module_0 is BundledBackend's on one side and
+ * ArithBackend's on the other, the pair differs and says so (LS_ALIGN_WHY_BACKEND), as
+ * exir's LoweredBackendModule carries its backend_id (align.c same_backend). */
+START_TEST(a_delegate_of_another_backend_differs)
+{
+    ls_history hb = {0}, ha = {0};
+    ls_program *p = pf_sample("two_delegates");
+    pf_lower_backend(p, "bundled", &hb);
+    pf_lower_backend(p, tu_root("samples/backends/arith.json"), &ha);
+    const ls_program *a = hb.steps[ls_history_same_pass_step(&ha, ha.n - 1, &hb)].program, *b = ha.steps[ha.n - 1].program;
+    ls_alignment al;
+    ls_align_programs(a, b, LS_ALIGN_BY_IDENTITY, &al);
+    const ls_align_row *r = row_named(&al, a, b, "lowered_module_0");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->mark, LS_ALIGN_CHANGED);
+    ck_assert_int_eq(r->why, LS_ALIGN_WHY_BACKEND);
+    ls_alignment_free(&al);
+    ls_history_free(&hb);
+    ls_history_free(&ha);
     ls_program_unref(p);
 }
 END_TEST
@@ -354,6 +381,7 @@ Suite *diff_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, two_steps_by_id);
     tcase_add_test(tc, an_out_variant_differs_between_steps);
+    tcase_add_test(tc, a_delegate_of_another_backend_differs);
     tcase_add_test(tc, a_pt2_and_its_pte_by_identity);
     tcase_add_test(tc, diff_range_text_and_json);
     tcase_add_test(tc, diff_with_the_exported_pte);

@@ -512,33 +512,32 @@ static void activate(ui *u, uint32_t row)
     ui_select_id(u, left_program(u)->nodes[r->a]->id);
 }
 
-/* The lowered module a get_attr at pos names, or NULL. */
-static const ls_submodule *delegate_of(const ls_program *p, int32_t pos)
+/* What of a changed pair differs, as the alignment found it (ls_align_row.why): ": op add ->
+ * mul", ": dtype and shape float32[4] -> float32[2]", ": BundledBackend's on the left, ...". */
+static void why_text(const ui *u, const ls_align_row *r, char *buf, size_t cap)
 {
-    const ls_node *n = p->nodes[pos];
-    return n->kind == LS_NODE_GET_ATTR ? ls_program_sub(p, n->target) : NULL;
-}
-
-/* What of a changed pair differs, in the order the alignment tests it (align.c same_node):
- * ": op aten.add -> aten.mul", ": dtype and shape float32[4] -> float32[2]"; "" for the
- * arguments (the row shows both). */
-static void why_differs(const ls_program *lp, const ls_node *x, const ls_program *rp, const ls_node *y, char *buf, size_t cap)
-{
-    buf[0] = 0;
-    if (x->tag != y->tag) {
-        snprintf(buf, cap, ": tag %s -> %s", x->tag ? x->tag : "none", y->tag ? y->tag : "none");
-    } else if (x->kind == LS_NODE_CALL && x->op != y->op) {
-        snprintf(buf, cap, ": op %s -> %s", ui_node_op(lp, x), ui_node_op(rp, y));
-    } else {
-        const ls_tmeta *mx = ls_node_tval(x), *my = ls_node_tval(y);
-        if ((mx != NULL) != (my != NULL) || (mx && !ls_tmeta_equal(mx, my))) {
-            char a[96] = "none", b[96] = "none";
-            if (mx) ls_tmeta_str(mx, a, sizeof a);
-            if (my) ls_tmeta_str(my, b, sizeof b);
-            snprintf(buf, cap, ": dtype and shape %s -> %s", a, b);
-        } else if (x->kind != LS_NODE_PLACEHOLDER) {
-            snprintf(buf, cap, ": its arguments");
-        }
+    const ls_program *lp = left_program(u), *rp = right_program(u);
+    const ls_node *x = lp->nodes[r->a], *y = rp->nodes[r->b];
+    const ls_submodule *sx = x->kind == LS_NODE_GET_ATTR ? ls_program_sub(lp, x->target) : NULL;
+    const ls_submodule *sy = y->kind == LS_NODE_GET_ATTR ? ls_program_sub(rp, y->target) : NULL;
+    char ma[96] = "none", mb[96] = "none";
+    switch (r->why) {
+    case LS_ALIGN_WHY_KIND: snprintf(buf, cap, ": %s -> %s", ls_node_kind_name(x->kind), ls_node_kind_name(y->kind)); break;
+    case LS_ALIGN_WHY_TAG: snprintf(buf, cap, ": tag %s -> %s", x->tag ? x->tag : "none", y->tag ? y->tag : "none"); break;
+    case LS_ALIGN_WHY_OP: snprintf(buf, cap, ": op %s -> %s", ui_node_op(lp, x), ui_node_op(rp, y)); break;
+    case LS_ALIGN_WHY_TARGET: snprintf(buf, cap, ": attribute %s -> %s", x->target, y->target); break;
+    case LS_ALIGN_WHY_BACKEND:
+        snprintf(buf, cap, ": %s's on the left, %s's on the right", sx && sx->backend_id ? sx->backend_id : "no backend",
+                 sy && sy->backend_id ? sy->backend_id : "no backend");
+        break;
+    case LS_ALIGN_WHY_META:
+        if (ls_node_tval(x)) ls_tmeta_str(ls_node_tval(x), ma, sizeof ma);
+        if (ls_node_tval(y)) ls_tmeta_str(ls_node_tval(y), mb, sizeof mb);
+        snprintf(buf, cap, ": dtype and shape %s -> %s", ma, mb);
+        break;
+    case LS_ALIGN_WHY_OUT_VARIANT: snprintf(buf, cap, ": an out variant on one side only"); break;
+    case LS_ALIGN_WHY_ARGS: snprintf(buf, cap, ": its arguments"); break;
+    default: buf[0] = 0;
     }
 }
 
@@ -560,17 +559,10 @@ static bool action(ui *u, ui_action a)
             static const char *what[] = {"", "differs", "only on the left", "only on the right"};
             const char *in = x->b < 0 && x->a >= 0 ? sub_holding(u, &u->cmp_sub_b, left_program(u)->nodes[x->a])
                              : x->a < 0 && x->b >= 0 ? sub_holding(u, &u->cmp_sub_a, right_program(u)->nodes[x->b]) : NULL;
-            const ls_submodule *sa = x->a >= 0 && x->b >= 0 ? delegate_of(left_program(u), x->a) : NULL;
-            const ls_submodule *sb = sa ? delegate_of(right_program(u), x->b) : NULL;
+            char why[512] = "";
+            if (x->mark == LS_ALIGN_CHANGED) why_text(u, x, why, sizeof why);
             if (in) ui_message(u, false, "%s %s at the top level (inside %s on the %s)", name, what[x->mark], in, x->b < 0 ? "right" : "left");
-            else if (sb && sa->backend_id && sb->backend_id && strcmp(sa->backend_id, sb->backend_id))
-                ui_message(u, false, "%s %s: %s's on the left, %s's on the right", name, what[x->mark], sa->backend_id, sb->backend_id);
-            else if (x->mark == LS_ALIGN_CHANGED) {
-                char why[256];
-                why_differs(left_program(u), left_program(u)->nodes[x->a], right_program(u), right_program(u)->nodes[x->b], why,
-                            sizeof why);
-                ui_message(u, false, "%s %s%s", name, what[x->mark], why);
-            } else ui_message(u, false, "%s %s", name, what[x->mark]);
+            else ui_message(u, false, "%s %s%s", name, what[x->mark], why);
             return true;
         }
     ui_message(u, false, "no %s difference", dir > 0 ? "later" : "earlier");

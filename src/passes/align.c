@@ -240,19 +240,21 @@ static uint16_t out_args(const ls_program *p, const ls_node *n)
     return k;
 }
 
-static bool same_node(const cmp_ctx *c, const ls_node *x, const ls_node *y)
+/* LS_ALIGN_WHY_NONE when x and y are the same node, else the first rule they break. */
+static ls_align_why node_diff(const cmp_ctx *c, const ls_node *x, const ls_node *y)
 {
-    if (x == y) return true; /* shared between two steps */
-    if (x->kind != y->kind || x->tag != y->tag) return false;
-    if (x->kind == LS_NODE_CALL && (x->op != y->op || (!x->op && x->target != y->target))) return false;
-    if (x->kind == LS_NODE_GET_ATTR && x->target != y->target) return false;
-    if (x->kind == LS_NODE_GET_ATTR && !same_backend(c, x, y)) return false;
+    if (x == y) return LS_ALIGN_WHY_NONE; /* shared between two steps */
+    if (x->kind != y->kind) return LS_ALIGN_WHY_KIND;
+    if (x->tag != y->tag) return LS_ALIGN_WHY_TAG;
+    if (x->kind == LS_NODE_CALL && (x->op != y->op || (!x->op && x->target != y->target))) return LS_ALIGN_WHY_OP;
+    if (x->kind == LS_NODE_GET_ATTR && x->target != y->target) return LS_ALIGN_WHY_TARGET;
+    if (x->kind == LS_NODE_GET_ATTR && !same_backend(c, x, y)) return LS_ALIGN_WHY_BACKEND;
     const ls_tmeta *mx = ls_node_tval(x), *my = ls_node_tval(y);
-    if ((mx != NULL) != (my != NULL) || (mx && !ls_tmeta_equal(mx, my))) return false;
+    if ((mx != NULL) != (my != NULL) || (mx && !ls_tmeta_equal(mx, my))) return LS_ALIGN_WHY_META;
     /* within one history, a call made its out variant (to_out_variant) differs, as diff --from
      * --to says; across files (a .pte's calls are all out variants) what it computes is compared */
-    if (c->lineage && x->kind == LS_NODE_CALL && out_args(c->a, x) != out_args(c->b, y)) return false;
-    return x->kind == LS_NODE_PLACEHOLDER || same_args(c, x, y);
+    if (c->lineage && x->kind == LS_NODE_CALL && out_args(c->a, x) != out_args(c->b, y)) return LS_ALIGN_WHY_OUT_VARIANT;
+    return x->kind == LS_NODE_PLACEHOLDER || same_args(c, x, y) ? LS_ALIGN_WHY_NONE : LS_ALIGN_WHY_ARGS;
 }
 
 /* ---- rows */
@@ -298,14 +300,14 @@ void ls_align_programs(const ls_program *a, const ls_program *b, ls_align_by by,
     r += after[0];
     for (uint32_t i = 0; i < na; i++) {
         out->row_of_a[i] = r;
-        out->v[r++] = (ls_align_row){(int32_t)i, b_of_a[i], LS_ALIGN_SAME};
+        out->v[r++] = (ls_align_row){(int32_t)i, b_of_a[i], LS_ALIGN_SAME, LS_ALIGN_WHY_NONE};
         start[i + 1] = r;
         r += after[i + 1];
     }
     for (uint32_t j = 0; j < nb; j++)
         if (a_of_b[j] < 0) {
             uint32_t row = start[anchor[j] + 1]++;
-            out->v[row] = (ls_align_row){-1, (int32_t)j, LS_ALIGN_ONLY_B};
+            out->v[row] = (ls_align_row){-1, (int32_t)j, LS_ALIGN_ONLY_B, LS_ALIGN_WHY_NONE};
         }
     out->n = n;
     cmp_ctx c = {a, b, b_of_a, by == LS_ALIGN_BY_ID};
@@ -316,7 +318,7 @@ void ls_align_programs(const ls_program *a, const ls_program *b, ls_align_by by,
         else if (row->b < 0) {
             row->mark = LS_ALIGN_ONLY_A;
             out->only_a++;
-        } else if (!same_node(&c, a->nodes[row->a], b->nodes[row->b])) {
+        } else if ((row->why = (uint8_t)node_diff(&c, a->nodes[row->a], b->nodes[row->b])) != LS_ALIGN_WHY_NONE) {
             row->mark = LS_ALIGN_CHANGED;
             out->changed++;
         } else out->same++;
