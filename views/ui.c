@@ -8,6 +8,7 @@
 #include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,45 +121,9 @@ int ui_text_width(const char *s)
     return w;
 }
 
-/* s as drawn (safe_text's escapes in place, '?' for what has no width), at most cap - 1
- * characters; each one's width in cw. */
-static int render(const ui *u, const char *s, wchar_t *buf, int *cw, int cap)
-{
-    int nb = 0;
-    text_walk t = {.s = s, .len = strlen(s)};
-    for (wchar_t wc; nb < cap - 1 && (wc = walk_next(&t));) {
-        if (!u->utf8 && wc >= 0x80) wc = (wchar_t)ls_ascii_of((uint32_t)wc); /* TERM=vt100, a locale not UTF-8 */
-        int width = wcwidth(wc);
-        if (width < 0) {
-            wc = '?';
-            width = 1;
-        }
-        cw[nb] = width;
-        buf[nb++] = wc;
-    }
-    buf[nb] = 0;
-    return nb;
-}
-
-static void put_wide(int y, int x, attr_t attr, short pair, const wchar_t *buf, int nb)
-{
-    attr_set(attr, pair, NULL);
-    mvaddnwstr(y, x, buf, nb);
-    attr_set(A_NORMAL, 0, NULL);
-}
-
-int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s)
-{
-    if (w <= 0 || y < 0 || y >= u->rows || x >= u->cols) return 0;
-    if (x + w > u->cols) w = u->cols - x;
-    wchar_t buf[512];
-    int cw[512], used = 0, nb = render(u, s, buf, cw, 512), n = 0;
-    while (n < nb && used + cw[n] <= w) used += cw[n++];
-    put_wide(y, x, attr, pair, buf, n);
-    return used;
-}
-
-/* A whole text as drawn, however long (ui_put_fit keeps a long name's end). */
+/* A text as drawn (safe_text's escapes in place, an ASCII terminal's stand-ins, '?' for what has
+ * no width), each character's width beside it: ui_put draws its first columns, ui_put_fit
+ * measures and cuts the whole. */
 typedef struct drawn {
     wchar_t *c;
     int *w, n, width;
@@ -166,15 +131,16 @@ typedef struct drawn {
     int small_w[256];
 } drawn;
 
-static void drawn_make(const ui *u, const char *s, drawn *d)
+/* Past `stop` columns the rest is not needed (ui_put): it stops there. */
+static void drawn_make(const ui *u, const char *s, int stop, drawn *d)
 {
     size_t cap = 256;
     d->c = d->small_c;
     d->w = d->small_w;
     d->n = d->width = 0;
     text_walk t = {.s = s, .len = strlen(s)};
-    for (wchar_t wc; (wc = walk_next(&t));) {
-        if (!u->utf8 && wc >= 0x80) wc = (wchar_t)ls_ascii_of((uint32_t)wc);
+    for (wchar_t wc; d->width <= stop && (wc = walk_next(&t));) {
+        if (!u->utf8 && wc >= 0x80) wc = (wchar_t)ls_ascii_of((uint32_t)wc); /* TERM=vt100, a locale not UTF-8 */
         int width = wcwidth(wc);
         if (width < 0) {
             wc = '?';
@@ -208,6 +174,21 @@ static void drawn_free(drawn *d)
     }
 }
 
+int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s)
+{
+    if (w <= 0 || y < 0 || y >= u->rows || x >= u->cols) return 0;
+    if (x + w > u->cols) w = u->cols - x;
+    drawn d;
+    drawn_make(u, s, w, &d);
+    int used = 0, n = 0;
+    while (n < d.n && used + d.w[n] <= w) used += d.w[n++];
+    attr_set(attr, pair, NULL);
+    mvaddnwstr(y, x, d.c, n);
+    attr_set(A_NORMAL, 0, NULL);
+    drawn_free(&d);
+    return used;
+}
+
 /* s in w columns: whole, else its first (or, keep_end, its last) w - 1 columns of what is drawn
  * and an ellipsis; an op's namespace (aten::) goes first. Measured and cut in the drawn text
  * (escapes in place, an ASCII terminal's stand-ins), so that an escape (\x1b) is never split
@@ -217,11 +198,11 @@ int ui_put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *
     if (w <= 0 || y < 0 || y >= u->rows || x >= u->cols) return 0;
     if (x + w > u->cols) w = u->cols - x;
     drawn d;
-    drawn_make(u, s, &d);
+    drawn_make(u, s, INT_MAX, &d);
     const char *ns = d.width > w && !keep_end ? strstr(s, "::") : NULL;
     if (ns) { /* without its namespace */
         drawn_free(&d);
-        drawn_make(u, ns + 2, &d);
+        drawn_make(u, ns + 2, INT_MAX, &d);
     }
     int used = 0, from = 0, to = d.n;
     bool cut = d.width > w;
