@@ -58,7 +58,7 @@ static bool make_right(ui_compare_job *j)
         if (cs < 0) {
             j->step_failed = true;
             ui_core_free(j->made);
-            j->made = NULL; /* made and taken: the right side and its alignment are ready */
+            j->made = NULL;
             return false;
         }
         j->made_step = (uint32_t)cs;
@@ -118,22 +118,41 @@ static void free_later(ls_history *h)
     if (!reaping) ui_core_free(h);
 }
 
+/* Waits for the job's thread to end (once). */
+static void job_join(ui_compare_job *j)
+{
+    if (!j->threaded) return;
+    pthread_join(j->thread, NULL);
+    ls_threads_end();
+    j->threaded = false;
+}
+
 /* Gives the job up and frees what it made: its thread stops at the next 4096 nodes of a load,
  * or after the pass it is in (an alignment goes to its end, under a second at 1M nodes). */
 static void job_free(ui_compare_job *j)
 {
     if (!j) return;
     __atomic_store_n(&j->stop, true, __ATOMIC_RELEASE);
-    if (j->threaded) {
-        pthread_join(j->thread, NULL);
-        ls_threads_end();
-    }
+    job_join(j);
     ls_alignment_free(&j->al);
     ls_ptrmap_free(&j->sub_a);
     ls_ptrmap_free(&j->sub_b);
     if (j->made && j->kind == JOB_FILE) free_later(j->made);
     else if (j->made) ui_core_free(j->made);
     free(j);
+}
+
+/* Which history is on the right: another lowering of this one (it shares the loaded program's
+ * objects; ids below cmp_lineage_ids name the same node), or another file's (it shares nothing:
+ * cmp_lineage_ids 0). Two steps of this history have no cmp_h. */
+static bool is_relowering(const ui *u)
+{
+    return u->cmp_h && u->cmp_lineage_ids && u->cmp_lineage_ids != UINT32_MAX;
+}
+
+static bool is_other_file(const ui *u)
+{
+    return u->cmp_h && !u->cmp_lineage_ids;
 }
 
 void ui_compare_free(ui *u)
@@ -143,7 +162,7 @@ void ui_compare_free(ui *u)
     ls_alignment_free(&u->cmp);
     ls_ptrmap_free(&u->cmp_sub_a);
     ls_ptrmap_free(&u->cmp_sub_b);
-    if (u->cmp_h && !u->cmp_lineage_ids) free_later(u->cmp_h); /* another file's */
+    if (is_other_file(u)) free_later(u->cmp_h);
     else if (u->cmp_h) ui_core_free(u->cmp_h);
     u->cmp_h = NULL;
     u->cmp_lineage_ids = 0;
@@ -189,14 +208,8 @@ static void start_job(ui *u, job_kind kind, const char *what, const char *step_a
     }
 }
 
-/* Another lowering of this history: the right side is its step of the same pass as step `left`
- * here (it follows the steps; its numbers differ when the backend sets take other rounds), and
- * the label says when that lowering has no such pass (its last step stands in). */
-static bool is_relowering(const ui *u)
-{
-    return u->cmp_h && u->cmp_lineage_ids && u->cmp_lineage_ids != UINT32_MAX;
-}
-
+/* The right side's label; for another lowering, its step of the same pass and round as step
+ * `left` here, and when that lowering has no such pass, that its last step stands in. */
 static void label_other(ui *u, uint32_t left)
 {
     const char *pass = u->cmp_h->steps[u->cmp_step].pass, *here = u->h->steps[left].pass;
@@ -319,11 +332,7 @@ bool ui_compare_unfinished(const ui *u)
 void ui_compare_finish(ui *u)
 {
     while (ui_compare_unfinished(u)) {
-        if (u->cmp_job->threaded) {
-            pthread_join(u->cmp_job->thread, NULL);
-            ls_threads_end();
-            u->cmp_job->threaded = false;
-        }
+        job_join(u->cmp_job);
         if (u->cmp_job->kind != JOB_ALIGN) take_made(u);
         else ensure(u);
     }
