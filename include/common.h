@@ -144,6 +144,12 @@ void ls_buf_free(ls_buf *b);
 
 /* Reads a whole file. Fails with "PATH: reason" on error; limit bounds the size read. */
 int ls_read_file(const char *path, size_t limit, uint8_t **data, size_t *size, ls_error *err);
+/* What a path that is not a regular file is, from its st_mode ("a folder", "a FIFO (named
+ * pipe)", "a character device", ...), for messages (src/model/write_file.c). */
+const char *ls_file_kind(unsigned mode);
+/* -1 and a message naming path when st_mode is a FIFO or a socket, else 0: a FIFO's open waits
+ * for a writer, forever when there is none, and a program is read more than once. */
+int ls_refuse_stream(const char *path, unsigned mode, ls_error *err);
 /* Writes bytes to PATH through a temporary file in the same folder and a rename, so a failure
  * never leaves a half-written file where the user's file was (src/model/write_file.c). A PATH
  * that exists and is not a regular file (a folder, a FIFO, a device) is refused whatever the

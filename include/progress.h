@@ -22,6 +22,8 @@ void ls_progress(const char *what, uint64_t done, uint64_t total);
  * load of a model JSON, every 4096 nodes) and fail with a message saying so. */
 void ls_cancel_on(const bool *flag);
 bool ls_cancelled(void);
+/* The failure a cancelled load returns: "WHERE: the load was cancelled". */
+int ls_fail_cancelled(ls_error *err, const char *where);
 
 /* The terminal reporter: one line on stderr, redrawn in place 10 times a second by a thread of
  * its own (a step that reports once still shows how long it has taken), shown only when stderr

@@ -42,11 +42,8 @@ static int load_file(const char *path, const ls_load_opts *opts, ls_program **ou
     *out = NULL;
     struct stat st;
     if (stat(path, &st) != 0) return ls_fail(err, "%s: cannot open: %s", path, strerror(errno));
-    /* a FIFO's open waits for a writer, forever when there is none (the compare screen's
-     * `:compare FIFO` could not be quit); an archive is read more than once */
-    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
-        return ls_fail(err, "%s: a %s, not a file: lowerscope reads a program from a file or a folder", path,
-                       S_ISFIFO(st.st_mode) ? "FIFO (named pipe)" : "socket");
+    /* before the open, which a FIFO would hold (`:compare FIFO` could not be quit) */
+    if (ls_refuse_stream(path, st.st_mode, err) != 0) return -1;
     int rc;
     if (S_ISDIR(st.st_mode)) {
         rc = ls_load_folder(path, opts, out, err);

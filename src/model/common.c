@@ -579,10 +579,8 @@ int ls_read_file(const char *path, size_t limit, uint8_t **data, size_t *size, l
 {
     *data = NULL;
     *size = 0;
-    struct stat pre;
-    /* a FIFO's open waits for a writer, forever when there is none (a folder's models/model.json) */
-    if (stat(path, &pre) == 0 && (S_ISFIFO(pre.st_mode) || S_ISSOCK(pre.st_mode)))
-        return ls_fail(err, "%s: a %s, not a file", path, S_ISFIFO(pre.st_mode) ? "FIFO (named pipe)" : "socket");
+    struct stat pre; /* before the open, which a FIFO would hold (a folder's models/model.json) */
+    if (stat(path, &pre) == 0 && ls_refuse_stream(path, pre.st_mode, err) != 0) return -1;
     int fd = open(path, O_RDONLY);
     if (fd < 0) return ls_fail(err, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;

@@ -35,6 +35,11 @@ bool ls_cancelled(void)
     return cancel_flag && __atomic_load_n(cancel_flag, __ATOMIC_ACQUIRE);
 }
 
+int ls_fail_cancelled(ls_error *err, const char *where)
+{
+    return ls_fail(err, "%s: the load was cancelled", where);
+}
+
 /* The terminal's line is drawn by a thread of its own, ten times a second: a step that takes a
  * minute reports once, when it begins, and its line must still appear once the first second has
  * passed and say how long the step has taken. The reporter only keeps the latest report. */

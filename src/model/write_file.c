@@ -84,14 +84,22 @@ static void temp_done(int slot)
 
 /* ---- the target */
 
-static const char *kind_of(mode_t m)
+const char *ls_file_kind(unsigned mode)
 {
+    mode_t m = (mode_t)mode;
     if (S_ISDIR(m)) return "a folder";
-    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISFIFO(m)) return "a FIFO (named pipe)";
     if (S_ISCHR(m)) return "a character device";
     if (S_ISBLK(m)) return "a block device";
     if (S_ISSOCK(m)) return "a socket";
     return "not a regular file";
+}
+
+int ls_refuse_stream(const char *path, unsigned mode, ls_error *err)
+{
+    mode_t m = (mode_t)mode;
+    if (!S_ISFIFO(m) && !S_ISSOCK(m)) return 0;
+    return ls_fail(err, "%s: %s, not a file", path, ls_file_kind(mode));
 }
 
 /* Renames tmp to path unless path exists, atomically: renameat2(RENAME_NOREPLACE), or where the
@@ -116,7 +124,7 @@ int ls_write_file(const char *path, const void *data, size_t size, unsigned flag
     if (exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && realpath(path, real)) target = real;
     if (exists && !S_ISREG(st.st_mode))
         return ls_fail(err, "%s: %s, not a regular file: lowerscope writes only files (nothing was written)", path,
-                       kind_of(st.st_mode));
+                       ls_file_kind(st.st_mode));
     if (exists && !(flags & LS_WRITE_REPLACE))
         return ls_fail(err, "%s exists: give --force to replace it (nothing was written)", path);
     size_t tlen = strlen(target);

@@ -141,7 +141,7 @@ static int zip_read_text(ls_weight_source *ws, const char *rel, ls_blob **out, l
     if (raw && (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE && (st.valid & ZIP_STAT_CRC) &&
         ls_zip_map_stored(z->path, (uint64_t)idx, raw, st.size, st.crc, out) == 0)
         return 0;
-    if (ls_cancelled()) return ls_fail(err, "%s: the load was cancelled", ws->where); /* not read again */
+    if (ls_cancelled()) return ls_fail_cancelled(err, ws->where); /* not read again */
     return zip_read_index(z, idx, ws->where, rel, out, err);
 }
 

@@ -301,7 +301,7 @@ static int load_json(const char *where, const char *name, const char *json, size
     if (ls_cancelled()) { /* the plan's scan gives up when asked: no whole parse after it */
         if (planned) ls_jstream_free(&js);
         ls_json_arena_end();
-        return ls_fail(err, "%s: the load was cancelled", where);
+        return ls_fail_cancelled(err, where);
     }
     if (planned) {
         if (ls_json_check_text(where, json, len, err) != 0) {

@@ -103,7 +103,7 @@ int ls_loader_read_nodes_stream(loader *L)
     for (uint32_t idx = 0;; idx++) {
         if ((idx & 4095) == 0 && L->depth == 0) {
             ls_progress(what, p, js->len);
-            if (ls_cancelled()) return ls_fail(L->err, "%s: the load was cancelled", L->where);
+            if (ls_cancelled()) return ls_fail_cancelled(L->err, L->where);
             if (js->give_back && idx) give_back_read(js, p);
         }
         ls_json_mark m = ls_json_arena_mark();
