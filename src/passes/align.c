@@ -251,8 +251,10 @@ static ls_align_why node_diff(const cmp_ctx *c, const ls_node *x, const ls_node 
     if (x->kind == LS_NODE_GET_ATTR && !same_backend(c, x, y)) return LS_ALIGN_WHY_BACKEND;
     const ls_tmeta *mx = ls_node_tval(x), *my = ls_node_tval(y);
     if ((mx != NULL) != (my != NULL) || (mx && !ls_tmeta_equal(mx, my))) return LS_ALIGN_WHY_META;
-    /* within one history, a call made its out variant (to_out_variant) differs, as diff --from
-     * --to says; across files (a .pte's calls are all out variants) what it computes is compared */
+    /* within one history, a call made its out variant differs, as diff --from --to says: exir's
+     * ToOutVarPass (exir/passes/__init__.py) gives the node the out variant's target and an
+     * out kwarg made by memory.alloc. Across files (a .pte's calls are all out variants) what it
+     * computes is compared */
     if (c->lineage && x->kind == LS_NODE_CALL && out_args(c->a, x) != out_args(c->b, y)) return LS_ALIGN_WHY_OUT_VARIANT;
     return x->kind == LS_NODE_PLACEHOLDER || same_args(c, x, y) ? LS_ALIGN_WHY_NONE : LS_ALIGN_WHY_ARGS;
 }
