@@ -32,7 +32,7 @@ static inline void ls_ptrmap_reserve(ls_ptrmap *m, uint32_t want)
     if ((uint64_t)(want + 1) * 2 <= m->cap) return;
     uint32_t nc = m->cap ? m->cap : 64;
     while ((uint64_t)(want + 1) * 2 > nc) nc *= 2;
-    const void **nk = ls_calloc(nc, sizeof *nk);
+    const void **nk = ls_calloc_table(nc, sizeof *nk);
     uintptr_t *nv = ls_malloc(sizeof *nv * nc);
     for (uint32_t i = 0; i < m->cap; i++) {
         if (!m->keys[i]) continue;
@@ -113,7 +113,7 @@ static inline void ls_ptrset_reserve(ls_ptrset *s, uint32_t want)
     if ((uint64_t)(want + 1) * 2 <= s->cap) return;
     uint32_t nc = s->cap ? s->cap : 64;
     while ((uint64_t)(want + 1) * 2 > nc) nc *= 2;
-    const void **nk = ls_calloc(nc, sizeof *nk);
+    const void **nk = ls_calloc_table(nc, sizeof *nk);
     for (uint32_t i = 0; i < s->cap; i++) {
         if (!s->keys[i]) continue;
         uint32_t j = ls_ptrmap_hash(s->keys[i]) & (nc - 1);
@@ -196,7 +196,7 @@ static inline void ls_strmap_reserve(ls_strmap *m, uint32_t want)
     if ((uint64_t)(want + 1) * 2 <= m->cap) return;
     uint32_t nc = m->cap ? m->cap : 64;
     while ((uint64_t)(want + 1) * 2 > nc) nc *= 2;
-    ls_strmap_slot *ns = ls_calloc(nc, sizeof *ns);
+    ls_strmap_slot *ns = ls_calloc_table(nc, sizeof *ns);
     for (uint32_t i = 0; i < m->cap; i++) {
         if (!m->slots[i].key) continue;
         uint32_t j = (uint32_t)m->slots[i].hash & (nc - 1);

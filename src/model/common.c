@@ -144,6 +144,15 @@ void *ls_calloc(size_t count, size_t size)
     return p;
 }
 
+void *ls_calloc_table(size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size) out_of_memory(SIZE_MAX);
+    size_t n = count * size;
+    void *p = ls_malloc(n);
+    memset(p, 0, n ? n : 1);
+    return p;
+}
+
 void *ls_realloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
@@ -223,7 +232,7 @@ static intern_block *blocks; /* the first is being filled */
 static void table_grow(intern_table *t)
 {
     size_t ncap = t->cap ? t->cap * 2 : 4096;
-    intern_entry *ns = ls_calloc(ncap, sizeof *ns);
+    intern_entry *ns = ls_calloc_table(ncap, sizeof *ns);
     for (size_t i = 0; i < t->cap; i++) {
         if (!t->slots[i].s) continue;
         size_t j = t->slots[i].hash & (ncap - 1);

@@ -612,7 +612,7 @@ static ls_index *build_index(ls_program *p)
         uint32_t hc = 16;
         while (hc < p->n_nodes * 2 + 2) hc *= 2;
         ix->hash_cap = hc;
-        ix->hash_ids = ls_calloc(hc, sizeof *ix->hash_ids);
+        ix->hash_ids = ls_calloc_table(hc, sizeof *ix->hash_ids);
         ix->hash_pos = ls_malloc(sizeof *ix->hash_pos * hc);
     }
     uint32_t cap = 16;

@@ -208,7 +208,7 @@ static void name_set_init(name_set *s, uint32_t n)
 {
     s->cap = 16;
     while (s->cap < 2 * n + 2) s->cap *= 2;
-    s->slots = ls_calloc(s->cap, sizeof *s->slots);
+    s->slots = ls_calloc_table(s->cap, sizeof *s->slots);
 }
 
 static void name_set_prefetch(const name_set *s, const char *name)
