@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -118,6 +119,56 @@ START_TEST(heap_growth_is_advised_for_huge_pages_when_asked)
     free(first);
     free(second);
     ck_assert_msg(advised == 1, "the heap's new part is not advised for huge pages");
+}
+END_TEST
+
+/* A hash table from ls_calloc_table is zero and already written: probing it at random (a
+ * read, then a write) faults no page again. The same block from calloc is fresh zero pages,
+ * and each page faults twice (ls_calloc_table's reason to be). Faults counted, not timed. */
+static long minor_faults(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+}
+
+static long probe_every_page(uint64_t *t, size_t n)
+{
+    long before = minor_faults();
+    uint64_t seen = 0;
+    for (size_t i = 0; i < n; i += 4096 / sizeof *t) {
+        seen |= t[i]; /* the probe */
+        t[i] = i + 1; /* the insert */
+    }
+    ck_assert_uint_eq(seen, 0);
+    return minor_faults() - before;
+}
+
+START_TEST(calloc_table_faults_each_page_once)
+{
+    enum { BYTES = 64 << 20 };
+    size_t n = BYTES / sizeof(uint64_t), pages = BYTES / 4096;
+    uint64_t *t = ls_calloc_table(n, sizeof *t);
+    for (size_t i = 0; i < n; i += 4099) ck_assert_uint_eq(t[i], 0);
+    long again = probe_every_page(t, n);
+    free(t);
+    ck_assert_msg(again < (long)pages / 16, "%ld of %zu pages faulted again after ls_calloc_table", again, pages);
+#if !defined(__SANITIZE_ADDRESS__) && defined(__GLIBC__)
+    /* the control: glibc's calloc of a new mapping leaves the pages to be faulted by the probes
+     * (in small pages: with transparent huge pages "always", one fault maps 512 of them) */
+    FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char mode[128] = "";
+    if (thp) {
+        if (!fgets(mode, sizeof mode, thp)) mode[0] = 0;
+        fclose(thp);
+    }
+    if (strstr(mode, "[always]")) return;
+    uint64_t *c = calloc(n, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    long fresh = probe_every_page(c, n);
+    free(c);
+    ck_assert_msg(fresh >= (long)pages / 2, "calloc's %zu pages faulted only %ld times: the control did not", pages, fresh);
+#endif
 }
 END_TEST
 
@@ -415,6 +466,7 @@ Suite *common_suite(void)
     tcase_add_test(tc, intern_gives_one_pointer_per_content);
     tcase_add_test(tc, intern_batch_and_hashed_match_one_by_one);
     tcase_add_test(tc, heap_growth_is_advised_for_huge_pages_when_asked);
+    tcase_add_test(tc, calloc_table_faults_each_page_once);
     tcase_add_test(tc, buf_escapes_json);
     tcase_add_test(tc, test_folders_go_with_their_process);
     tcase_add_test(tc, buf_printf_matches_snprintf);
