@@ -222,14 +222,35 @@ void ui_open_method(ui *u, const char *method)
     ui_message(u, false, "method %s", method);
 }
 
+void ui_close_screen(ui *u)
+{
+    ui_screen back = u->screen == UI_S_HELP ? u->under_help : UI_S_MAIN;
+    u->under_help = UI_S_MAIN;
+    if (back != UI_S_MAIN) {
+        /* the screen's rows were left as they were; only where it is on the terminal may differ */
+        ui_pane *p = &u->panes[UI_P_SCREEN];
+        ui_rect r = p->r;
+        *p = u->under_help_pane;
+        p->r = r;
+        ui_pane_clamp(u, p);
+    }
+    u->screen = back;
+}
+
 void ui_open_screen(ui *u, ui_screen s)
 {
     if (u->screen == s) {
-        u->screen = UI_S_MAIN;
+        ui_close_screen(u);
         return;
     }
-    u->screen = s;
     ui_pane *p = &u->panes[UI_P_SCREEN];
+    if (s == UI_S_HELP) {
+        u->under_help = u->screen;
+        u->under_help_pane = *p;
+    } else {
+        u->under_help = UI_S_MAIN;
+    }
+    u->screen = s;
     p->ops = s == UI_S_TABLE       ? &ui_table_ops
              : s == UI_S_RUN       ? &ui_run_ops
              : s == UI_S_EXPORT    ? &ui_export_ops
@@ -369,7 +390,7 @@ void ui_run_action(ui *u, ui_action a)
         if (p->ops->activate && p->ops->count(u)) p->ops->activate(u, p->sel);
         break;
     case UI_A_BACK:
-        if (u->screen != UI_S_MAIN) u->screen = UI_S_MAIN;
+        if (u->screen != UI_S_MAIN) ui_close_screen(u);
         else ui_leave_sub(u);
         break;
     case UI_A_PRODUCER: cycle_related(u, false); break;
@@ -386,7 +407,7 @@ void ui_run_action(ui *u, ui_action a)
     case UI_A_FILTER: ui_prompt_open(u, 'f'); break;
     case UI_A_CANCEL:
         if (u->screen != UI_S_MAIN) {
-            u->screen = UI_S_MAIN;
+            ui_close_screen(u);
         } else {
             u->search_active = false;
             u->search[0] = 0;
@@ -453,7 +474,7 @@ void ui_run_action(ui *u, ui_action a)
         break;
     case UI_A_REDRAW: clearok(curscr, TRUE); break;
     case UI_A_QUIT:
-        if (u->screen != UI_S_MAIN) u->screen = UI_S_MAIN;
+        if (u->screen != UI_S_MAIN) ui_close_screen(u);
         else u->quit = true;
         break;
     default: break;

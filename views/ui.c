@@ -770,8 +770,10 @@ out:
     ui_model_free(&u->m);
     ui_lines_clear(&u->node_lines);
     ui_lines_clear(&u->screen_lines);
+    ui_lines_clear(&u->help_lines);
     free(u->node_lines.v);
     free(u->screen_lines.v);
+    free(u->help_lines.v);
     if (u->re_ok) regfree(&u->re);
     ls_ptrmap_free(&u->search_ops);
     ui_step_rows_free_all(u);

@@ -518,7 +518,11 @@ struct ui {
     const char *node_key_scope;
     int node_key_w;       /* the node pane's width its lines were made for (now/was wrap to it) */
     bool node_valid;
-    ui_lines screen_lines; /* table, run, help */
+    ui_lines screen_lines; /* table, run, export */
+    ui_lines help_lines;   /* help's own, so that the screen under it keeps its lines */
+    /* the full screen help was opened over (UI_S_MAIN: none), and its pane, back when help closes */
+    ui_screen under_help;
+    ui_pane under_help_pane;
     uint32_t table_cpu_from, table_n_cpu; /* the table screen's CPU list: rows after screen_lines */
     int table_name_w, table_op_w;          /* its name and op columns */
     ui_script *script;
@@ -584,6 +588,9 @@ bool ui_enter_sub(ui *u, const char *sub);
 void ui_leave_sub(ui *u);
 void ui_select_id(ui *u, uint32_t id);
 void ui_open_screen(ui *u, ui_screen s);
+/* Leaves the full screen: help goes back to the screen it was opened over, any other to the
+ * main one. */
+void ui_close_screen(ui *u);
 void ui_replace_history(ui *u, ls_history *h); /* takes ownership */
 void ui_open_method(ui *u, const char *method); /* another method of the .pte (:method, M) */
 void ui_restore(void); /* leaves curses mode; safe to call twice, from atexit and signals */

@@ -33,7 +33,7 @@ static void add_entry(ui_lines *l, const char *keys, const char *help, int width
 
 void ui_help_build(ui *u)
 {
-    ui_lines *l = &u->screen_lines;
+    ui_lines *l = &u->help_lines;
     ui_lines_clear(l);
     uint32_t nb;
     const ui_binding *b = ui_bindings(&nb);
@@ -83,10 +83,25 @@ static void title(ui *u, ls_buf *b)
     ls_buf_puts(b, "Help · q back");
 }
 
+static uint32_t count(ui *u)
+{
+    return u->help_lines.n;
+}
+
+static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
+{
+    ui_lines_draw_row(u, &u->help_lines, row, y, x, w, cursor, ui_pane_of(u, UI_P_SCREEN)->left);
+}
+
+static bool match(ui *u, uint32_t row, const regex_t *re)
+{
+    return row < u->help_lines.n && regexec(re, u->help_lines.v[row].text, 0, NULL, 0) == 0;
+}
+
 const ui_view_ops ui_help_ops = {
     .name = "help",
     .title = title,
-    .count = ui_screen_count,
-    .draw_row = ui_screen_draw_row,
-    .match = ui_screen_match,
+    .count = count,
+    .draw_row = draw_row,
+    .match = match,
 };
