@@ -106,10 +106,12 @@ void ui_draw_status(ui *u)
     position_text(u, pos, sizeof pos);
     int pw = pos[0] ? ui_text_width(pos) + 2 : 0;
     if (u->msg[0]) {
+        /* a message wider than the terminal takes the rows above the status line too, over
+         * the panes, until the next key clears it: an error is read whole, never cut */
         short ep;
         attr_t ea = ui_role_attr(u, u->msg_error ? UI_R_ERROR : UI_R_NORMAL, &ep);
-        int used = ui_put(u, y, 0, u->cols, ea, ep, u->msg);
-        if (pw && used + pw <= u->cols) ui_put(u, y, u->cols - pw + 1, pw - 1, A_NORMAL, 0, pos);
+        int used = 0, lines = ui_put_wrapped(u, y, u->rows / 3, ea, ep, u->msg, &used);
+        if (lines == 1 && pw && used + pw <= u->cols) ui_put(u, y, u->cols - pw + 1, pw - 1, A_NORMAL, 0, pos);
         return;
     }
     if (ui_running(u)) {

@@ -166,6 +166,13 @@ static void drawn_make(const ui *u, const char *s, int stop, drawn *d)
     }
 }
 
+static int width_of(const drawn *d, int from, int to)
+{
+    int w = 0;
+    for (int k = from; k < to; k++) w += d->w[k];
+    return w;
+}
+
 static void drawn_free(drawn *d)
 {
     if (d->c != d->small_c) {
@@ -224,6 +231,51 @@ int ui_put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *
     attr_set(A_NORMAL, 0, NULL);
     drawn_free(&d);
     return used + cut;
+}
+
+int ui_put_wrapped(ui *u, int y_last, int max_lines, attr_t attr, short pair, const char *s, int *last_width)
+{
+    enum { MOST = 16, INDENT = 2 };
+    int width = u->cols;
+    if (max_lines > MOST) max_lines = MOST;
+    if (max_lines < 1) max_lines = 1;
+    *last_width = 0;
+    if (width <= INDENT + 8 || y_last < 0 || y_last >= u->rows) return 0;
+    drawn d;
+    drawn_make(u, s, INT_MAX, &d);
+    int from[MOST], to[MOST], n_lines = 0, i = 0;
+    while (i < d.n && n_lines < max_lines) {
+        int room = n_lines ? width - INDENT : width, used = 0, j = i, space = -1;
+        while (j < d.n && used + d.w[j] <= room) {
+            if (d.c[j] == L' ') space = j;
+            used += d.w[j++];
+        }
+        int end = j < d.n && space > i + (j - i) / 2 ? space : j; /* at a space, unless the word is half the line */
+        if (end == i) end = i + 1;                               /* a character wider than the line */
+        from[n_lines] = i;
+        to[n_lines++] = end;
+        i = end;
+        while (i < d.n && d.c[i] == L' ') i++;
+    }
+    bool cut = i < d.n;
+    int top = y_last - n_lines + 1;
+    if (top < 0) top = 0;
+    wchar_t ell = u->utf8 ? L'\u2026' : L'~';
+    for (int k = 0; k < n_lines && top + k <= y_last; k++) {
+        int x = k ? INDENT : 0, y = top + k, end = to[k];
+        bool last = k == n_lines - 1;
+        if (last && cut) /* room for the ellipsis */
+            while (end > from[k] && x + width_of(&d, from[k], end) + 1 > width) end--;
+        int used = width_of(&d, from[k], end);
+        ui_fill(u, y, 0, width, A_NORMAL, 0);
+        attr_set(attr, pair, NULL);
+        mvaddnwstr(y, x, d.c + from[k], end - from[k]);
+        if (last && cut) addnwstr(&ell, 1);
+        attr_set(A_NORMAL, 0, NULL);
+        if (last) *last_width = x + used + (cut ? 1 : 0);
+    }
+    drawn_free(&d);
+    return y_last - top + 1;
 }
 
 void ui_put_mark_swatch(ui *u, int y, int x, char mark, ui_role mark_role, int tag, attr_t a, short pair, bool cursor)

@@ -611,6 +611,10 @@ int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *utf8
  * ("…copy_tensor_12"); else an op drops its namespace ("quantized_add" for
  * "cortex_m::quantized_add") before losing its end to an ellipsis. */
 int ui_put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *utf8, bool keep_end);
+/* s over whole rows, wrapped at spaces (the lines after the first indented by two), its last
+ * line on row y_last and the others on the rows above; past max_lines rows the last one shown
+ * ends in an ellipsis. Returns the rows used; *last_width: the columns the last line takes. */
+int ui_put_wrapped(ui *u, int y_last, int max_lines, attr_t attr, short pair, const char *utf8, int *last_width);
 void ui_fill(ui *u, int y, int x, int w, attr_t attr, short pair);
 /* A row's diff mark at x and its tag's swatch at x + 1 (the tag's letter without colours). */
 void ui_put_mark_swatch(ui *u, int y, int x, char mark, ui_role mark_role, int tag, attr_t a, short pair, bool cursor);

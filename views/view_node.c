@@ -122,6 +122,7 @@ void ui_lines_add_wrapped(ui_lines *l, ui_role role, const char *text, int width
             n = width;
             while (n > width / 2 && s[n] != ' ') n--;
             if (s[n] != ' ') n = width;
+            while (n > 1 && ((unsigned char)s[n] & 0xC0) == 0x80) n--; /* not inside a character */
         }
         ui_lines_add(l, role, -1, "%s%.*s", first ? "" : "  ", n, s);
         first = false;
