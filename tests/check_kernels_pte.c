@@ -62,6 +62,22 @@ START_TEST(max_pool2d_with_indices_as_portable)
                VINTS(1, 2));
     kt_expect(&v.items[0], LS_DT_F32, SHAPE(1, 1, 1, 2), VALS(NAN, 2));
     ls_value_release(&v);
+    /* int64 compared as int64 (in a double, 2^62 + 1 and 2^62 are equal, and 2^53 + 1 is 2^53):
+     * the first window's maximum is its first element, the second's its second */
+    const int64_t big[] = {((int64_t)1 << 62) + 1, (int64_t)1 << 62, (int64_t)1 << 53, ((int64_t)1 << 53) + 1};
+    v = kt_run(LS_OP_max_pool2d_with_indices, 3, VT(kt_i64(SHAPE(1, 1, 1, 4), big)), VINTS(1, 2), VINTS(1, 2));
+    ck_assert_int_eq(v.items[0].t->dtype, LS_DT_I64);
+    const int64_t *got = v.items[0].t->data, *at = v.items[1].t->data;
+    ck_assert(got[0] == big[0] && at[0] == 0);
+    ck_assert(got[1] == big[3] && at[1] == 3);
+    ls_value_release(&v);
+    /* W 2, kernel 2, padding 1, dilation 3: (2 + 2 - 3 - 1) / 1 + 1 = 1 window, whose taps (-1
+     * and 2) both fall outside: the portable kernel's starting accumulator, 0 at index 0 */
+    v = kt_run(LS_OP_max_pool2d_with_indices, 5, VT(kt(LS_DT_F32, SHAPE(1, 1, 1, 2), VALS(5, 7))), VINTS(1, 2), VINTS(1, 1),
+               VINTS(0, 1), VINTS(1, 3));
+    kt_expect(&v.items[0], LS_DT_F32, SHAPE(1, 1, 1, 1), VALS(0));
+    kt_expect(&v.items[1], LS_DT_I64, SHAPE(1, 1, 1, 1), VALS(0));
+    ls_value_release(&v);
     kt_fails("more than half the kernel size", LS_OP_max_pool2d_with_indices, 4,
              VT(kt(LS_DT_F32, SHAPE(1, 1, 3, 3), VALS(0, 0, 0, 0, 0, 0, 0, 0, 0))), VINTS(2, 2), VINTS(1, 1), VINTS(2, 2));
 }

@@ -5,7 +5,8 @@
  * greater (so a NaN that starts a window stays, one met later is passed over); the index is the
  * element's place in its H x W plane (h * W + w). Output sizes as torch's pooling_output_shape:
  * (H + 2p - d (k - 1) - 1 + (ceil_mode ? s - 1 : 0)) / s + 1, less one when ceil_mode's last
- * window would start in the right padding. stride [] means the kernel size; one value means both. */
+ * window would start in the right padding. stride [] means the kernel size; one value means both.
+ * Integers are compared in their own type; a window with no tap inside gives 0 at index 0. */
 #include <inttypes.h>
 #include <math.h>
 
@@ -31,6 +32,18 @@ static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, 
     return o;
 }
 
+/* An integer result element, in y's own integer type (max of its own elements: in range). */
+static void set_int(ls_tensor *y, int64_t i, int64_t v)
+{
+    switch (y->dtype) {
+    case LS_DT_U8: ((uint8_t *)y->data)[i] = (uint8_t)v; break;
+    case LS_DT_I8: ((int8_t *)y->data)[i] = (int8_t)v; break;
+    case LS_DT_I16: ((int16_t *)y->data)[i] = (int16_t)v; break;
+    case LS_DT_I32: ((int32_t *)y->data)[i] = (int32_t)v; break;
+    default: ((int64_t *)y->data)[i] = v; break; /* I64 */
+    }
+}
+
 /* max_pool2d_with_indices(self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False) -> (Tensor, Tensor) */
 LK_DECL(k_max_pool2d_with_indices)
 {
@@ -47,7 +60,10 @@ LK_DECL(k_max_pool2d_with_indices)
             return ls_kfail(c, "kernel_size, stride and dilation must be positive and padding not negative");
         if (p[i] > k[i] / 2) return ls_kfail(c, "padding %" PRId64 " is more than half the kernel size %" PRId64, p[i], k[i]);
     }
-    if (x->dtype == LS_DT_BOOL || x->dtype == LS_DT_UNKNOWN) return ls_kfail(c, "takes a real dtype, not %s", ls_dtype_name(x->dtype));
+    /* the portable kernel's ET_SWITCH_REAL_TYPES: no bool, and of the unsigned types only uint8 */
+    if (x->dtype == LS_DT_BOOL || x->dtype == LS_DT_UNKNOWN || x->dtype == LS_DT_U16 || x->dtype == LS_DT_U32 ||
+        x->dtype == LS_DT_U64)
+        return ls_kfail(c, "takes a real dtype, not %s", ls_dtype_name(x->dtype));
     int nd = x->ndim;
     int64_t H = x->sizes[nd - 2], W = x->sizes[nd - 1];
     int64_t OH = out_size(H, k[0], s[0], p[0], d[0], ceil_mode), OW = out_size(W, k[1], s[1], p[1], d[1], ceil_mode);
@@ -63,23 +79,35 @@ LK_DECL(k_max_pool2d_with_indices)
     }
     int64_t planes = x->numel / (H * W > 0 ? H * W : 1);
     int64_t *id = ix->data;
+    /* Integers are compared as integers (a double loses int64's low bits past 2^53), as the
+     * portable kernel compares in the element's type (op_max_pool2d_with_indices.cpp,
+     * "in_val > accum" on CTYPE). A window with no tap inside the input keeps the kernel's
+     * starting accumulator, 0 at index 0 (kernel_ops_util.h, kernel_reduction_then_map_2d). */
+    bool ints = ls_dtype_is_int(x->dtype);
     for (int64_t pl = 0; pl < planes && H * W > 0; pl++)
         for (int64_t oh = 0; oh < OH; oh++)
             for (int64_t ow = 0; ow < OW; ow++) {
                 double best = 0;
-                int64_t at = -1;
+                int64_t best_i = 0, at = -1;
                 for (int64_t kh = 0; kh < k[0]; kh++) {
                     int64_t h = oh * s[0] - p[0] + kh * d[0];
                     if (h < 0 || h >= H) continue;
                     for (int64_t kw = 0; kw < k[1]; kw++) {
                         int64_t w = ow * s[1] - p[1] + kw * d[1];
                         if (w < 0 || w >= W) continue;
-                        double v = ls_tensor_get_f64(x, pl * H * W + h * W + w);
-                        if (at < 0 || v > best) best = v, at = h * W + w;
+                        int64_t e = pl * H * W + h * W + w;
+                        if (ints) {
+                            int64_t v = ls_tensor_get_i64(x, e);
+                            if (at < 0 || v > best_i) best_i = v, at = h * W + w;
+                        } else {
+                            double v = ls_tensor_get_f64(x, e);
+                            if (at < 0 || v > best) best = v, at = h * W + w;
+                        }
                     }
                 }
                 int64_t o = (pl * OH + oh) * OW + ow;
-                ls_tensor_set_f64(y, o, at < 0 ? NAN : best);
+                if (ints) set_int(y, o, best_i);
+                else ls_tensor_set_f64(y, o, best);
                 id[o] = at < 0 ? 0 : at;
             }
     *out = ls_value_list(2);
