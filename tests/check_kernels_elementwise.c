@@ -262,6 +262,25 @@ START_TEST(clamp_scalar_and_tensor)
     kt_expect(&r, LS_DT_F32, SHAPE(2, 2), VALS(0, 3, -1, 3));
     ls_value_release(&r);
     kt_fails("min", LS_OP_clamp, 3, VT(kt(LS_DT_F32, SHAPE(1), NULL)), VN, VN);
+    /* op_clamp.cpp: max_override(x, min) then min_override(that, max), NaN when either side is:
+     * a NaN bound gives NaN everywhere, whichever bound it is */
+    r = kt_run(LS_OP_clamp, 3, VT(kt(LS_DT_F32, SHAPE(3), VALS(1, 5, 9))), VF(NAN), VF(6));
+    kt_expect(&r, LS_DT_F32, SHAPE(3), VALS(NAN, NAN, NAN));
+    ls_value_release(&r);
+    r = kt_run(LS_OP_clamp, 3, VT(kt(LS_DT_F32, SHAPE(3), VALS(1, 5, 9))), VF(2), VF(NAN));
+    kt_expect(&r, LS_DT_F32, SHAPE(3), VALS(NAN, NAN, NAN));
+    ls_value_release(&r);
+    r = kt_run(LS_OP_clamp_Tensor, 3, VT(kt(LS_DT_F32, SHAPE(3), VALS(1, 5, 9))), VT(kt(LS_DT_F32, SHAPE(3), VALS(NAN, 0, 0))),
+               VN);
+    kt_expect(&r, LS_DT_F32, SHAPE(3), VALS(NAN, 5, 9));
+    ls_value_release(&r);
+    /* its bounds check: int8 holds no 200 (a cast would make it -56), float32 no 1e300; an
+     * infinite bound is no value out of range */
+    kt_fails("minimum value out of bounds", LS_OP_clamp, 3, VT(kt(LS_DT_I8, SHAPE(2), VALS(-5, 3))), VI(200), VN);
+    kt_fails("maximum value out of bounds", LS_OP_clamp, 3, VT(kt(LS_DT_F32, SHAPE(1), VALS(0))), VN, VF(1e300));
+    r = kt_run(LS_OP_clamp, 3, VT(kt(LS_DT_F32, SHAPE(2), VALS(-1, 1))), VF(-INFINITY), VF(0));
+    kt_expect(&r, LS_DT_F32, SHAPE(2), VALS(-1, 0));
+    ls_value_release(&r);
 }
 END_TEST
 

@@ -559,10 +559,9 @@ LK_DECL(k_masked_fill)
     {                                                                                                          \
         for (int64_t i = 0; i < n; i++) {                                                                      \
             T v = x[i * sx];                                                                                   \
-            if (v == v) {                                                                                      \
-                if (lo) v = v < lo[i * sl] ? lo[i * sl] : v;                                                   \
-                if (hi) v = v > hi[i * sh] ? hi[i * sh] : v;                                                   \
-            }                                                                                                  \
+            /* as clamp.Scalar: a NaN input or bound gives NaN (op_clamp.cpp, max/min_override) */             \
+            if (v == v && lo) v = lo[i * sl] != lo[i * sl] || v < lo[i * sl] ? lo[i * sl] : v;                 \
+            if (v == v && hi) v = hi[i * sh] != hi[i * sh] || v > hi[i * sh] ? hi[i * sh] : v;                 \
             o[i] = v;                                                                                          \
         }                                                                                                      \
     }

@@ -2,6 +2,7 @@
  * gelu (exact and tanh), silu, logical_not, and clamp with scalar bounds.
  * Tensors are contiguous, so these are flat loops over numel in the compute type; integer
  * inputs of the floating functions give float32, as torch's int-to-float promotion does. */
+#include <float.h>
 #include <math.h>
 
 #include "kernels.h"
@@ -57,9 +58,12 @@ UN_ROW(gelut_f32, float, 0.5f * x * (1.0f + tanhf((float)GELU_K * (x + 0.044715f
 UN_ROW(gelut_f64, double, 0.5 * x * (1.0 + tanh(GELU_K * (x + 0.044715 * x * x * x))))
 UN_ROW(silu_f32, float, x / (1.0f + expf(-x)))
 UN_ROW(silu_f64, double, x / (1.0 + exp(-x)))
-/* clamp: p0 = min, p1 = max (±inf / extreme ints when absent); NaN stays NaN */
-UN_ROW(clamp_f32, float, x != x ? x : (x < p0 ? p0 : x) > p1 ? p1 : (x < p0 ? p0 : x))
-UN_ROW(clamp_f64, double, x != x ? x : (x < p0 ? p0 : x) > p1 ? p1 : (x < p0 ? p0 : x))
+/* clamp: p0 = min, p1 = max (±inf / extreme ints when absent). As the portable kernel
+ * (op_clamp.cpp: max_override(x, min), then min_override(that, max), each NaN when either side
+ * is): a NaN input or a NaN bound gives NaN; min > max gives max. */
+#define CLAMP_NAN(x, lo, hi) ((x) != (x) ? (x) : (lo) != (lo) ? (lo) : (hi) != (hi) ? (hi) : ((x) < (lo) ? (lo) : (x)) > (hi) ? (hi) : ((x) < (lo) ? (lo) : (x)))
+UN_ROW(clamp_f32, float, CLAMP_NAN(x, p0, p1))
+UN_ROW(clamp_f64, double, CLAMP_NAN(x, p0, p1))
 
 static const struct {
     un_row f32, f64, i64;
@@ -175,6 +179,23 @@ LK_DECL(k_logical_not)
     return lk_ret(out, res);
 }
 
+/* Whether a clamp bound (int64 i, double f: the same scalar) is a value of the result type rt:
+ * within an integer type's range, or, finite, within a float type's. */
+static bool bound_fits(ls_dtype rt, const ls_value *v, int64_t i, double f)
+{
+    double q = v->kind == LS_V_INT || v->kind == LS_V_BOOL ? (double)i : f;
+    switch (rt) {
+    case LS_DT_U8: return q >= 0 && q <= UINT8_MAX;
+    case LS_DT_I8: return q >= INT8_MIN && q <= INT8_MAX;
+    case LS_DT_I16: return q >= INT16_MIN && q <= INT16_MAX;
+    case LS_DT_I32: return q >= INT32_MIN && q <= INT32_MAX;
+    case LS_DT_F16: return !isfinite(f) || fabs(f) <= 65504.0;
+    case LS_DT_BF16: return !isfinite(f) || fabs(f) <= 3.3895313892515355e38;
+    case LS_DT_F32: return !isfinite(f) || fabs(f) <= FLT_MAX;
+    default: return true;
+    }
+}
+
 LK_DECL(k_clamp)
 {
     const ls_tensor *x = args[0].t;
@@ -188,5 +209,11 @@ LK_DECL(k_clamp)
     ls_dtype rt = lk_result_type(ops, n);
     double lo = has_lo ? lk_f64(&args[1]) : -INFINITY, hi = has_hi ? lk_f64(&args[2]) : INFINITY;
     int64_t ilo = has_lo ? lk_int(&args[1]) : INT64_MIN, ihi = has_hi ? lk_int(&args[2]) : INT64_MAX;
+    /* the portable kernel's check (op_clamp.cpp, clamp_out): a bound the result's type cannot
+     * hold is refused, where a cast would wrap it (int8 and min 200: -56) */
+    if (has_lo && !bound_fits(rt, &args[1], ilo, lo))
+        return ls_kfail(c, "minimum value out of bounds: %g is not a %s", lo, ls_dtype_name(rt));
+    if (has_hi && !bound_fits(rt, &args[2], ihi, hi))
+        return ls_kfail(c, "maximum value out of bounds: %g is not a %s", hi, ls_dtype_name(rt));
     return unary(c, U_CLAMP, x, rt, lo, hi, ilo, ihi, out);
 }
