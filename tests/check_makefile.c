@@ -126,6 +126,9 @@ Suite *makefile_suite(void)
     tcase_add_test(tc, suites_follow_the_test_files);
     tcase_add_test(tc, the_runner_says_what_it_skipped);
     tcase_add_test(tc, plain_make_builds_lowerscope);
+    /* make reads the whole Makefile and its dependency files (-p -q): about 2 s, past Check's
+     * default of 4 s when the machine is busy (it once timed out there) */
+    tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
 }
