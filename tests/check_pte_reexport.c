@@ -312,6 +312,11 @@ START_TEST(export_of_a_relowered_method_from_the_cli)
                       tu_contains(out, "plan      kv_forward: "),
                   "%s", out);
     free(out);
+    /* the emit step's report names the method it emitted, as the plan does */
+    rc = tu_runf(&out, "passes %s --relower --method prefill_forward", pt_path("et_stories260k_hybrid_llama_qnn", ".pte"));
+    ck_assert_msg(rc == 0 && tu_contains(out, "prefill_forward: 24 values, 1 instruction") && !tu_contains(out, "· forward: 24 values"),
+                  "%s", out);
+    free(out);
     snprintf(path, sizeof path, "%s/xor_relowered.pte", tu_tmpdir());
     rc = tu_runf(&out, "export %s -o %s --relower --portable", pt_path("et_android_xor", ".pte"), path);
     ck_assert_msg(rc == 0 && tu_contains(out, "kept      3 constant methods as the file holds them") &&

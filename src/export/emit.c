@@ -230,11 +230,11 @@ int ls_pass_emit(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
         return -1;
     }
     char a[32], b[32];
+    const ls_pte_plan *pl = &pte->execution_plan.v[0];
     ls_report_add(ctx->report, NULL, NULL,
-                  "forward: %u values, %u instruction%s (%u KernelCall%s, %u DelegateCall%s), %u operator%s", sum.values,
+                  "%s: %u values, %u instruction%s (%u KernelCall%s, %u DelegateCall%s), %u operator%s", pl->name, sum.values,
                   sum.instructions, sum.instructions == 1 ? "" : "s", sum.kernel_calls, sum.kernel_calls == 1 ? "" : "s", sum.delegate_calls,
                   sum.delegate_calls == 1 ? "" : "s", sum.operators, sum.operators == 1 ? "" : "s");
-    const ls_pte_plan *pl = &pte->execution_plan.v[0];
     for (uint32_t d = 0; d < pl->delegates.n; d++) {
         const ls_pte_delegate *dl = &pl->delegates.v[d];
         ls_fmt_bytes(pte->segment_data[dl->processed.index].n, a, sizeof a);
