@@ -24,7 +24,7 @@ static const ui_cmd_info commands[] = {
     {"table", "delegation table"},
     {"graph", "partition graph (delegates and CPU islands as boxes)"},
     {"around [NAME]", "the neighbourhood of the selected node (or of NAME)"},
-    {"compare STEP|FILE [S]", "side by side: a step, a file (its step S), backend B"},
+    {"compare STEP|FILE [S]", "side by side: a step, a file (its step S), or backend FILE (this step lowered for it)"},
     {"help", "this help"},
     {"save-display FILE", "write the screen as text (scripted tests)"},
     {"resize COLSxROWS", "resize the off-screen terminal (scripted tests)"},

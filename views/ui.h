@@ -83,8 +83,8 @@ int ui_tag_of_pair(const ui *u, short pair); /* tag index of a colour pair, -1 i
     X(STEP_PREV, "Steps", "previous pass step")                                                                     \
     X(STEP_FIRST, "Steps", "first step (load)")                                                                      \
     X(STEP_LAST, "Steps", "last step")                                                                               \
-    X(SCROLL_LEFT, "Moving", "scroll left: graph, node pane, screens (long names)")                                  \
-    X(SCROLL_RIGHT, "Moving", "scroll the pane right")                                                               \
+    X(SCROLL_LEFT, "Moving", "scroll the pane left (long names): graph, node pane, screens")                        \
+    X(SCROLL_RIGHT, "Moving", "scroll the pane right (long names): graph, node pane, screens")                       \
     X(ENTER, "Graph", "open: a delegate call's graph, a change's node, an argument or user")                         \
     X(BACK, "Graph", "leave a delegate's graph")                                                                     \
     X(PRODUCER, "Graph", "go to the producer of an argument (again: the next argument)")                             \
@@ -102,7 +102,7 @@ int ui_tag_of_pair(const ui *u, short pair); /* tag index of a colour pair, -1 i
     X(FILTER, "Search and filter", "filter by tag or op (empty: no filter)")                                         \
     X(CANCEL, "Search and filter", "clear search and filter; close a screen")                                        \
     X(TABLE, "Screens", "delegation table (ops per tag, with %)")                                                    \
-    X(PARTGRAPH, "Screens", "partition graph: delegates and CPU islands as boxes, the tensors between")              \
+    X(PARTGRAPH, "Screens", "partition graph: delegates and CPU islands as boxes, the tensors between them")         \
     X(COMPARE, "Screens", "compare this step with another step or file, side by side (asks which)")              \
     X(RUN, "Screens", "run this step and the loaded program side by side")                                         \
     X(HELP, "Screens", "this help")                                                                                  \
