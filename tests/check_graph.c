@@ -208,6 +208,13 @@ START_TEST(graph_json_lists_regions_and_edges)
     rc = tu_runf(&out, "graph %s --step nope", tu_root("samples/two_delegates.pt2"));
     ck_assert_int_eq(rc, 2);
     free(out);
+    /* two formats are one too many: refused, naming both (given twice, one format is one) */
+    rc = tu_runf(&out, "graph %s --dot --json", tu_root("samples/two_delegates.pt2"));
+    ck_assert_msg(rc == 2 && tu_contains(out, "--dot and --json are two formats"), "%s", out);
+    free(out);
+    rc = tu_runf(&out, "graph %s --json --json", tu_root("samples/two_delegates.pt2"));
+    ck_assert_msg(rc == 0 && tu_contains(out, "\"format_version\": 1"), "%s", out);
+    free(out);
 }
 END_TEST
 

@@ -197,11 +197,19 @@ int ls_cmd_graph(int argc, char **argv)
     int width = 0, n = 0, depth = 2;
     const char *around = NULL;
     char **rest = ls_malloc(sizeof *rest * (size_t)(argc + 1));
+    const char *format_given = NULL; /* --text, --dot and --json are one choice */
     for (int i = 0; i < argc; i++) { /* this command's own options; the rest are the pipeline's */
-        if (i && !strcmp(argv[i], "--text")) f = GRAPH_TEXT;
-        else if (i && !strcmp(argv[i], "--dot")) f = GRAPH_DOT;
-        else if (i && !strcmp(argv[i], "--json")) f = GRAPH_JSON;
-        else if (i && !strcmp(argv[i], "--ascii")) ascii = true;
+        int g = !i ? -1 : !strcmp(argv[i], "--text") ? GRAPH_TEXT : !strcmp(argv[i], "--dot") ? GRAPH_DOT
+                        : !strcmp(argv[i], "--json") ? GRAPH_JSON : -1;
+        if (g >= 0 && format_given && (graph_format)g != f) {
+            ls_cli_error("graph: %s and %s are two formats: give one (usage: lowerscope %s)", format_given, argv[i], USAGE);
+            free(rest);
+            return LS_EXIT_INPUT;
+        }
+        if (g >= 0) {
+            f = (graph_format)g;
+            format_given = argv[i];
+        } else if (i && !strcmp(argv[i], "--ascii")) ascii = true;
         else if (i && !strcmp(argv[i], "--no-fold")) fold = false;
         else if (i && !strcmp(argv[i], "--around")) {
             if (i + 1 >= argc) {
