@@ -263,6 +263,13 @@ START_TEST(an_unnamed_state_of_a_pte_pairs_by_position)
     ck_assert_str_eq(item(cache, "name")->valuestring, "cache");
     ck_assert(cJSON_IsTrue(item(cache, "pass")));
     cJSON_Delete(j);
+    /* --compare on a .pte: its pipeline is the load alone, so there is nothing lowered to
+     * compare; the message says so and names the two ways that do compare */
+    rc = tu_runf(&out, "run %s --compare", pte);
+    ck_assert_msg(rc == 2 && tu_contains(out, "has only the load") && tu_contains(out, "--relower") &&
+                      tu_contains(out, "--compare-with REF"),
+                  "%s", out);
+    free(out);
 }
 END_TEST
 

@@ -282,6 +282,12 @@ static int choose_program(const run_opts *o, run_target *t)
             snprintf(why, sizeof why, "step %d %s cannot run here: %s", s, st->pass, err.msg);
         }
     }
+    if (!t->r && h->n == 1) { /* a .pte: nothing is lowered after it is loaded */
+        ls_cli_error("run: --compare compares the last step of the pipeline with the loaded program, and %s has "
+                     "only the load (a .pte is lowered already): --relower lowers it again, --compare-with REF "
+                     "runs another file as the reference", o->path);
+        return -1;
+    }
     if (!t->r) {
         ls_cli_error("run: --compare: no step of the pipeline after load can run here (%s)", why[0] ? why : "none");
         return -1;
