@@ -222,33 +222,49 @@ void ui_open_method(ui *u, const char *method)
     ui_message(u, false, "method %s", method);
 }
 
-void ui_close_screen(ui *u)
+/* Whether opening `over` on top of `s` keeps s to go back to: the table, run and export
+ * screens share one set of lines (screen_lines), so one of them over another overwrites it;
+ * only the table's can be made again (the run's would run the program again). */
+static bool keeps_under(ui_screen s, ui_screen over)
 {
-    ui_screen back = u->screen == UI_S_HELP ? u->under_help : UI_S_MAIN;
-    u->under_help = UI_S_MAIN;
-    if (back != UI_S_MAIN) {
-        /* the screen's rows were left as they were; only where it is on the terminal may differ */
-        ui_pane *p = &u->panes[UI_P_SCREEN];
-        ui_rect r = p->r;
-        *p = u->under_help_pane;
-        p->r = r;
-        ui_pane_clamp(u, p);
-    }
-    u->screen = back;
+    bool lines = over == UI_S_TABLE || over == UI_S_RUN || over == UI_S_EXPORT;
+    return s != UI_S_MAIN && s != over && !(lines && (s == UI_S_RUN || s == UI_S_EXPORT));
 }
 
-void ui_open_screen(ui *u, ui_screen s)
+void ui_close_screen(ui *u)
 {
-    if (u->screen == s) {
-        ui_close_screen(u);
+    if (!u->n_under) {
+        u->screen = UI_S_MAIN;
         return;
     }
+    ui_screen closing = u->screen;
+    u->n_under--;
+    u->screen = u->under[u->n_under].screen;
     ui_pane *p = &u->panes[UI_P_SCREEN];
-    if (s == UI_S_HELP) {
-        u->under_help = u->screen;
-        u->under_help_pane = *p;
+    ui_rect r = p->r; /* where it is on the terminal may have changed meanwhile */
+    *p = u->under[u->n_under].pane;
+    p->r = r;
+    if (u->screen == UI_S_TABLE && (closing == UI_S_RUN || closing == UI_S_EXPORT)) {
+        uint32_t sel = p->sel, top = p->top;
+        ui_table_build(u); /* its lines were the other screen's */
+        p->sel = sel;
+        p->top = top;
+    }
+    ui_pane_clamp(u, p);
+}
+
+static void open_screen(ui *u, ui_screen s)
+{
+    ui_pane *p = &u->panes[UI_P_SCREEN];
+    if (!keeps_under(u->screen, s)) {
+        if (u->screen == UI_S_MAIN) u->n_under = 0;
     } else {
-        u->under_help = UI_S_MAIN;
+        if (u->n_under == sizeof u->under / sizeof u->under[0]) { /* the oldest goes */
+            memmove(&u->under[0], &u->under[1], sizeof u->under[0] * (u->n_under - 1));
+            u->n_under--;
+        }
+        u->under[u->n_under].screen = u->screen;
+        u->under[u->n_under++].pane = *p;
     }
     u->screen = s;
     p->ops = s == UI_S_TABLE       ? &ui_table_ops
@@ -263,11 +279,33 @@ void ui_open_screen(ui *u, ui_screen s)
     else if (s == UI_S_RUN) ui_run_build(u);
     else if (s == UI_S_HELP) ui_help_build(u); /* the export screen's lines come with the export */
     else if (s == UI_S_PARTGRAPH) ui_partgraph_build(u);
-    else if (s == UI_S_AROUND) {
+    else if (s == UI_S_AROUND) ui_around_build(u);
+}
+
+void ui_forget_screen(ui *u, ui_screen s)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < u->n_under; i++)
+        if (u->under[i].screen != s) u->under[kept++] = u->under[i];
+    u->n_under = kept;
+}
+
+void ui_push_screen(ui *u, ui_screen s)
+{
+    open_screen(u, s);
+}
+
+void ui_open_screen(ui *u, ui_screen s)
+{
+    if (u->screen == s) {
+        ui_close_screen(u);
+        return;
+    }
+    if (s == UI_S_AROUND) { /* the graph's node */
         const ls_node *n = ui_selected_node(u, NULL, NULL);
         u->around_id = n ? n->id : 0;
-        ui_around_build(u);
     }
+    open_screen(u, s);
 }
 
 /* gd / gu: pressed again, they go through the other arguments / users of the node where the
@@ -421,10 +459,25 @@ void ui_run_action(ui *u, ui_action a)
         break;
     case UI_A_TABLE: ui_open_screen(u, UI_S_TABLE); break;
     case UI_A_PARTGRAPH: ui_open_screen(u, UI_S_PARTGRAPH); break;
-    case UI_A_AROUND:
-        if (u->screen != UI_S_MAIN) u->screen = UI_S_MAIN;
-        ui_open_screen(u, UI_S_AROUND);
+    case UI_A_AROUND: {
+        /* the node selected on this screen (a box of the partition graph, of the neighbourhood),
+         * else the graph's */
+        bool top_level = false;
+        const ls_node *n = u->screen == UI_S_MAIN ? ui_selected_node(u, NULL, NULL)
+                           : p->ops->node         ? p->ops->node(u, &top_level)
+                                                  : NULL;
+        if (u->screen != UI_S_MAIN && !p->ops->node) {
+            ui_message(u, true, "x: the rows here are not nodes (q, then x on a node of the graph)");
+            break;
+        }
+        if (!n) break;
+        if (top_level)
+            while (u->depth) ui_leave_sub(u); /* the neighbourhood is the graph pane's scope's */
+        u->around_id = n->id;
+        if (u->screen == UI_S_AROUND) ui_around_build(u); /* centred on the other node, in place */
+        else ui_push_screen(u, UI_S_AROUND);
         break;
+    }
     case UI_A_SCROLL_LEFT:
         p->left = p->left > 8 ? p->left - 8 : 0;
         break;

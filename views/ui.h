@@ -318,6 +318,10 @@ typedef struct ui_view_ops {
     /* n/N on a row holding several things (a row of boxes): the next/previous match in the
      * selected row first; true: it moved there */
     bool (*match_next)(ui *u, uint32_t row, bool backward);
+    /* the node the selection is on, for x (the neighbourhood); NULL op: the rows are not nodes.
+     * *top_level: the node is of the step's top-level program (else of the scope the graph
+     * pane shows) */
+    const ls_node *(*node)(ui *u, bool *top_level);
 } ui_view_ops;
 
 extern const ui_view_ops ui_graph_ops, ui_partitions_ops, ui_node_ops, ui_timeline_ops, ui_changes_ops,
@@ -520,9 +524,13 @@ struct ui {
     bool node_valid;
     ui_lines screen_lines; /* table, run, export */
     ui_lines help_lines;   /* help's own, so that the screen under it keeps its lines */
-    /* the full screen help was opened over (UI_S_MAIN: none), and its pane, back when help closes */
-    ui_screen under_help;
-    ui_pane under_help_pane;
+    /* the full screens a screen was opened over (help over compare, x over the partition graph),
+     * the last on top, each with its pane: q goes back to them in turn */
+    struct {
+        ui_screen screen;
+        ui_pane pane;
+    } under[4];
+    uint32_t n_under;
     uint32_t table_cpu_from, table_n_cpu; /* the table screen's CPU list: rows after screen_lines */
     int table_name_w, table_op_w;          /* its name and op columns */
     ui_script *script;
@@ -588,9 +596,13 @@ bool ui_enter_sub(ui *u, const char *sub);
 void ui_leave_sub(ui *u);
 void ui_select_id(ui *u, uint32_t id);
 void ui_open_screen(ui *u, ui_screen s);
-/* Leaves the full screen: help goes back to the screen it was opened over, any other to the
- * main one. */
+/* Leaves the full screen: back to the screen it was opened over, else the main one. */
 void ui_close_screen(ui *u);
+/* The full screen s over the one showing (which q then returns to): ui_open_screen, without
+ * its toggle. The neighbourhood (UI_S_AROUND) centres on u->around_id. */
+void ui_push_screen(ui *u, ui_screen s);
+/* Forgets s among the screens to go back to (its state is gone: a comparison that failed). */
+void ui_forget_screen(ui *u, ui_screen s);
 void ui_replace_history(ui *u, ls_history *h); /* takes ownership */
 void ui_open_method(ui *u, const char *method); /* another method of the .pte (:method, M) */
 void ui_restore(void); /* leaves curses mode; safe to call twice, from atexit and signals */

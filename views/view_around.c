@@ -145,8 +145,12 @@ static bool action(ui *u, ui_action a)
         activate(u, 0);
         return true;
     }
-    if (a == UI_A_QUIT || a == UI_A_CANCEL || a == UI_A_BACK) { /* back, the centre selected */
-        u->screen = UI_S_MAIN;
+    if (a == UI_A_QUIT || a == UI_A_CANCEL || a == UI_A_BACK) {
+        if (u->n_under) { /* opened over another screen (x on the partition graph): back to it */
+            ui_close_screen(u);
+            return true;
+        }
+        u->screen = UI_S_MAIN; /* back to the graph, the centre selected */
         if (u->around_id) ui_select_id(u, u->around_id);
         return true;
     }
@@ -180,6 +184,17 @@ static bool match_next(ui *u, uint32_t row, bool backward)
     return ui_boxview_match_next(u, &u->around, row, backward);
 }
 
+/* x: the selected box's node (the scope's), to centre on */
+static const ls_node *selected_node(ui *u, bool *top_level)
+{
+    ensure(u);
+    *top_level = false;
+    if (!u->around.valid || u->around.sel >= ui_boxview_boxes(&u->around)) return NULL;
+    const ls_program *p = ui_scope_program(u, u->step);
+    uint32_t id = u->around_ids[u->around.sel];
+    return id && p ? ls_program_node(p, id) : NULL;
+}
+
 const ui_view_ops ui_around_ops = {
     .name = "neighbourhood",
     .action = action,
@@ -190,4 +205,5 @@ const ui_view_ops ui_around_ops = {
     .moved = moved,
     .match = match,
     .match_next = match_next,
+    .node = selected_node,
 };

@@ -301,7 +301,7 @@ static void take_made(ui *u)
     } else {
         ui_compare_free(u);
         if (u->screen == UI_S_COMPARE) u->screen = UI_S_MAIN;
-        if (u->under_help == UI_S_COMPARE) u->under_help = UI_S_MAIN; /* help closes to the main screen */
+        ui_forget_screen(u, UI_S_COMPARE); /* help over it closes to what was under it */
         if (j->step_failed) ui_message(u, true, "compare %s: step %s", j->what, j->err.msg); /* as the CLI says it */
         else ui_message(u, true, "compare: %s", j->err.msg);
     }

@@ -214,6 +214,25 @@ static bool match_next(ui *u, uint32_t row, bool backward)
     return ui_boxview_match_next(u, &u->pg, row, backward);
 }
 
+/* x: a node of the selected box, of the step's top level: a delegate's call, else the
+ * region's first node */
+static const ls_node *selected_node(ui *u, bool *top_level)
+{
+    ensure(u);
+    *top_level = true;
+    if (u->pg.sel >= u->pg_boxes.n) return NULL;
+    const ls_region *g = &u->pg_regions.v[u->pg_boxes.region_of_box[u->pg.sel]];
+    const ls_program *p = u->h->steps[u->step].program;
+    const ls_node *first = NULL;
+    for (uint32_t k = 0; k < g->n_members; k++) {
+        const ls_node *n = p->nodes[u->pg_regions.members[g->member0 + k]];
+        if (!first) first = n;
+        if (g->kind == LS_REGION_DELEGATE && n->kind == LS_NODE_CALL && n->op && n->op->id == LS_OP_call_delegate)
+            return n;
+    }
+    return first;
+}
+
 const ui_view_ops ui_partgraph_ops = {
     .name = "partition graph",
     .action = action,
@@ -224,4 +243,5 @@ const ui_view_ops ui_partgraph_ops = {
     .moved = moved,
     .match = match,
     .match_next = match_next,
+    .node = selected_node,
 };
