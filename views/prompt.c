@@ -265,13 +265,14 @@ void ui_search_set(ui *u, const char *pattern, uint32_t origin, bool incremental
         return;
     }
     u->search_active = true;
+    u->search_screen = u->screen;
     search_start(u, p, origin, false, incremental, false, origin);
 }
 
 void ui_search_next(ui *u, bool backward)
 {
-    if (!u->search_active || !u->re_ok) {
-        ui_message(u, false, "%s: no search active — / starts one", backward ? "N" : "n");
+    if (!u->search_active || !u->re_ok || u->search_screen != u->screen) {
+        ui_message(u, false, "%s: no search active here — / starts one", backward ? "N" : "n");
         return;
     }
     ui_pane *p = search_pane(u);

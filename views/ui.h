@@ -472,6 +472,7 @@ struct ui {
     char search[256];
     regex_t re;
     bool re_ok, search_active;
+    ui_screen search_screen; /* the screen it was typed on: it searches there only */
     bool search_literal, search_icase; /* no special character: a substring search */
     ls_ptrmap search_ops;              /* texts many rows share (ops) → whether they match */
     ui_search_job sjob;                /* the scan under way */

@@ -43,7 +43,8 @@ static void title(ui *u, ls_buf *b)
     if (u->filter == UI_FILTER_TAG || u->filter == UI_FILTER_OP || u->filter == UI_FILTER_IDS)
         ls_buf_printf(b, " · filter %s (%u)", u->filter_value, m->n_vis);
     else if (u->filter == UI_FILTER_CPU) ls_buf_printf(b, " · filter cpu (%u)", m->n_vis);
-    if (u->search_active) ls_buf_printf(b, " · /%s%s", u->search, ui_search_pending(u) ? " (searching…)" : "");
+    if (u->search_active && u->search_screen == UI_S_MAIN) /* not one typed on a screen since closed */
+        ls_buf_printf(b, " · /%s%s", u->search, ui_search_pending(u) ? " (searching…)" : "");
     const ls_node_stats *ns = ui_overlay_stats(u);
     if (ns) {
         uint32_t compared, differ = ls_node_stats_differing(ns, &compared);
@@ -139,7 +140,7 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     cols c = widths(u, w, ns != NULL);
     int cx = x + 3;
     attr_t na = a;
-    if (u->search_active && ui_search_matches(u, n->name)) na |= A_UNDERLINE;
+    if (u->search_active && u->search_screen == UI_S_MAIN && ui_search_matches(u, n->name)) na |= A_UNDERLINE;
     uint32_t left = ui_pane_of(u, UI_P_GRAPH)->left;
     if (left) { /* scrolled: the whole row, every column in full, from column `left` */
         ls_buf b = {0};
