@@ -125,8 +125,10 @@ bool ui_overlay_jump(ui *u, int dir)
 {
     const ls_node_stats *s = ui_overlay_stats(u);
     if (!s) {
-        ui_message(u, false, "%s", ui_run_stats(u) || u->depth ? "no run overlay here (o shows it, at the top level)"
-                                                               : "nothing measured at this step: r runs it beside the loaded program");
+        bool measured = ui_run_stats(u) || ui_etdump_stats(u);
+        ui_message(u, false, "%s", measured && !u->overlay ? "the run columns are hidden: o shows them"
+                                   : u->depth ? "no run overlay inside a lowered module (Backspace leaves it)"
+                                              : "nothing measured at this step: r runs it beside the loaded program");
         return false;
     }
     const ls_program *p;

@@ -51,7 +51,11 @@ static void title(ui *u, ls_buf *b)
         ls_buf_printf(b, " · %s ×%lld", ns->source == ls_intern("ETDump") ? "ETDump" : "run", (long long)ns->runs);
         if (compared) ls_buf_printf(b, ": %u differ", differ);
     }
-    if (u->sort != UI_SORT_GRAPH) ls_buf_printf(b, " · by %s%s", ui_sort_name(u->sort), u->sort_reverse ? " ↑" : "");
+    /* a sort by what a run measured holds only while its columns show (ui_sort_vis) */
+    if (u->sort != UI_SORT_GRAPH && (ns || u->sort == UI_SORT_SIZE))
+        ls_buf_printf(b, " · by %s%s", ui_sort_name(u->sort), u->sort_reverse ? " ↑" : "");
+    else if (u->sort != UI_SORT_GRAPH)
+        ls_buf_printf(b, " · graph order (o: by %s)", ui_sort_name(u->sort));
 }
 
 static uint32_t count(ui *u)
