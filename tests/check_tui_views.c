@@ -38,6 +38,14 @@ START_TEST(screen_graph_policy)
 }
 END_TEST
 
+/* tiny_llama at 80 columns: its delegate's details give way (bytes first) before its name, and
+ * what shows is whole (it read "…e_0 1603n 139c 312.4K 14": the states' s cut off) */
+START_TEST(screen_partitions_narrow)
+{
+    run_sample("samples/tiny_llama.pt2", NULL, "parts_narrow", 80, 24);
+}
+END_TEST
+
 START_TEST(screen_around)
 {
     run_sample("samples/two_delegates.pt2", NULL, "around", 80, 30);
@@ -133,6 +141,7 @@ Suite *tui_views_suite(void)
     tcase_add_test(tc, screen_graph_two_delegates);
     tcase_add_test(tc, screen_graph_policy);
     tcase_add_test(tc, screen_around);
+    tcase_add_test(tc, screen_partitions_narrow);
     tcase_add_test(tc, screen_compare_steps);
     tcase_add_test(tc, screen_compare_follows_the_step);
     tcase_add_test(tc, screen_compare_backend);

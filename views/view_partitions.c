@@ -19,13 +19,22 @@ static uint32_t count(ui *u)
     return u->m.n_parts;
 }
 
-int ui_part_details(const ui_part *pt, char *buf, size_t cap)
+/* The details at a level of detail: 0 all, 1 without the bytes, 2 the nodes (and states) only. */
+static int details_at(const ui_part *pt, int level, char *buf, size_t cap)
 {
     char bytes[32];
     ui_fmt_bytes(pt->opaque ? pt->blob_bytes : pt->const_bytes, bytes, sizeof bytes);
-    int n = pt->opaque ? snprintf(buf, cap, "opaque %s", bytes) : snprintf(buf, cap, "%un %uc %s", pt->nodes, pt->consts, bytes);
+    int n = pt->opaque      ? snprintf(buf, cap, level < 2 ? "opaque %s" : "opaque", bytes)
+            : level == 0 ? snprintf(buf, cap, "%un %uc %s", pt->nodes, pt->consts, bytes)
+            : level == 1 ? snprintf(buf, cap, "%un %uc", pt->nodes, pt->consts)
+                         : snprintf(buf, cap, "%un", pt->nodes);
     if (pt->states && n >= 0 && (size_t)n < cap) n += snprintf(buf + n, cap - (size_t)n, " %us", pt->states);
     return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
+}
+
+int ui_part_details(const ui_part *pt, char *buf, size_t cap)
+{
+    return details_at(pt, 0, buf, cap);
 }
 
 static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
@@ -47,8 +56,14 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     else snprintf(sw, sizeof sw, "%s", u->utf8 ? "█" : "#");
     ui_put(u, y, x + 1, 1, a, pair, sw);
     char line[256], details[64];
-    int dl = ui_part_details(pt, details, sizeof details);
-    int nw = w - 5 - dl;
+    /* the details give way before the name does: the bytes, then the constants go, so that
+     * what is shown is whole and the name keeps 8 columns (at 80 columns: "…e_0 1603n 139c 14s") */
+    int dl = 0, nw = 0;
+    for (int level = 0; level <= 2; level++) {
+        dl = details_at(pt, level, details, sizeof details);
+        nw = w - 5 - dl;
+        if (nw >= 8 || nw >= (int)strlen(pt->name)) break;
+    }
     if (nw < 4) nw = 4;
     /* a name too long keeps its end: lowered_module_0 and _1 stay apart ("…module_1"); the
      * backends in a column of their own when every row of the step has room for it */
