@@ -370,6 +370,19 @@ static void move_sel(ui *u, int64_t delta)
     ui_pane_select(u, p, (uint32_t)s);
 }
 
+/* PgDn / PgUp: the view scrolls by a page and the cursor moves with it (from the top, the
+ * first PgDn shows the next page, not only the row below the last one shown) */
+static void page_by(ui *u, int dir)
+{
+    ui_pane *p = ui_focused_pane(u);
+    uint32_t n = p->ops->count(u);
+    if (!n) return;
+    int64_t rows = ui_pane_rows(p), last_top = (int64_t)n > rows ? (int64_t)n - rows : 0;
+    int64_t top = (int64_t)p->top + dir * rows, s = (int64_t)p->sel + dir * rows;
+    p->top = (uint32_t)(top < 0 ? 0 : top > last_top ? last_top : top);
+    ui_pane_select(u, p, (uint32_t)(s < 0 ? 0 : s >= (int64_t)n ? (int64_t)n - 1 : s));
+}
+
 static void cycle_focus(ui *u, int dir)
 {
     static const ui_pane_id order[] = {UI_P_GRAPH, UI_P_NODE, UI_P_CHANGES, UI_P_TIMELINE, UI_P_PARTITIONS};
@@ -396,8 +409,8 @@ void ui_run_action(ui *u, ui_action a)
     case UI_A_UP: move_sel(u, -1); break;
     case UI_A_HALF_DOWN: move_sel(u, page / 2 ? page / 2 : 1); break;
     case UI_A_HALF_UP: move_sel(u, -(page / 2 ? page / 2 : 1)); break;
-    case UI_A_PAGE_DOWN: move_sel(u, page); break;
-    case UI_A_PAGE_UP: move_sel(u, -page); break;
+    case UI_A_PAGE_DOWN: page_by(u, 1); break;
+    case UI_A_PAGE_UP: page_by(u, -1); break;
     case UI_A_FIRST: move_sel(u, -(int64_t)p->ops->count(u)); break;
     case UI_A_LAST: move_sel(u, p->ops->count(u)); break;
     case UI_A_NEXT_PANE:
