@@ -71,6 +71,11 @@ START_TEST(max_pool2d_with_indices_as_portable)
     ck_assert(got[0] == big[0] && at[0] == 0);
     ck_assert(got[1] == big[3] && at[1] == 3);
     ls_value_release(&v);
+    /* a uint8 result is written in its own type: 255 stays 255 (not -1 nor 255.0 rounded) */
+    v = kt_run(LS_OP_max_pool2d_with_indices, 3, VT(kt(LS_DT_U8, SHAPE(1, 1, 1, 2), VALS(200, 255))), VINTS(1, 2), VINTS(1, 2));
+    kt_expect(&v.items[0], LS_DT_U8, SHAPE(1, 1, 1, 1), VALS(255));
+    kt_expect(&v.items[1], LS_DT_I64, SHAPE(1, 1, 1, 1), VALS(1));
+    ls_value_release(&v);
     /* W 2, kernel 2, padding 1, dilation 3: (2 + 2 - 3 - 1) / 1 + 1 = 1 window, whose taps (-1
      * and 2) both fall outside: the portable kernel's starting accumulator, 0 at index 0 */
     v = kt_run(LS_OP_max_pool2d_with_indices, 5, VT(kt(LS_DT_F32, SHAPE(1, 1, 1, 2), VALS(5, 7))), VINTS(1, 2), VINTS(1, 1),

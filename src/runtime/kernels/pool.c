@@ -32,18 +32,6 @@ static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, 
     return o;
 }
 
-/* An integer result element, in y's own integer type (max of its own elements: in range). */
-static void set_int(ls_tensor *y, int64_t i, int64_t v)
-{
-    switch (y->dtype) {
-    case LS_DT_U8: ((uint8_t *)y->data)[i] = (uint8_t)v; break;
-    case LS_DT_I8: ((int8_t *)y->data)[i] = (int8_t)v; break;
-    case LS_DT_I16: ((int16_t *)y->data)[i] = (int16_t)v; break;
-    case LS_DT_I32: ((int32_t *)y->data)[i] = (int32_t)v; break;
-    default: ((int64_t *)y->data)[i] = v; break; /* I64 */
-    }
-}
-
 /* max_pool2d_with_indices(self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False) -> (Tensor, Tensor) */
 LK_DECL(k_max_pool2d_with_indices)
 {
@@ -84,6 +72,7 @@ LK_DECL(k_max_pool2d_with_indices)
      * "in_val > accum" on CTYPE). A window with no tap inside the input keeps the kernel's
      * starting accumulator, 0 at index 0 (kernel_ops_util.h, kernel_reduction_then_map_2d). */
     bool ints = ls_dtype_is_int(x->dtype);
+    int64_t *maxima = ints ? lk_alloc_tmp(sizeof *maxima * (size_t)(y->numel + 1)) : NULL; /* into y's type at the end */
     for (int64_t pl = 0; pl < planes && H * W > 0; pl++)
         for (int64_t oh = 0; oh < OH; oh++)
             for (int64_t ow = 0; ow < OW; ow++) {
@@ -106,10 +95,12 @@ LK_DECL(k_max_pool2d_with_indices)
                     }
                 }
                 int64_t o = (pl * OH + oh) * OW + ow;
-                if (ints) set_int(y, o, best_i);
+                if (ints) maxima[o] = best_i;
                 else ls_tensor_set_f64(y, o, best);
                 id[o] = at < 0 ? 0 : at;
             }
+    if (ints) lk_convert(y->data, y->dtype, maxima, LS_DT_I64, y->numel); /* each is one of x's: in range */
+    ls_free_aligned(maxima);
     *out = ls_value_list(2);
     out->items[0] = ls_value_tensor(y);
     out->items[1] = ls_value_tensor(ix);

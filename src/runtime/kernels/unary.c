@@ -61,7 +61,11 @@ UN_ROW(silu_f64, double, x / (1.0 + exp(-x)))
 /* clamp: p0 = min, p1 = max (±inf / extreme ints when absent). As the portable kernel
  * (op_clamp.cpp: max_override(x, min), then min_override(that, max), each NaN when either side
  * is): a NaN input or a NaN bound gives NaN; min > max gives max. */
-#define CLAMP_NAN(x, lo, hi) ((x) != (x) ? (x) : (lo) != (lo) ? (lo) : (hi) != (hi) ? (hi) : ((x) < (lo) ? (lo) : (x)) > (hi) ? (hi) : ((x) < (lo) ? (lo) : (x)))
+#define CLAMP_LO(x, lo) ((x) < (lo) ? (lo) : (x))
+#define CLAMP_NAN(x, lo, hi)                                                                      \
+    ((x) != (x) || (lo) != (lo) || (hi) != (hi) ? (x) + (lo) + (hi) /* NaN, whichever it was */ \
+     : CLAMP_LO(x, lo) > (hi)                   ? (hi)                                          \
+                                                : CLAMP_LO(x, lo))
 UN_ROW(clamp_f32, float, CLAMP_NAN(x, p0, p1))
 UN_ROW(clamp_f64, double, CLAMP_NAN(x, p0, p1))
 
