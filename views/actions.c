@@ -253,7 +253,7 @@ void ui_close_screen(ui *u)
     ui_pane_clamp(u, p);
 }
 
-static void open_screen(ui *u, ui_screen s)
+void ui_push_screen(ui *u, ui_screen s)
 {
     ui_pane *p = &u->panes[UI_P_SCREEN];
     if (!keeps_under(u->screen, s)) {
@@ -290,11 +290,6 @@ void ui_forget_screen(ui *u, ui_screen s)
     u->n_under = kept;
 }
 
-void ui_push_screen(ui *u, ui_screen s)
-{
-    open_screen(u, s);
-}
-
 void ui_open_screen(ui *u, ui_screen s)
 {
     if (u->screen == s) {
@@ -305,7 +300,7 @@ void ui_open_screen(ui *u, ui_screen s)
         const ls_node *n = ui_selected_node(u, NULL, NULL);
         u->around_id = n ? n->id : 0;
     }
-    open_screen(u, s);
+    ui_push_screen(u, s);
 }
 
 /* gd / gu: pressed again, they go through the other arguments / users of the node where the
@@ -475,14 +470,12 @@ void ui_run_action(ui *u, ui_action a)
     case UI_A_AROUND: {
         /* the node selected on this screen (a box of the partition graph, of the neighbourhood),
          * else the graph's */
-        bool top_level = false;
-        const ls_node *n = u->screen == UI_S_MAIN ? ui_selected_node(u, NULL, NULL)
-                           : p->ops->node         ? p->ops->node(u, &top_level)
-                                                  : NULL;
         if (u->screen != UI_S_MAIN && !p->ops->node) {
             ui_message(u, true, "x: the rows here are not nodes (q, then x on a node of the graph)");
             break;
         }
+        bool top_level = false;
+        const ls_node *n = u->screen == UI_S_MAIN ? ui_selected_node(u, NULL, NULL) : p->ops->node(u, &top_level);
         if (!n) break;
         if (top_level)
             while (u->depth) ui_leave_sub(u); /* the neighbourhood is the graph pane's scope's */

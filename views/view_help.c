@@ -95,7 +95,7 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
 
 static bool match(ui *u, uint32_t row, const regex_t *re)
 {
-    return row < u->help_lines.n && regexec(re, u->help_lines.v[row].text, 0, NULL, 0) == 0;
+    return ui_lines_match(&u->help_lines, row, re);
 }
 
 const ui_view_ops ui_help_ops = {

@@ -105,9 +105,14 @@ void ui_screen_draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     ui_lines_draw_row(u, &u->screen_lines, row, y, x, w, cursor, ui_pane_of(u, UI_P_SCREEN)->left);
 }
 
+bool ui_lines_match(const ui_lines *l, uint32_t row, const regex_t *re)
+{
+    return row < l->n && regexec(re, l->v[row].text, 0, NULL, 0) == 0;
+}
+
 bool ui_screen_match(ui *u, uint32_t row, const regex_t *re)
 {
-    return row < u->screen_lines.n && regexec(re, u->screen_lines.v[row].text, 0, NULL, 0) == 0;
+    return ui_lines_match(&u->screen_lines, row, re);
 }
 
 /* Errors can be long: wrapped at spaces to width, the lines after the first indented. */
