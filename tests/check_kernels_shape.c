@@ -107,6 +107,16 @@ START_TEST(slice_select_split_chunk)
     ck_assert_uint_eq(r.n, 2); /* ceil(4/3) = 2 per chunk → 2 chunks */
     kt_expect(&r.items[0], LS_DT_F32, SHAPE(3, 2), VALS(0, 1, 4, 5, 8, 9));
     ls_value_release(&r);
+    /* an empty dimension keeps the count: torch.chunk(torch.empty(2, 0), 3, 1) gives 3 tensors of
+     * shape (2, 0) (ATen TensorShape.cpp, chunk: split_with_sizes when split_size and size are 0) */
+    r = kt_run(LS_OP_chunk, 3, VT(kt(LS_DT_F32, SHAPE(2, 0), NULL)), VI(3), VI(1));
+    ck_assert_int_eq(r.kind, LS_V_LIST);
+    ck_assert_uint_eq(r.n, 3);
+    for (uint32_t i = 0; i < 3; i++) kt_expect(&r.items[i], LS_DT_F32, SHAPE(2, 0), NULL);
+    ls_value_release(&r);
+    r = kt_run(LS_OP_split_Tensor, 3, VT(kt(LS_DT_F32, SHAPE(2, 0), NULL)), VI(0), VI(1)); /* split: one */
+    ck_assert_uint_eq(r.n, 1);
+    ls_value_release(&r);
     ls_tensor_unref(x);
 }
 END_TEST

@@ -171,6 +171,56 @@ START_TEST(scalars_become_tensors_and_silu_decomposes)
 }
 END_TEST
 
+/* chunk decomposes as export's decomposition of ATen's chunk gives it (TensorShape.cpp, chunk):
+ * split(x, ceil(size / chunks)) — chunk(x(2, 5), 3, 1) is split_copy(x, 2, 1), 3 pieces of 2, 2, 1 —
+ * and, of an empty dimension, split_with_sizes(x, [0, 0, 0]), so the three getitems still have a
+ * piece each (split of size 0 would give one). */
+START_TEST(chunk_decomposes_to_a_split)
+{
+    for (int empty = 0; empty < 2; empty++) {
+        int64_t sx[2] = {2, empty ? 0 : 5};
+        ls_builder *b = ls_builder_new("model", LS_DIALECT_ATEN);
+        uint32_t x = pt_input(b, "x", LS_IN_USER_INPUT, NULL, false, LS_DT_F32, 2, sx);
+        ls_arg *args = calloc(3, sizeof *args);
+        args[0] = ls_arg_node(x), args[1] = ls_arg_int(3), args[2] = ls_arg_int(-1);
+        uint32_t ch = ls_build_call(b, NULL, LS_OP_chunk, args, 3, NULL);
+        ls_tmeta ms[3];
+        for (int i = 0; i < 3; i++) {
+            int64_t si[2] = {2, empty ? 0 : (i < 2 ? 2 : 1)};
+            ms[i] = ls_meta(LS_DT_F32, 2, si);
+        }
+        ls_node_set_vals(ls_builder_program(b)->nodes[ls_builder_program(b)->n_nodes - 1], LS_VAL_TENSORS, ms, 3);
+        uint32_t g[3];
+        for (int i = 0; i < 3; i++) {
+            args = calloc(2, sizeof *args);
+            args[0] = ls_arg_node(ch), args[1] = ls_arg_int(i);
+            g[i] = ls_build_call(b, NULL, LS_OP_getitem, args, 2, &ms[i]);
+        }
+        ls_build_output(b, g, 3, NULL, NULL);
+        ls_program *p = ls_builder_finish(b);
+        pt_step(&p, ls_pass_to_edge, NULL);
+        char *ops = pt_call_ops(p);
+        ck_assert_str_eq(ops, empty ? "split_with_sizes_copy,getitem,getitem,getitem" : "split_copy,getitem,getitem,getitem");
+        free(ops);
+        const ls_node *s = NULL;
+        for (uint32_t i = 0; i < p->n_nodes && !s; i++)
+            if (p->nodes[i]->op && p->nodes[i]->op->id != LS_OP_getitem && p->nodes[i]->kind == LS_NODE_CALL) s = p->nodes[i];
+        ck_assert_ptr_nonnull(s);
+        ck_assert_int_eq(s->args[2].v.i, 1); /* the dimension, made positive */
+        if (empty) {
+            ck_assert_int_eq(s->args[1].kind, LS_ARG_INTS);
+            ck_assert_uint_eq(s->args[1].n, 3);
+            for (int i = 0; i < 3; i++) ck_assert_int_eq(s->args[1].v.ints[i], 0);
+        } else {
+            ck_assert_int_eq(s->args[1].kind, LS_ARG_INT);
+            ck_assert_int_eq(s->args[1].v.i, 2);
+        }
+        ck_assert_uint_eq(s->nvals, 3);
+        ls_program_unref(p);
+    }
+}
+END_TEST
+
 Suite *pass_to_edge_suite(void)
 {
     Suite *s = suite_create("pass_to_edge");
@@ -179,6 +229,7 @@ Suite *pass_to_edge_suite(void)
     tcase_add_test(tc, linear_decomposition);
     tcase_add_test(tc, softmax_and_matmul);
     tcase_add_test(tc, scalars_become_tensors_and_silu_decomposes);
+    tcase_add_test(tc, chunk_decomposes_to_a_split);
     suite_add_tcase(s, tc);
     return s;
 }

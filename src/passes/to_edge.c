@@ -10,7 +10,8 @@
  *   matmul(a, b)        → mm (2-D × 2-D) or bmm (3-D × 3-D, same batch)
  *   softmax.int         → _softmax(x, dim, False); log_softmax.int → _log_softmax
  *   layer_norm          → native_layer_norm + getitem 0
- *   chunk(x, c, dim)    → split_copy.Tensor(x, ceil(size / c), dim)
+ *   chunk(x, c, dim)    → split_copy.Tensor(x, ceil(size / c), dim); an empty dimension gives
+ *                          split_with_sizes_copy(x, [0] * c, dim), as ATen's chunk keeps c pieces
  *   conv2d(x, w, b, ...) → convolution(x, w, b, stride, padding, dilation, False, [0, 0], groups)
  *   silu(x)             → mul(x, sigmoid(x))
  *   arange.start(a, b)  → arange.start_step(a, b, 1)
@@ -235,9 +236,19 @@ static bool decompose_chunk(edge *E, const ls_node *n)
     int64_t size = (x->sizes[dim] + chunks - 1) / chunks;
     ls_arg *sa = args_of(3);
     sa[0] = copy_arg(&n->args[0]);
-    sa[1] = ls_arg_int(size);
     sa[2] = ls_arg_int(dim);
-    ls_node *s = emit(E, LS_OP_split_copy_Tensor, sa, 3, NULL);
+    ls_node *s;
+    if (x->sizes[dim] == 0) {
+        /* an empty dimension keeps its `chunks` pieces (ATen's chunk takes split_with_sizes there) */
+        if (chunks > 65536) return false;
+        int64_t *zeros = ls_calloc((size_t)chunks, sizeof *zeros);
+        sa[1] = ls_arg_ints(zeros, (uint32_t)chunks);
+        free(zeros);
+        s = emit(E, LS_OP_split_with_sizes_copy, sa, 3, NULL);
+    } else {
+        sa[1] = ls_arg_int(size);
+        s = emit(E, LS_OP_split_copy_Tensor, sa, 3, NULL);
+    }
     if (!s) return false;
     ls_node_set_vals(s, (ls_val_kind)n->val_kind, n->vals, n->nvals);
     take_place(s, n);

@@ -402,6 +402,15 @@ LK_DECL(k_chunk)
     if (t->ndim == 0) return ls_kfail(c, "chunk() cannot be applied to a 0-dim tensor");
     if (lk_dim(c, lk_int(&args[2]), t->ndim, &dim) != 0) return -1;
     int64_t size = t->sizes[dim];
+    if (size == 0) {
+        /* torch's chunk (ATen TensorShape.cpp) keeps the count when the dimension is empty: `chunks`
+         * pieces of size 0, through split_with_sizes; split would give one. */
+        if (chunks > 65536) return ls_kfail(c, "split into %" PRId64 " parts", chunks);
+        int64_t *zeros = ls_calloc((size_t)chunks, sizeof *zeros);
+        int rc = split_sizes(c, t, dim, zeros, (int)chunks, out);
+        free(zeros);
+        return rc;
+    }
     return split_even(c, t, dim, size / chunks + (size % chunks != 0), out);
 }
 
