@@ -85,6 +85,30 @@ START_TEST(screen_compare_follows_the_step)
 }
 END_TEST
 
+/* `:compare` without a step follows the left side as the step before it; a named step stays
+ * (views/view_compare.c, label_step_before). */
+START_TEST(screen_compare_the_step_before)
+{
+    run_sample("samples/shared_constant.pt2", NULL, "compare_before", 100, 24);
+    static const struct {
+        const char *file, *title;
+    } want[] = {
+        {"compare_before", "Compare · step 3 fold_masks │ step 2 partition (the step before)"},
+        {"compare_before-left", "Compare · step 1 to_edge │ step 0 load (the step before)"},
+        {"compare_before-zero", "Compare · step 0 load │ step 0 load (itself: step 0 has no step before it)"},
+        {"compare_before-fixed", "Compare · step 5 to_backend │ step 5 to_backend · ~0 -0 +0 · the same step on both sides"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "tests/screens/%s.expected", want[i].file);
+        char *s = tu_slurp(tu_root(path));
+        ck_assert_ptr_nonnull(s);
+        ck_assert_msg(strstr(s, want[i].title), "%s: %s", want[i].file, s);
+        free(s);
+    }
+}
+END_TEST
+
 /* The .pte the CLI exports from shared_constant, beside the .pt2's emit step. */
 /* The same step lowered for another backend (:compare backend FILE), the twin of
  * `lowerscope diff --with-backend` (check_diff has the figures): 10 same, 2 changed (lowered_module_0 is
@@ -143,6 +167,7 @@ Suite *tui_views_suite(void)
     tcase_add_test(tc, screen_around);
     tcase_add_test(tc, screen_partitions_narrow);
     tcase_add_test(tc, screen_compare_steps);
+    tcase_add_test(tc, screen_compare_the_step_before);
     tcase_add_test(tc, screen_compare_follows_the_step);
     tcase_add_test(tc, screen_compare_backend);
     tcase_add_test(tc, screen_compare_pte);

@@ -565,6 +565,7 @@ struct ui {
     /* the compare screen (view_compare.c): this step on the left, another on the right */
     ls_history *cmp_h;     /* another file's or backend's history (owned); NULL: this history */
     uint32_t cmp_step;     /* the step on the right (of cmp_h, or of this history) */
+    bool cmp_before;       /* the right side is the step before the left one, and follows it (`:compare`) */
     char cmp_label[256];   /* what the right side is: "step 3 partition", "sc.pte" */
     char cmp_other[208];   /* another file's name or another lowering's backend */
     ls_align_by cmp_by;

@@ -166,6 +166,7 @@ void ui_compare_free(ui *u)
     else if (u->cmp_h) ui_core_free(u->cmp_h);
     u->cmp_h = NULL;
     u->cmp_lineage_ids = 0;
+    u->cmp_before = false;
     u->cmp_valid = false;
     u->cmp_want_sel = false;
 }
@@ -267,6 +268,15 @@ static void keep_selection(ui *u)
     u->cmp_want_sel = true;
 }
 
+/* `:compare` without a step: the step before this one, as ←/→ move this one; step 0 has none,
+ * and is shown beside itself with a label that says so. */
+static void label_step_before(ui *u)
+{
+    u->cmp_step = u->step ? u->step - 1 : 0;
+    snprintf(u->cmp_label, sizeof u->cmp_label, "step %u %s%s", u->cmp_step, u->h->steps[u->cmp_step].pass,
+             u->step ? " (the step before)" : " (itself: step 0 has no step before it)");
+}
+
 /* True when the alignment of this step is ready; else one is being made (started here when
  * none is, or when the one under way is of another step). */
 static bool ensure(ui *u)
@@ -285,6 +295,8 @@ static bool ensure(ui *u)
     if (is_relowering(u)) { /* the other lowering's step of this step's pass */
         u->cmp_step = ls_history_same_pass_step(u->h, u->step, u->cmp_h);
         label_other(u, u->step);
+    } else if (u->cmp_before) {
+        label_step_before(u);
     }
     start_job(u, JOB_ALIGN, NULL, NULL);
     return ensure(u); /* done at once when no thread could be started */
@@ -357,12 +369,18 @@ int ui_compare_open(ui *u, const char *arg)
 {
     ls_error err = {0};
     while (*arg == ' ') arg++;
-    if (!*arg) { /* the step before */
+    if (!*arg) { /* the step before, and after a step the step before that one */
         if (!u->step) {
             ui_message(u, true, "compare STEP|FILE: step 0 has no step before it");
             return 0;
         }
-        arg = ls_internf("%u", u->step - 1);
+        ui_compare_free(u);
+        u->cmp_before = true;
+        u->cmp_by = LS_ALIGN_BY_ID;
+        u->cmp_lineage_ids = UINT32_MAX;
+        label_step_before(u);
+        open_screen(u, JOB_ALIGN, NULL, NULL);
+        return 0;
     }
     int s = access(arg, F_OK) == 0 ? -1 : ls_history_find_step(u->h, arg, &err);
     if (s >= 0) {
@@ -427,6 +445,7 @@ static void title(ui *u, ls_buf *b)
     }
     ls_buf_printf(b, "Compare · step %u %s │ %s · ~%u -%u +%u", u->step, u->h->steps[u->step].pass, u->cmp_label,
                   u->cmp.changed, u->cmp.only_a, u->cmp.only_b);
+    if (!u->cmp_h && !u->cmp_before && u->cmp_step == u->step) ls_buf_puts(b, " · the same step on both sides");
     /* the alignment is of the top levels: a delegate is its call there */
     if (left_program(u)->n_subs || right_program(u)->n_subs) ls_buf_puts(b, " · top level (a delegate is its call)");
 }
