@@ -61,6 +61,7 @@ typedef struct ls_history {
     /* Why no pass ran (interned: "the verifier rejects the program's structure (1 error)"), or
      * NULL: the loaded program has structural verifier errors (ls_finding.structural). */
     const char *not_run;
+    bool as_held; /* a .pte as the file holds it: its one step, step 0, by design (not a failure) */
 } ls_history;
 
 /* How many steps are complete, and whether the pipeline has stopped, as another thread sees it

@@ -232,6 +232,20 @@ START_TEST(diff_refuses_bad_ranges)
     /* the message names the option the step came from (it said --step 99) */
     ck_assert_int_eq(tu_runf(&out, "diff %s --from 99 --to 2", sc), 2);
     ck_assert_msg(tu_contains(out, "--from 99: the pipeline has steps 0 to 8"), "%s", out);
+    ck_assert_msg(tu_contains(out, sc), "the message names the file: %s", out);
+    free(out);
+    /* a .pte has step 0 only, and the message says why rather than "steps 0 to 0" */
+    char pte[512];
+    snprintf(pte, sizeof pte, "%s/diff_steps.pte", tu_tmpdir());
+    ck_assert_int_eq(tu_runf(&out, "export %s -o %s", sc, pte), 0);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step 1", pte), 2);
+    ck_assert_msg(tu_contains(out, "--step 1: no such step: a .pte is its own step 0"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step partition", pte), 2);
+    ck_assert_msg(tu_contains(out, "only when it is relowered"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step partition --relower", pte), 0); /* relowered: it has one */
     free(out);
     /* --with compares one step with OTHER's: a --from was ignored */
     ck_assert_int_eq(tu_runf(&out, "diff %s --from 4 --with %s", sc, sc), 2);

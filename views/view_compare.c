@@ -424,7 +424,8 @@ int ui_compare_open(ui *u, const char *arg)
         /* a number: the steps there are; else both readings */
         char *end;
         (void)strtol(arg, &end, 10);
-        if (!*end) ui_message(u, true, "compare %s: the pipeline has steps 0 to %u, and there is no such file", arg, u->h->n - 1);
+        if (!*end && u->h->as_held) ui_message(u, true, "compare %s: no such file, and a .pte has step 0 only (:relower runs the pipeline)", arg);
+        else if (!*end) ui_message(u, true, "compare %s: the pipeline has steps 0 to %u, and there is no such file", arg, u->h->n - 1);
         else ui_message(u, true, "compare %s: no such step in this history, and no such file", arg);
         return 0;
     }

@@ -116,7 +116,8 @@ int cli_find_step_of(const ls_history *h, const char *option, const char *spec)
     if (!spec) return (int)h->n - 1;
     ls_error err;
     int s = ls_history_find_step(h, spec, &err);
-    if (s < 0) ls_cli_error("%s %s", option, err.msg);
+    if (s < 0 && h->path) ls_cli_error("%s: %s %s", h->path, option, err.msg);
+    else if (s < 0) ls_cli_error("%s %s", option, err.msg);
     return s;
 }
 

@@ -47,11 +47,15 @@ void ls_history_free(ls_history *h)
     memset(h, 0, sizeof *h);
 }
 
+/* why a .pte has step 0 only (docs/cli.md: "A .pte is its own step 0") */
+#define AS_HELD "a .pte is its own step 0, the program as the file holds it, and the pipeline runs on it only when it is relowered"
+
 int ls_history_find_step(const ls_history *h, const char *spec, ls_error *err)
 {
     char *end;
     long v = strtol(spec, &end, 10);
     if (*spec && !*end) {
+        if ((v < 0 || v >= (long)h->n) && h->as_held) return ls_fail(err, "%s: no such step: %s", spec, AS_HELD);
         if (v < 0 || v >= (long)h->n) return ls_fail(err, "%s: the pipeline has steps 0 to %u", spec, h->n - 1);
         return (int)v;
     }
@@ -63,6 +67,7 @@ int ls_history_find_step(const ls_history *h, const char *spec, ls_error *err)
         if (colon && (!s->detail || strcmp(s->detail, colon + 1) != 0)) continue;
         return i;
     }
+    if (h->as_held) return ls_fail(err, "%s: no such step: %s", spec, AS_HELD);
     return ls_fail(err, "%s: no such step (give a number, a pass name or pass:backend)", spec);
 }
 

@@ -408,6 +408,7 @@ int ls_pipeline_run(ls_program *loaded, const ls_pipeline_opts *opts, ls_history
     }
     if (ls_program_pte_file(loaded)) ls_pte_load_report(loaded, !ls_pipeline_as_held(loaded, opts), &s0->report);
     if (ls_pipeline_as_held(loaded, opts)) { /* a .pte: the program as the file holds it */
+        h->as_held = true;
         publish(h, opts, 0);
         finish(h);
         return 0;
