@@ -622,6 +622,52 @@ START_TEST(xnn_sin_is_xnnsin)
 }
 END_TEST
 
+/* The writer's failure path (xnn_write.c, lsw_fail / lsw_needs): a submodule it cannot write
+ * fails its preprocess with the module and the node named, no blob and no specs, and the error's
+ * kind says which exit it is: an int64 input is valid but not an XNNPACK value (needs, exit 3), a
+ * permute whose dims do not match its input's rank is a bad program (input, exit 2), and an
+ * operator lowerscope does not know is one the writer lacks (needs). The partitioner never gives
+ * these to the writer; a program given to to_backend by hand can. */
+START_TEST(xnn_write_failures_name_the_node)
+{
+    const ls_backend *be = ls_backend_find("XnnpackBackend");
+    ck_assert_ptr_nonnull(be);
+    for (int c = 0; c < 3; c++) {
+        ls_builder *b = ls_builder_new("lowered_module_7", LS_DIALECT_EDGE);
+        int64_t xs[2] = {2, 3};
+        uint32_t x = pf_user_input(b, "x", c == 0 ? LS_DT_I64 : LS_DT_F32, 2, xs);
+        uint32_t y;
+        if (c == 1) {
+            int64_t one = 1;
+            ls_arg pa[2] = {ls_arg_node(x), ls_arg_ints(&one, 1)};
+            y = pf_call(b, "aten_permute_copy_default", LS_OP_permute_copy, pa, 2, LS_DT_F32, 2, xs);
+        } else {
+            ls_arg aa[2] = {ls_arg_node(x), ls_arg_node(x)};
+            y = pf_call(b, "aten_mul_tensor", LS_OP_mul_Tensor, aa, 2, c == 0 ? LS_DT_I64 : LS_DT_F32, 2, xs);
+        }
+        ls_build_output(b, &y, 1, NULL, NULL);
+        ls_program *p = ls_builder_finish(b);
+        if (c == 2) ls_program_edit(p, (uint32_t)ls_program_pos(p, y))->op = NULL; /* an unknown target: no op */
+        ls_blob *blob = (ls_blob *)1;
+        ls_compile_spec *specs = (ls_compile_spec *)1;
+        uint32_t nspecs = 7;
+        ls_named_data *nd = ls_named_data_new();
+        ls_error err = {0};
+        ck_assert_int_eq(be->preprocess(p, &blob, &specs, &nspecs, nd, &err), -1);
+        ck_assert_ptr_null(blob);
+        ck_assert_msg(tu_contains(err.msg, "XnnpackBackend: preprocess `lowered_module_7`: node `"), "%s", err.msg);
+        static const char *const want[] = {"node `x` (", "node `aten_permute_copy_default` (", "node `aten_mul_tensor` ("};
+        static const char *const why[] = {"a int64 input: XNNPACK values here are float32 or float16",
+                                          "dims do not match the input's rank", "an operator lowerscope does not know"};
+        ck_assert_msg(tu_contains(err.msg, want[c]) && tu_contains(err.msg, why[c]), "case %d: %s", c, err.msg);
+        ck_assert_int_eq(err.code, c == 1 ? LS_ERR_INPUT : LS_ERR_NEEDS);
+        ck_assert_uint_eq(ls_named_data_count(nd), 0); /* nothing stored for a module not written */
+        ls_named_data_unref(nd);
+        ls_program_unref(p);
+    }
+}
+END_TEST
+
 /* A q and a dq with nothing around them, each a partition of its own that merges into one
  * (QuantizedPerTensorConfig, DeQuantizedPerTensorConfig): one blob of two XNNConverts, the q's
  * output a qint8 external output, the dq's input a qint8 external input with its parameters.
@@ -764,6 +810,7 @@ Suite *xnnpack_write_suite(void)
     tcase_add_test(tc, xnn_channels_last_fusion_and_scalars);
     tcase_add_test(tc, xnn_quantized_mlp);
     tcase_add_test(tc, xnn_sin_is_xnnsin);
+    tcase_add_test(tc, xnn_write_failures_name_the_node);
     tcase_add_test(tc, xnn_one_channel_conv_is_depthwise);
     tcase_add_test(tc, xnn_lone_qdq);
     tcase_add_test(tc, xnn_channels_last_through_shape_ops);
