@@ -10,7 +10,7 @@ PKGS     := ncursesw libcjson libxxhash check libzip zlib
 # Debian packages that provide the above, plus what the tests and samples use.
 DEB_PKGS := build-essential pkg-config libncurses-dev libcjson-dev libxxhash-dev check \
             libzip-dev zlib1g-dev python3 python3-numpy flatbuffers-compiler graphviz \
-            clang libfuzzer-14-dev
+            clang libfuzzer-14-dev valgrind
 SAMPLE   ?= samples/shared_constant.pt2
 SHARED   ?= $(abspath ../shared)
 
@@ -119,9 +119,10 @@ test-asan: build/asan/check_all build/asan/lowerscope
 	  CK_TIMEOUT_MULTIPLIER=10 LS_BIN=$(abspath build/asan/lowerscope) LS_SHARED=$(SHARED) LS_ROOT=$(CURDIR) \
 	  ./build/asan/check_all
 
-bench: deps build/bench/lowerscope $(patsubst tests/bench/%.c,build/bench/bench_%,$(BENCH_SRC))
+# LS_PLAIN_BIN: the plain build, which valgrind can run (the bench build may use AVX-512)
+bench: deps build/bench/lowerscope build/lowerscope $(patsubst tests/bench/%.c,build/bench/bench_%,$(BENCH_SRC))
 	$(Q)for b in $(patsubst tests/bench/%.c,build/bench/bench_%,$(BENCH_SRC)); do \
-	  LS_BIN=$(abspath build/bench/lowerscope) LS_ROOT=$(CURDIR) $$b || exit 1; done
+	  LS_BIN=$(abspath build/bench/lowerscope) LS_PLAIN_BIN=$(abspath build/lowerscope) LS_ROOT=$(CURDIR) $$b || exit 1; done
 
 # every benchmark links the helpers they share (tests/bench/benchutil.c)
 build/bench/bench_%: build/bench/tests/bench/%.o build/bench/tests/bench/benchutil.o build/bench/liblowerscope.a

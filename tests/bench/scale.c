@@ -21,6 +21,8 @@
  * about 2.5 s per GB when the memory has been idle (free memory goes back to the host, and its
  * first touch faults there too) and a tenth of that at 100k's size, so part of the ratio is the
  * machine's; the ratio less the control's time is printed beside the ratio, never instead of it.
+ * And the instructions the command executes at each size (valgrind's cachegrind, once: the count
+ * does not vary), so that the ratio of the work itself is printed beside the ratio of its time.
  * Prints figures, never fails on timing. bench_scale [NODES...] measures those sizes only (the
  * ratio needs two). */
 #include <malloc.h>
@@ -126,6 +128,42 @@ static int measure_split(const void *arg, void *out)
     return 0;
 }
 
+/* The path of `name` on PATH, or NULL. */
+static const char *on_path(const char *name, char *buf, size_t cap)
+{
+    const char *path = getenv("PATH");
+    while (path && *path) {
+        size_t len = strcspn(path, ":");
+        snprintf(buf, cap, "%.*s/%s", (int)len, path, name);
+        if (len && access(buf, X_OK) == 0) return buf;
+        path += len + (path[len] == ':');
+    }
+    return NULL;
+}
+
+/* The instructions `bin passes file` executes, user space and libraries (valgrind's cachegrind
+ * counts them as it runs them, threads included); 0 when it could not. Unlike its time, the
+ * count does not depend on what the machine charges for memory: its ratio between two sizes is
+ * the ratio of the work. bin must run under valgrind (no AVX-512: the plain build). */
+static double instructions(const char *valgrind, const char *bin, const char *file, const char *dir, unsigned nodes)
+{
+    char out[600], opt[640];
+    snprintf(out, sizeof out, "%s/cachegrind.%u", dir, nodes);
+    snprintf(opt, sizeof opt, "--cachegrind-out-file=%s", out);
+    char *args[] = {(char *)valgrind, "-q", "--log-file=/dev/null", "--tool=cachegrind", "--cache-sim=no", "--branch-sim=no", opt,
+                    (char *)bin, "passes", (char *)file, NULL};
+    double cpu;
+    if (bench_run(args, NULL, &cpu, NULL) != 0) return 0;
+    FILE *f = fopen(out, "r");
+    double ir = 0;
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "summary:", 8)) ir = strtod(line + 8, NULL);
+    if (f) fclose(f);
+    unlink(out);
+    return ir;
+}
+
 static const char *verdict(bool holds)
 {
     return holds ? "holds" : "MISSED";
@@ -191,6 +229,11 @@ int main(int argc, char **argv)
             less_touch_ratio[n_ratio++] = (cpu[1][k] - touch[1][k]) / (cpu[0][k] - touch[0][k]);
         }
     }
+    /* the same work counted in instructions, once per size (it does not vary from run to run) */
+    double ir[MAX_SIZES] = {0};
+    char vg_buf[4096];
+    const char *valgrind = on_path("valgrind", vg_buf, sizeof vg_buf), *plain = getenv("LS_PLAIN_BIN");
+    for (int s = 0; s < n_sizes && valgrind && plain; s++) ir[s] = instructions(valgrind, plain, file[s], dir, sizes[s]);
     static split sp[MAX_SIZES];
     for (int s = 0; s < n_sizes; s++)
         if (bench_in_child(measure_split, file[s], &sp[s], sizeof sp[s]) != 0) {
@@ -221,6 +264,14 @@ int main(int argc, char **argv)
                "   goal <= 10.5: %s\n", r, n_ratio, med_cpu[1] / med_cpu[0], verdict(r <= 10.5));
         printf("    the same in user time alone:         %6.2f; less the control's first touch of the peak: %.2f\n",
                bench_median(user_ratio, n_ratio), bench_median(less_touch_ratio, n_ratio));
+        if (ir[0] > 0 && ir[1] > 0)
+            printf("    the same in instructions executed:   %6.2f (%.2f G at 100k, %.2f G at 1M, counted by valgrind's\n"
+                   "      cachegrind: the work itself; what the CPU time adds to it is what each instruction costs, the\n"
+                   "      memory's misses and faults, not more work)\n", ir[1] / ir[0], ir[0] / 1e9, ir[1] / 1e9);
+        else
+            printf("    the same in instructions executed:   not counted (%s)\n",
+                   !valgrind ? "valgrind is not installed: make deps installs it" : !plain ? "LS_PLAIN_BIN is not set: make bench sets it"
+                                                                                          : "valgrind failed");
     }
     for (int s = 0; s < n_sizes; s++)
         if (sizes[s] == 100000)
