@@ -19,6 +19,8 @@
 typedef struct ls_deleg_col {
     const char *tag;     /* interned; with ls_deleg_by_backend, the backend id */
     const char *backend; /* NULL when the program does not say */
+    const char *module;  /* the lowered module holding the tag's nodes ("lowered_module_0"), NULL
+                          * before to_backend (and with ls_deleg_by_backend) */
     uint32_t nodes;
 } ls_deleg_col;
 
@@ -38,6 +40,9 @@ typedef struct ls_deleg_table {
 } ls_deleg_table;
 
 void ls_deleg_table_build(const ls_program *p, ls_deleg_table *t);
+/* The module a column's tag was lowered as, when it says more than the tag (a .pte's delegates
+ * are named by their module already), else NULL. */
+const char *ls_deleg_col_module(const ls_deleg_col *c);
 /* The same table with one column per backend (for many tags). */
 void ls_deleg_by_backend(const ls_deleg_table *t, ls_deleg_table *out);
 void ls_deleg_table_free(ls_deleg_table *t);

@@ -86,6 +86,39 @@ START_TEST(columns_per_backend_add_up_their_tags)
 }
 END_TEST
 
+/* A tag's column says what it was lowered as: partitions names lowered_module_N beside the
+ * tag once to_backend has made it (text and --json), not before; a .pte's delegates are named by
+ * their module already and say it once. */
+START_TEST(tag_columns_name_their_lowered_module)
+{
+    const char *td = tu_root("samples/two_delegates.pt2");
+    char *out = NULL;
+    ck_assert_int_eq(tu_runf(&out, "partitions %s", td), 0);
+    ck_assert_msg(tu_contains(out, "tag7: BundledBackend, lowered as lowered_module_0\ntag1: BundledBackend, lowered as lowered_module_1"),
+                  "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "partitions %s --step partition", td), 0);
+    ck_assert_msg(tu_contains(out, "tag7: BundledBackend\n") && !tu_contains(out, "lowered as"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "partitions %s --json", td), 0);
+    ck_assert_msg(tu_contains(out, "{\"tag\": \"tag7\", \"backend\": \"BundledBackend\", \"module\": \"lowered_module_0\""), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "partitions %s --json --step partition", td), 0);
+    ck_assert_msg(tu_contains(out, "{\"tag\": \"tag7\", \"backend\": \"BundledBackend\", \"module\": null"), "%s", out);
+    free(out);
+    /* the UI's table says the same; the partitions pane counts the CPU's compute nodes as the table
+     * does (4: three atan2 and the cos, none of the allocs to_out_variant added) */
+    char *tab = tu_slurp(tu_root("tests/screens/graph_two-table-x.expected"));
+    ck_assert_ptr_nonnull(tab);
+    ck_assert_msg(tu_contains(tab, "B tag7: BundledBackend, lowered as lowered_module_0 · 6 nodes"), "%s", tab);
+    free(tab);
+    char *ov = tu_slurp(tu_root("tests/screens/overlay-first.expected"));
+    ck_assert_ptr_nonnull(ov);
+    ck_assert_msg(tu_contains(ov, "CPU             4n 3c 48B"), "%s", ov);
+    free(ov);
+}
+END_TEST
+
 START_TEST(partitions_command_leaves_alloc_out)
 {
     char *out = NULL;
@@ -152,6 +185,7 @@ Suite *delegation_suite(void)
     tcase_add_test(tc, alloc_nodes_are_not_compute_nodes);
     tcase_add_test(tc, columns_per_backend_add_up_their_tags);
     tcase_add_test(tc, partitions_command_leaves_alloc_out);
+    tcase_add_test(tc, tag_columns_name_their_lowered_module);
     tcase_add_test(tc, cpu_nodes_grouped_by_rule);
     suite_add_tcase(s, tc);
     return s;

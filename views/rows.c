@@ -338,8 +338,8 @@ static void build_parts(ui_derive *d, ui_step_rows *sr, const ui_part *cpu, bool
     ls_ptrmap_free(&present);
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
-        if (n->kind == LS_NODE_CALL && !ui_delegate_sub(p, n) && (!n->op || n->op->id != LS_OP_getitem))
-            part_for(d, &b, in_sub ? NULL : n->tag)->nodes++; /* compute nodes */
+        if (ls_deleg_is_compute(n) && !ui_delegate_sub(p, n)) /* compute nodes, as the table counts them */
+            part_for(d, &b, in_sub ? NULL : n->tag)->nodes++;
     }
     data_ctx dc = {.d = d, .b = &b, .only = in_sub ? &sr->parts[0] : NULL, .p = p};
     mutated_of(p, &dc.mutated);
@@ -359,7 +359,7 @@ static void build_parts(ui_derive *d, ui_step_rows *sr, const ui_part *cpu, bool
         if (!sp) continue;
         for (uint32_t i = 0; i < sp->n_nodes; i++) {
             const ls_node *n = sp->nodes[i];
-            if (n->kind == LS_NODE_CALL && (!n->op || n->op->id != LS_OP_getitem)) pt->nodes++;
+            if (ls_deleg_is_compute(n)) pt->nodes++;
         }
         data_ctx sc = {.d = d, .only = pt, .p = sp};
         mutated_of(sp, &sc.mutated);

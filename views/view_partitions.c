@@ -24,11 +24,13 @@ static int details_at(const ui_part *pt, int level, char *buf, size_t cap)
 {
     char bytes[32];
     ui_fmt_bytes(pt->opaque ? pt->blob_bytes : pt->const_bytes, bytes, sizeof bytes);
+    /* the bytes last: they are the constants' and the states' together ("3n 0c 1s 128B") */
+    char states[16] = "";
+    if (pt->states) snprintf(states, sizeof states, " %us", pt->states);
     int n = pt->opaque      ? snprintf(buf, cap, level < 2 ? "opaque %s" : "opaque", bytes)
-            : level == 0 ? snprintf(buf, cap, "%un %uc %s", pt->nodes, pt->consts, bytes)
-            : level == 1 ? snprintf(buf, cap, "%un %uc", pt->nodes, pt->consts)
-                         : snprintf(buf, cap, "%un", pt->nodes);
-    if (pt->states && n >= 0 && (size_t)n < cap) n += snprintf(buf + n, cap - (size_t)n, " %us", pt->states);
+            : level == 0 ? snprintf(buf, cap, "%un %uc%s %s", pt->nodes, pt->consts, states, bytes)
+            : level == 1 ? snprintf(buf, cap, "%un %uc%s", pt->nodes, pt->consts, states)
+                         : snprintf(buf, cap, "%un%s", pt->nodes, states);
     return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
 }
 

@@ -65,7 +65,8 @@ static void print_text(const cli_run *r, int s, const ls_deleg_table *full)
     if (!by_backend && t->n_cols) {
         printf("\n");
         for (uint32_t c = 0; c < t->n_cols; c++)
-            printf("%s: %s\n", t->cols[c].tag, t->cols[c].backend ? t->cols[c].backend : "?");
+            printf("%s: %s%s%s\n", t->cols[c].tag, t->cols[c].backend ? t->cols[c].backend : "?",
+                   ls_deleg_col_module(&t->cols[c]) ? ", lowered as " : "", ls_deleg_col_module(&t->cols[c]) ? ls_deleg_col_module(&t->cols[c]) : "");
     }
     if (full->cpu) {
         ls_deleg_cpu_groups g;
@@ -127,6 +128,8 @@ static void print_json(const cli_run *r, int s, const ls_deleg_table *t)
         ls_buf_json_str(&b, t->cols[c].tag);
         ls_buf_puts(&b, ", \"backend\": ");
         ls_buf_json_str(&b, t->cols[c].backend);
+        ls_buf_puts(&b, ", \"module\": ");
+        ls_buf_json_str(&b, t->cols[c].module);
         ls_buf_printf(&b, ", \"nodes\": %u}", t->cols[c].nodes);
     }
     ls_buf_puts(&b, "],\n\"ops\": [");

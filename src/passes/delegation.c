@@ -88,7 +88,7 @@ static uint32_t column_of(builder *b, const char *tag, const char *backend)
             memset(t->rows[r].by_col + c, 0, sizeof(uint32_t) * (b->cols_cap - c));
         }
     }
-    t->cols[c] = (ls_deleg_col){tag, backend, 0};
+    t->cols[c] = (ls_deleg_col){tag, backend, NULL, 0};
     ls_ptrmap_put(&b->col_ix, tag, c);
     return (uint32_t)c;
 }
@@ -148,6 +148,13 @@ const char *ls_deleg_opaque_label(const ls_submodule *s)
     return ls_internf("%s delegate (opaque)", s->backend_id && *s->backend_id ? s->backend_id : "?");
 }
 
+/* The column of tag names the lowered module its nodes are in. */
+static void held_in(builder *b, const char *tag, const char *backend, const ls_submodule *sub)
+{
+    uint32_t c = column_of(b, tag, backend);
+    if (!b->t->cols[c].module) b->t->cols[c].module = sub->name;
+}
+
 static void count_program(builder *b, const ls_program *p, const ls_submodule *sub, const ls_program *top)
 {
     const char *sub_tag = sub ? ls_deleg_sub_tag(sub) : NULL;
@@ -156,6 +163,7 @@ static void count_program(builder *b, const ls_program *p, const ls_submodule *s
         const ls_submodule *callee = called_sub(p, n);
         if (callee && !callee->program) { /* a blob lowerscope cannot read: one opaque call */
             count(b, ls_deleg_opaque_label(callee), ls_deleg_sub_tag(callee), callee->backend_id, 1);
+            held_in(b, ls_deleg_sub_tag(callee), callee->backend_id, callee);
             b->t->n_opaque++;
             continue;
         }
@@ -166,6 +174,7 @@ static void count_program(builder *b, const ls_program *p, const ls_submodule *s
         if (sub) backend = sub->backend_id;
         else if (tag && !ls_ptrmap_get(&b->col_ix, tag, NULL)) backend = ls_program_tag_backend(top, tag);
         count(b, label_of(b, n), tag, backend, 1);
+        if (sub && tag) held_in(b, tag, backend, sub);
     }
 }
 
@@ -182,6 +191,11 @@ static void finish(builder *b)
     ls_ptrmap_free(&b->col_ix);
     ls_ptrmap_free(&b->row_ix);
     ls_ptrmap_free(&b->label_of);
+}
+
+const char *ls_deleg_col_module(const ls_deleg_col *c)
+{
+    return c->module && c->module != c->tag ? c->module : NULL;
 }
 
 void ls_deleg_table_build(const ls_program *p, ls_deleg_table *t)
