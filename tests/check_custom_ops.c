@@ -33,6 +33,21 @@ START_TEST(without_ops_to_out_variant_stops_as_executorch)
     ck_assert_msg(rc == 3, "exit %d: %s", rc, out);
     ck_assert_msg(tu_contains(out, "Missing out variants: {'mylib::frobnicate'}"), "%s", out);
     free(out);
+    /* every command that shows that step says it failed, with passes' exit (they said nothing and
+     * exited 0); the step before it shows as it was */
+    static const char *const cmds[] = {"graph %s", "graph %s --json", "diff %s --step 6", "node %s frobnicate --step 6",
+                                       "partitions %s --step 6", "graph %s --around frobnicate"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        rc = tu_runf(&out, cmds[i], tu_root("tests/programs/tagged.json"));
+        ck_assert_msg(rc == 3, "%s: exit %d: %s", cmds[i], rc, out);
+        ck_assert_msg(tu_contains(out, "step 6 to_out_variant failed: Missing out variants") &&
+                          tu_contains(out, "what is shown is the program before it"),
+                      "%s: %s", cmds[i], out);
+        free(out);
+    }
+    rc = tu_runf(&out, "diff %s --step 5", tu_root("tests/programs/tagged.json")); /* steps that did not fail */
+    ck_assert_msg(rc == 0 && !tu_contains(out, "failed"), "exit %d: %s", rc, out);
+    free(out);
 }
 END_TEST
 

@@ -451,8 +451,11 @@ static int diff_main(int argc, char **argv, const char **with_be)
     ls_buf_free(&out);
     ls_buf_free(&ta);
     ls_buf_free(&tb);
+    /* either side a step whose pass failed (the later one said first) */
+    rc = cli_note_step_failed("diff", &r.h, b);
+    if (rc == LS_EXIT_OK && a != b) rc = cli_note_step_failed("diff", &r.h, a);
     cli_run_free(&r);
-    return LS_EXIT_OK;
+    return rc;
 }
 
 int ls_cmd_diff(int argc, char **argv)

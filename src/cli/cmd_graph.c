@@ -254,6 +254,7 @@ int ls_cmd_graph(int argc, char **argv)
     if (rc != LS_EXIT_OK) return rc;
     if (around) {
         rc = cli_graph_around(&r, s, around, depth, f, fold, ascii, width ? width : 26);
+        if (rc == LS_EXIT_OK) rc = cli_note_step_failed("graph", &r.h, s);
         cli_run_free(&r);
         return rc;
     }
@@ -265,6 +266,7 @@ int ls_cmd_graph(int argc, char **argv)
     else if (f == GRAPH_JSON) print_json(&r, s, p, &rg);
     else print_text(&r, s, &rg, fold, ascii, width);
     ls_regions_free(&rg);
+    rc = cli_note_step_failed("graph", &r.h, s);
     cli_run_free(&r);
-    return LS_EXIT_OK;
+    return rc;
 }

@@ -520,6 +520,7 @@ int ls_cmd_node(int argc, char **argv)
     if (r.args.json) print_json(&r, s, &f);
     else print_text(&r, s, &f);
     facts_free(&f);
+    rc = cli_note_step_failed("node", &r.h, s);
     cli_run_free(&r);
-    return LS_EXIT_OK;
+    return rc;
 }

@@ -106,6 +106,15 @@ void cli_run_free(cli_run *r)
     ls_pipeline_opts_free(&r->opts);
 }
 
+int cli_note_step_failed(const char *cmd, const ls_history *h, int s)
+{
+    if (s < 0 || (uint32_t)s >= h->n || !h->steps[s].error) return LS_EXIT_OK;
+    const ls_step *st = &h->steps[s];
+    ls_cli_error("%s: %s: step %d %s failed: %s; what is shown is the program before it", cmd, h->path ? h->path : "",
+                 s, st->pass, st->error);
+    return st->error_kind == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_FINDINGS;
+}
+
 int cli_find_step(const ls_history *h, const char *spec)
 {
     return cli_find_step_of(h, "--step", spec);

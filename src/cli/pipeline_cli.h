@@ -63,6 +63,10 @@ void cli_release_rendered(cli_run *r, uint32_t k);
 void cli_run_free(cli_run *r);
 /* "lowerscope: FILE: step 0 load: the verifier rejects ...": why only step 0 exists (stderr). */
 void cli_note_not_run(const ls_history *h);
+/* When step s's pass failed: says so on stderr ("lowerscope: CMD: FILE: step 6 to_out_variant
+ * failed: ...; what is shown is the program before it", as the step holds it) and returns the
+ * exit code (3 when it failed for want of something lowerscope lacks, else 1); else 0. */
+int cli_note_step_failed(const char *cmd, const ls_history *h, int s);
 
 /* A step by number ("3"), pass name ("to_backend": the last one), or name:detail
  * ("partition:bundled"); -1 (message printed) when there is none. */
