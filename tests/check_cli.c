@@ -1,8 +1,10 @@
 /* Tests of the commands' human output where it is not a pass's report: what the passes command
  * says of each step (changes, time), and the top-level help at 80 columns. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "testutil.h"
 
@@ -58,6 +60,25 @@ START_TEST(command_help_lists_the_pte_options)
 }
 END_TEST
 
+/* Output that cannot be written (a full disk: /dev/full) fails the command: exit 2 with the
+ * reason, never 0 with a truncated result (safe_output.c, ls_cli_output_done). */
+START_TEST(an_unwritable_output_fails)
+{
+    static const char *const cmds[] = {"info %s --json", "passes %s", "partitions %s"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char args[1024], cmd[4096], errpath[600];
+        snprintf(args, sizeof args, cmds[i], tu_root("samples/kv_cache.pt2"));
+        snprintf(errpath, sizeof errpath, "%s/full.err", tu_tmpdir());
+        snprintf(cmd, sizeof cmd, "'%s' %s > /dev/full 2> '%s'", getenv("LS_BIN"), args, errpath);
+        int st = system(cmd);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: status %d", cmd, st);
+        char *err = tu_slurp(errpath);
+        ck_assert_msg(tu_contains(err, "cannot write the output: No space left on device"), "%s: %s", cmd, err);
+        free(err);
+    }
+}
+END_TEST
+
 Suite *cli_text_suite(void)
 {
     Suite *s = suite_create("cli_text");
@@ -65,6 +86,7 @@ Suite *cli_text_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, passes_lines_leave_out_noise);
     tcase_add_test(tc, help_fits_80_columns);
+    tcase_add_test(tc, an_unwritable_output_fails);
     tcase_add_test(tc, command_help_lists_the_pte_options);
     suite_add_tcase(s, tc);
     return s;

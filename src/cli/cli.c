@@ -193,7 +193,7 @@ int ls_cli_main(int argc, char **argv)
         return LS_EXIT_OK;
     }
     for (int i = 0; i < n; i++)
-        if (c[i].run && strcmp(argv[1], c[i].name) == 0) return c[i].run(argc - 1, argv + 1);
+        if (c[i].run && strcmp(argv[1], c[i].name) == 0) return ls_cli_output_done(c[i].run(argc - 1, argv + 1));
     ls_cli_error("unknown command '%s' (lowerscope --help lists them)", argv[1]);
     return LS_EXIT_INPUT;
 }

@@ -68,6 +68,9 @@ int ls_cli_load(const char *cmd, const char *usage, int argc, char **argv, unsig
 /* Replaces stderr (and stdout with with_stdout; the terminal UI draws on stdout itself) by
  * streams that show text as safe_text.h says before it reaches the terminal (safe_output.c). */
 void ls_cli_safe_output(bool with_stdout);
+/* A command's exit code once its output is flushed: 2 with a message when writing it failed
+ * (`info X --json > /dev/full`: "cannot write the output: No space left on device"), else rc. */
+int ls_cli_output_done(int rc);
 
 /* Prints "lowerscope: msg" to stderr. */
 void ls_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

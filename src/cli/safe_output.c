@@ -16,9 +16,10 @@ typedef struct safe_sink {
     int fd;
     char pending[4]; /* the start of a character the last write cut */
     size_t npending;
+    int failed; /* errno of the first write that failed, 0 */
 } safe_sink;
 
-static safe_sink sinks[2] = {{1, {0}, 0}, {2, {0}, 0}};
+static safe_sink sinks[2] = {{1, {0}, 0, 0}, {2, {0}, 0, 0}};
 static FILE *streams[2];
 
 static int write_all(int fd, const char *s, size_t n)
@@ -97,12 +98,29 @@ static int sink_put(safe_sink *k, const char *s, size_t n, bool final)
 
 static ssize_t sink_write(void *cookie, const char *buf, size_t size)
 {
-    return sink_put(cookie, buf, size, false) == 0 ? (ssize_t)size : -1;
+    safe_sink *k = cookie;
+    if (sink_put(k, buf, size, false) == 0) return (ssize_t)size;
+    if (!k->failed) k->failed = errno ? errno : EIO;
+    return -1;
 }
 
 static int sink_close(void *cookie)
 {
     return sink_put(cookie, "", 0, true);
+}
+
+int ls_cli_output_done(int rc)
+{
+    int failed = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) failed = errno ? errno : EIO;
+    if (streams[0]) {
+        if (sink_put(&sinks[0], "", 0, true) != 0 && !sinks[0].failed) sinks[0].failed = errno ? errno : EIO;
+        if (sinks[0].failed) failed = sinks[0].failed;
+    }
+    if (!failed) return rc;
+    /* a full disk or a closed pipe must not pass for a complete result */
+    ls_cli_error("cannot write the output: %s", strerror(failed));
+    return LS_EXIT_INPUT;
 }
 
 /* At exit: what the streams hold, then a character left cut (shown as invalid bytes). */
