@@ -31,6 +31,9 @@ typedef struct corpus_case {
 } corpus_case;
 
 static const corpus_case cases[] = {
+    /* a file shorter than an identifier: its bytes, only those (it said "45 00 00 00") */
+    {"one_byte.pte", "info %1$s", 2, "one_byte.pte: not an ExecuTorch program: no \"ET12\" identifier at byte 4 (it is 1 byte long: 45)"},
+    {"not_a_program.bin", "info %1$s", 2, "not_a_program.bin: not a .pt2 archive, an exported-program JSON or a .pte (it starts with 7f 45 4c 46)"},
     /* a call's output {"as_tensor": {}}: refused like an input without a name (was SIGSEGV) */
     {"output_without_name.json", "info %1$s", 2,
      "output_without_name.json: graph node #0 (torch.ops.aten.add.Tensor): output 0: a tensor output without a name"},

@@ -70,13 +70,16 @@ static int load_file(const char *path, const ls_load_opts *opts, ls_program **ou
         } else if (i < (size_t)got && (head[i] == '{' || head[i] == '[') ) {
             rc = ls_load_json_file(path, opts, out, err);
         } else {
+            /* the bytes the file has, up to 4 (a 1-byte file shows one) */
+            char starts[48];
+            int w = got < 4 ? snprintf(starts, sizeof starts, "it is %zd byte%s long:", got, got == 1 ? "" : "s")
+                            : snprintf(starts, sizeof starts, "it starts with");
+            for (ssize_t k = 0; k < got && k < 4; k++) w += snprintf(starts + w, sizeof starts - (size_t)w, " %02x", head[k]);
             size_t pl = strlen(path);
             if (pl > 4 && strcmp(path + pl - 4, ".pte") == 0)
-                rc = ls_fail(err, "%s: not an ExecuTorch program: no \"ET12\" identifier at byte 4 (it starts with %02x %02x %02x %02x)",
-                             path, head[0], head[1], head[2], head[3]);
+                rc = ls_fail(err, "%s: not an ExecuTorch program: no \"ET12\" identifier at byte 4 (%s)", path, starts);
             else
-                rc = ls_fail(err, "%s: not a .pt2 archive, an exported-program JSON or a .pte (it starts with %02x %02x %02x %02x)",
-                             path, head[0], head[1], head[2], head[3]);
+                rc = ls_fail(err, "%s: not a .pt2 archive, an exported-program JSON or a .pte (%s)", path, starts);
         }
     }
     if (rc == 0) (*out)->path = ls_intern(path);

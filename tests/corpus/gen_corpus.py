@@ -352,6 +352,8 @@ def corpus():
     write(CORPUS, "weights_config.json", json.dumps({"config": {}}))
     write(CORPUS, "empty.json", "")
     write(CORPUS, "not_a_program.bin", b"\x7fELF\x02\x01\x01\x00" + bytes(24))
+    # one byte: the message showed four, three of them from past the end of the file
+    write(CORPUS, "one_byte.pte", b"E")
 
 
 def programs():
