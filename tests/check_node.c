@@ -230,6 +230,16 @@ START_TEST(cli_node_refuses_bad_names)
     ck_assert_int_eq(rc, 2);
     ck_assert_msg(tu_contains(out, "one NAME at a time"), "%s", out);
     free(out);
+    /* an option node does not have, with a value: named as such (the value was taken for a
+     * second NAME); after a flag it knows, a word is a second NAME */
+    rc = tu_runf(&out, "node %s c --depth 999", f);
+    ck_assert_int_eq(rc, 2);
+    ck_assert_msg(tu_contains(out, "unknown option or missing value '--depth'") && !tu_contains(out, "NAME at a time"), "%s", out);
+    free(out);
+    rc = tu_runf(&out, "node %s c --json x", f);
+    ck_assert_int_eq(rc, 2);
+    ck_assert_msg(tu_contains(out, "one NAME at a time ('x'"), "%s", out);
+    free(out);
     rc = tu_runf(&out, "node %s c --step 99", f);
     ck_assert_int_eq(rc, 2);
     free(out);

@@ -472,6 +472,18 @@ static bool takes_value(const char *a)
     return false;
 }
 
+/* An option node knows that takes no value (--json, --relower, --metadata-only, ...). */
+static bool is_flag(const char *a)
+{
+    if (!strcmp(a, "--json") || !strcmp(a, "--metadata-only")) return true;
+    ls_pipeline_opts o;
+    ls_pipeline_opts_init(&o);
+    ls_error err;
+    bool flag = ls_pipeline_opt(&o, a, NULL, &err) == 1;
+    ls_pipeline_opts_free(&o);
+    return flag;
+}
+
 int ls_cmd_node(int argc, char **argv)
 {
     if (ls_cli_help(argc, argv, HELP)) return LS_EXIT_OK;
@@ -488,7 +500,10 @@ int ls_cmd_node(int argc, char **argv)
             name = argv[i];
             continue;
         }
-        if (i && words > 2 && argv[i][0] != '-') {
+        /* a word after an option this loop does not know goes on with it: the option may be
+         * unknown, and the options' parser says so ("unknown option '--depth'") */
+        bool after_option = i && argv[i - 1][0] == '-' && argv[i - 1][1] && !is_flag(argv[i - 1]);
+        if (i && words > 2 && argv[i][0] != '-' && !after_option) {
             ls_cli_error("node: one NAME at a time ('%s' is a second one; usage: lowerscope %s)", argv[i], USAGE);
             free(rest);
             return LS_EXIT_INPUT;
