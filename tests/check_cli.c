@@ -79,6 +79,43 @@ START_TEST(an_unwritable_output_fails)
 }
 END_TEST
 
+/* Out of memory is a need, not bad input: under a memory limit the load of a .pt2 (its model
+ * JSON, a weight) and a kernel's result exit 3 naming the file, as docs/cli.md says (they exited
+ * 2). ASan reserves more address space than the limit allows: skipped there. */
+START_TEST(out_of_memory_exits_3)
+{
+    if (getenv("ASAN_OPTIONS")) {
+        tu_skip("out_of_memory_exits_3: ulimit -v under AddressSanitizer");
+        return;
+    }
+    /* limits from where the program cannot start to where it runs through: every failure in
+     * between is out of memory somewhere (the JSON, a weight, a pass), and each exits 3 */
+    int needs = 0, ran = 0;
+    for (int kb = 10000; kb <= 40000; kb += 1500) {
+        char cmd[4096], errpath[600];
+        snprintf(errpath, sizeof errpath, "%s/oom.err", tu_tmpdir());
+        snprintf(cmd, sizeof cmd, "cd '%s' && ulimit -v %d && exec '%s' passes samples/tiny_llama.pt2 > /dev/null 2> '%s'",
+                 tu_root("."), kb, getenv("LS_BIN"), errpath);
+        int st = system(cmd);
+        char *err = tu_slurp(errpath);
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (code == 127 && tu_contains(err, "error while loading shared libraries")) { /* the loader could not map the program */
+            free(err);
+            continue;
+        }
+        ck_assert_msg(code == 0 || code == 3, "ulimit -v %d: exit %d: %s", kb, code, err);
+        if (code == 3) {
+            ck_assert_msg(tu_contains(err, "samples/tiny_llama.pt2") && tu_contains(err, "out of memory"), "ulimit -v %d: %s", kb, err);
+            needs++;
+        } else {
+            ran++;
+        }
+        free(err);
+    }
+    ck_assert_msg(needs > 0 && ran > 0, "%d limits ran out of memory, %d ran through", needs, ran);
+}
+END_TEST
+
 Suite *cli_text_suite(void)
 {
     Suite *s = suite_create("cli_text");
@@ -87,6 +124,7 @@ Suite *cli_text_suite(void)
     tcase_add_test(tc, passes_lines_leave_out_noise);
     tcase_add_test(tc, help_fits_80_columns);
     tcase_add_test(tc, an_unwritable_output_fails);
+    tcase_add_test(tc, out_of_memory_exits_3);
     tcase_add_test(tc, command_help_lists_the_pte_options);
     suite_add_tcase(s, tc);
     return s;

@@ -128,7 +128,7 @@ int ls_cli_load(const char *cmd, const char *usage, int argc, char **argv, unsig
     ls_progress_tty_end();
     if (rc != 0) {
         ls_cli_error("%s", err.msg);
-        return LS_EXIT_INPUT;
+        return err.code == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT; /* out of memory: 3 */
     }
     return LS_EXIT_OK;
 }

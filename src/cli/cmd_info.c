@@ -370,7 +370,8 @@ int ls_cmd_info(int argc, char **argv)
     cli_args a;
     ls_program *p;
     /* info shows the weights' sizes, never their values: it does not read their bytes */
-    if (ls_cli_load("info", USAGE, argc, argv, CLI_JSON | CLI_WEIGHT_SIZES, &a, &p) != LS_EXIT_OK) return LS_EXIT_INPUT;
+    int loaded = ls_cli_load("info", USAGE, argc, argv, CLI_JSON | CLI_WEIGHT_SIZES, &a, &p);
+    if (loaded != LS_EXIT_OK) return loaded;
     ls_verify_result vr;
     ls_verify(p, &vr);
     summary s;

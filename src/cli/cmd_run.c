@@ -409,7 +409,8 @@ typedef struct run_state {
 } run_state;
 
 /* One step: inputs, the run, its outputs printed, saved and compared. 0, 1 (the program failed
- * where the reference ran: stop, a finding) or -1 (error printed). */
+ * where the reference ran: stop, a finding), -1 (error printed) or -3 (the same, of a need:
+ * out of memory). */
 static int run_step(run_state *s, int64_t k)
 {
     const run_opts *o = &s->o;
@@ -425,7 +426,7 @@ static int run_step(run_state *s, int64_t k)
     if (ok != 0) {
         if (!s->cmp) {
             ls_cli_error("%s", err.msg);
-            return -1;
+            return err.code == LS_ERR_NEEDS ? -3 : -1;
         }
         ls_error ref_err; /* a finding only when the reference runs on these inputs */
         if (run_compare_step(s->cmp, NULL, 0, NULL, NULL, false, &ref_err) != 0) {
@@ -619,7 +620,7 @@ static int run_all(run_state *s)
     s->times = ls_calloc((size_t)o->steps, sizeof *s->times);
     for (int64_t k = 0; k < o->steps; k++) {
         int rc = run_step(s, k);
-        if (rc < 0) return LS_EXIT_INPUT;
+        if (rc < 0) return rc == -3 ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
         if (rc > 0) break; /* the program failed where the reference ran */
     }
     if (finish(s) != 0) return LS_EXIT_INPUT;

@@ -75,7 +75,8 @@ int cli_run_pipeline_watched(const char *cmd, const char *usage, int argc, char 
         ls_cli_error("%s: %s", cmd, err.msg);
         return LS_EXIT_INPUT;
     }
-    if (ls_cli_load(cmd, usage, argc, argv, accept, &r->args, &r->loaded) != LS_EXIT_OK) return LS_EXIT_INPUT;
+    int loaded = ls_cli_load(cmd, usage, argc, argv, accept, &r->args, &r->loaded);
+    if (loaded != LS_EXIT_OK) return loaded;
     ls_pipeline_watch watch = {.step_begin = ls_progress_step}; /* a progress line on a terminal */
     step_watch sw = {r, step_done, ctx};
     if (step_done) {

@@ -270,7 +270,7 @@ ls_tensor *ls_tensor_new(ls_dtype dtype, int ndim, const int64_t *sizes, ls_erro
     if (ls_tmeta_check_size(&m, (uint64_t)1 << 40, &nbytes, err) != 0) return NULL;
     ls_blob *b = ls_blob_new((size_t)nbytes);
     if (!b) {
-        ls_fail(err, "cannot allocate %" PRIu64 " bytes", nbytes);
+        ls_fail_needs(err, "out of memory: cannot allocate %" PRIu64 " bytes", nbytes);
         return NULL;
     }
     return tensor_over(b, b->data, dtype, ndim, sizes, ls_tmeta_numel(&m));

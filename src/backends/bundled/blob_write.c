@@ -425,7 +425,7 @@ int ls_bb_encode(const ls_program *sub, ls_blob **out, ls_error *err)
         uint8_t *bytes = ls_alloc_aligned((size_t)total);
         ls_blob *b = bytes ? ls_blob_wrap(bytes, (size_t)total) : NULL;
         if (!b) {
-            rc = ls_fail(err, "cannot allocate a blob of %" PRIu64 " bytes", total);
+            rc = ls_fail_needs(err, "out of memory: cannot allocate a blob of %" PRIu64 " bytes", total);
         } else {
             memcpy(b->data, LS_BB_MAGIC, 4);
             put_header_u32(b->data + 4, LS_BB_VERSION);

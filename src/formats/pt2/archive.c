@@ -78,7 +78,7 @@ static int zip_read_index(zip_src *z, zip_int64_t idx, const char *where, const 
     uint8_t *buf = ls_alloc_aligned((size_t)st.size + 1);
     if (!buf) {
         ls_reading(was);
-        return ls_fail(err, "%s: %s: cannot allocate %llu bytes", where, rel, (unsigned long long)st.size);
+        return ls_fail_needs(err, "%s: %s: out of memory: cannot allocate %llu bytes", where, rel, (unsigned long long)st.size);
     }
     zip_file_t *zf = zip_fopen_index(za, (zip_uint64_t)idx, 0);
     if (!zf) {

@@ -118,7 +118,8 @@ ls_tensor *lk_new(ls_kctx *c, ls_dtype dt, int ndim, const int64_t *sizes)
     }
     void *data = alloc_result((size_t)nbytes);
     if (!data) {
-        ls_kfail(c, "cannot allocate %" PRIu64 " bytes", nbytes);
+        ls_kfail(c, "out of memory: cannot allocate %" PRIu64 " bytes", nbytes);
+        c->err->code = LS_ERR_NEEDS; /* the program is valid: the machine lacks the memory (exit 3) */
         return NULL;
     }
     ls_blob *b = ls_blob_wrap(data, (size_t)nbytes);
