@@ -191,6 +191,14 @@ START_TEST(run_with_inputs_saves_what_the_golden_files_hold)
     ck_assert(ls_tensor_equal(got, want)); /* a * 2 exactly */
     ls_tensor_unref(got);
     ls_tensor_unref(want);
+    /* folders above it are made too (as mkdir -p); a file in the way is refused before the run */
+    ck_assert_int_eq(tu_runf(&out, "run %s --input x=%s --save %s/p/q/r", prog, gold, dir), 0);
+    free(out);
+    snprintf(path, sizeof path, "%s/p/q/r/out_1.npy", dir);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    ck_assert_int_eq(tu_runf(&out, "run %s --input x=%s --save %s/o/out_1.npy/s", prog, gold, dir), 2);
+    ck_assert_msg(tu_contains(out, "o/out_1.npy is there and is not a folder") && !tu_contains(out, "step 0"), "%s", out);
+    free(out);
 }
 END_TEST
 

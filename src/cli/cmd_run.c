@@ -408,6 +408,33 @@ typedef struct run_state {
     ls_buf js, saved;
 } run_state;
 
+/* --save DIR: the folder and the ones above it, as `mkdir -p` makes them; a path that is there
+ * and is not a folder is refused before anything runs. */
+static int make_folders(const char *dir)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        ls_cli_error("--save %s: the path is too long", dir);
+        return -1;
+    }
+    for (char *p = path + 1;; p++) {
+        bool end = !*p;
+        if (*p != '/' && !end) continue;
+        *p = 0;
+        struct stat st;
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            ls_cli_error("--save %s: cannot create the folder %s: %s", dir, path, strerror(errno));
+            return -1;
+        }
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            ls_cli_error("--save %s: %s is there and is not a folder", dir, path);
+            return -1;
+        }
+        if (end) return 0;
+        *p = '/';
+    }
+}
+
 /* One step: inputs, the run, its outputs printed, saved and compared. 0, 1 (the program failed
  * where the reference ran: stop, a finding), -1 (error printed) or -3 (the same, of a need:
  * out of memory). */
@@ -590,7 +617,7 @@ static int run_all(run_state *s)
     }
     if (ls_load(o->path, &o->load, &t->loaded, &err) != 0) {
         ls_cli_error("%s", err.msg);
-        return LS_EXIT_INPUT;
+        return err.code == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
     }
     int chosen = choose_program(o, t);
     if (chosen != 0) return chosen < 0 ? LS_EXIT_INPUT : chosen;
@@ -598,10 +625,7 @@ static int run_all(run_state *s)
     s->ins = ls_calloc(s->nin + 1, sizeof *s->ins);
     ls_program_user_inputs(t->p, s->ins, s->nin);
     if (load_given(o, s->ins, s->nin) != 0) return LS_EXIT_INPUT;
-    if (o->save_dir && mkdir(o->save_dir, 0777) != 0 && errno != EEXIST) {
-        ls_cli_error("%s: cannot create the folder: %s", o->save_dir, strerror(errno));
-        return LS_EXIT_INPUT;
-    }
+    if (o->save_dir && make_folders(o->save_dir) != 0) return LS_EXIT_INPUT;
     if (o->compare) s->cmp = run_compare_loaded(t->loaded, o->path, t->p, &o->tol, &err);
     else if (o->compare_with) s->cmp = run_compare_open(o->compare_with, t->p, &o->tol, &err);
     if ((o->compare || o->compare_with) && !s->cmp) {
