@@ -182,6 +182,26 @@ START_TEST(submodules_are_verified_by_name)
 }
 END_TEST
 
+/* A program loaded without its weights lowers up to the step that needs them: to_backend, whose
+ * preprocess writes the constants into the blob, stops as a need (exit 3, the module and
+ * placeholder named once), not as a failed pass (it exited 1, naming the backend twice). */
+START_TEST(lowering_without_weights_is_a_need)
+{
+    char *out;
+    int rc = tu_runf(&out, "passes %s --metadata-only", tu_root("samples/kv_cache.pt2"));
+    ck_assert_msg(rc == 3, "exit %d: %s", rc, out);
+    ck_assert_msg(tu_contains(out, "✗ BundledBackend: preprocess `lowered_module_0`: placeholder b_cache: 'cache' has no data "
+                                   "(the program was loaded without weights: --metadata-only"),
+                  "%s", out);
+    ck_assert_msg(!tu_contains(out, "BundledBackend preprocess: BundledBackend"), "%s", out);
+    ck_assert_msg(tu_contains(out, "step 4 duplicate_constants (bundled): 8 nodes"), "the steps before it ran: %s", out);
+    free(out);
+    rc = tu_runf(&out, "partitions %s --metadata-only", tu_root("samples/kv_cache.pt2"));
+    ck_assert_msg(rc == 3 && tu_contains(out, "step 5 to_backend failed"), "exit %d: %s", rc, out);
+    free(out);
+}
+END_TEST
+
 START_TEST(verify_command_exit_codes)
 {
     char *out = NULL;
@@ -217,6 +237,7 @@ Suite *verify_suite(void)
     tcase_add_test(tc, data_checks_only_with_weights);
     tcase_add_test(tc, submodules_are_verified_by_name);
     tcase_add_test(tc, verify_command_exit_codes);
+    tcase_add_test(tc, lowering_without_weights_is_a_need);
     suite_add_tcase(s, tc);
     return s;
 }
