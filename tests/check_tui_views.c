@@ -104,6 +104,7 @@ START_TEST(screen_compare_the_step_before)
         char *s = tu_slurp(tu_root(path));
         ck_assert_ptr_nonnull(s);
         ck_assert_msg(strstr(s, want[i].title), "%s: %s", want[i].file, s);
+        if (i == 3) ck_assert_msg(strstr(s, "— no difference"), "nothing to go to with ]: %s", s); /* not "] next difference" */
         free(s);
     }
 }

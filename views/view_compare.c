@@ -249,8 +249,9 @@ static void take_job(ui *u, ui_compare_job *j)
     int32_t pos = u->cmp_want_id ? ls_program_pos(j->a, u->cmp_want_id) : -1;
     pane->sel = pos >= 0 && (uint32_t)pos < j->a->n_nodes ? u->cmp.row_of_a[pos] : 0;
     ui_pane_clamp(u, pane);
-    ui_message(u, false, "%u same, %u changed, -%u only in step %u, +%u only in %s — ] next difference",
-               u->cmp.same, u->cmp.changed, u->cmp.only_a, u->step, u->cmp.only_b, u->cmp_label);
+    bool any = u->cmp.changed || u->cmp.only_a || u->cmp.only_b;
+    ui_message(u, false, "%u same, %u changed, -%u only in step %u, +%u only in %s — %s", u->cmp.same, u->cmp.changed,
+               u->cmp.only_a, u->step, u->cmp.only_b, u->cmp_label, any ? "] next difference" : "no difference");
 }
 
 /* The node on the selected row of the alignment there is (of step cmp_left), to select when
