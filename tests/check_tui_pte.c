@@ -36,6 +36,16 @@ static void run_pte_script(const char *file, const char *name)
 START_TEST(screen_pte_qnn)
 {
     run_pte_script("et_stories260k_hybrid_llama_qnn", "pte_qnn");
+    if (!pt_path("et_stories260k_hybrid_llama_qnn", ".pte")) return;
+    /* :method alone names the methods (it said "lowerscope info lists them"); Tab completes them */
+    char *m = tu_slurp(tu_root("tests/screens/pte_qnn-methods.expected"));
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(strstr(m, "method NAME: which method? kv_forward, prefill_forward") && strstr(m, "(29; Tab lists them)"), "%s", m);
+    free(m);
+    m = tu_slurp(tu_root("tests/screens/pte_qnn-method-tab.expected"));
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(strstr(m, ":method get_max_"), "%s", m);
+    free(m);
 }
 END_TEST
 

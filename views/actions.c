@@ -209,8 +209,15 @@ void ui_open_method(ui *u, const char *method)
 {
     ls_error err = {0};
     ls_history *nh;
-    if (!method || !*method) {
-        ui_message(u, true, "method NAME: which method (lowerscope info lists them)");
+    if (!method || !*method) { /* the file's methods, as Tab completes them */
+        const char *const *names;
+        uint32_t n = ui_core_methods(u->h, &names);
+        ls_buf b = {0};
+        for (uint32_t i = 0; i < n && i < 12; i++) ls_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
+        if (n > 12) ls_buf_printf(&b, ", ... (%u; Tab lists them)", n);
+        if (n) ui_message(u, true, "method NAME: which method? %s", b.s);
+        else ui_message(u, true, "method NAME: %s is not a .pte: it has one program", u->h->path ? u->h->path : "the file");
+        ls_buf_free(&b);
         return;
     }
     if (ui_refuse_while_running(u, "method")) return; /* it takes references to the file's objects */

@@ -145,6 +145,13 @@ static void steps(ui *u, cands *c)
     }
 }
 
+static void methods(ui *u, cands *c)
+{
+    const char *const *names;
+    uint32_t n = ui_core_methods(u->h, &names);
+    for (uint32_t i = 0; i < n; i++) add(c, names[i]);
+}
+
 /* The entries of the folder the prefix names; with ext, only folders and files ending in it. */
 static void paths_ending(cands *c, const char *ext)
 {
@@ -285,6 +292,7 @@ void ui_prompt_complete(ui *u)
             paths(&c);
         }
     } else if (!strcmp(cmd, "filter")) filters(u, &c);
+    else if (!strcmp(cmd, "method")) methods(u, &c);
     else if (!strcmp(cmd, "backend")) backends(&c);
     else if (!strcmp(cmd, "export") || !strcmp(cmd, "run") || !strcmp(cmd, "save-display")) paths(&c);
     else if (!strcmp(cmd, "diff")) {

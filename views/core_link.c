@@ -362,6 +362,13 @@ int ui_core_method(const ls_history *old, const char *method, ls_history **out, 
     return rc;
 }
 
+uint32_t ui_core_methods(const ls_history *h, const char *const **names)
+{
+    const ls_pte_file *f = h->n ? ls_program_pte_file(h->steps[0].program) : NULL;
+    *names = f ? f->method_names : NULL;
+    return f ? f->n_methods : 0;
+}
+
 const char *ui_core_next_method(const ls_history *h)
 {
     const ls_program *loaded = h->steps[0].program;

@@ -19,7 +19,7 @@ static const ui_cmd_info commands[] = {
     {"run [FILE.npy ...]", "run this step and the loaded program; compare"},
     {"backend FILE", "lower again with a backend description"},
     {"relower", "lower a .pte again with the pipeline (a .pte opens as it is)"},
-    {"method NAME", "open another method of a .pte (lowerscope info lists them)"},
+    {"method NAME", "open another method of a .pte (Tab completes its names)"},
     {"export PATH", "write this step's program (.pte, or .pt2)"},
     {"table", "delegation table"},
     {"graph", "partition graph (delegates and CPU islands as boxes)"},

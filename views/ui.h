@@ -759,5 +759,7 @@ int ui_core_relower_all(const ls_history *old, ls_history **out, ls_error *err);
  * was); the next method that runs after the current one (M), NULL when there is no other. */
 int ui_core_method(const ls_history *old, const char *method, ls_history **out, ls_error *err);
 const char *ui_core_next_method(const ls_history *h);
+/* The methods of the .pte loaded (plan order; constant methods too), or 0 of another file. */
+uint32_t ui_core_methods(const ls_history *h, const char *const **names);
 
 #endif

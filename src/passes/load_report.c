@@ -108,5 +108,5 @@ void ls_pte_load_report(const ls_program *p, bool relowered, ls_report *r)
     else if (np || cpu)
         ls_report_add(r, NULL, NULL, "%u kernel%s on the CPU", cpu, cpu == 1 ? "" : "s");
     data_sentences(r, f, p->method);
-    if (!relowered) ls_report_add(r, NULL, NULL, "a .pte is not lowered again unless asked (--relower)");
+    if (!relowered) ls_report_add(r, NULL, NULL, "a .pte is not lowered again unless asked (--relower; :relower in the UI)");
 }
