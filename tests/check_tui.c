@@ -501,9 +501,10 @@ static void run_history_script(const char *sample, const char *name, const char 
 {
     ls_error err = {0};
     ls_program *p = pf_load(tu_root(sample));
+    p->path = ls_intern(sample); /* as typed from the repository's root: screens show the path given */
     ls_history h = {0};
     pf_lower(p, NULL, &h);
-    h.path = ls_intern(sample); /* as typed from the repository's root: screens show the path given */
+    h.path = p->path;
     const char *dir = tu_tmpdir();
     char keys[512], cwd[4096];
     snprintf(keys, sizeof keys, "%s", tu_root(""));
@@ -533,6 +534,16 @@ static void run_history_script(const char *sample, const char *name, const char 
 START_TEST(screen_kv_run)
 {
     run_history_script("samples/kv_cache.pt2", "kv_run", NULL);
+    char *past = tu_slurp(tu_root("tests/screens/kv_run-past.expected"));
+    char *again = tu_slurp(tu_root("tests/screens/kv_run-again.expected"));
+    ck_assert_ptr_nonnull(past);
+    ck_assert_ptr_nonnull(again);
+    ck_assert_msg(strstr(past, "run 5 failed:") && strstr(past, "index 4 is out of bounds"), "%s", past);
+    ck_assert_msg(strstr(past, "the loaded program fails on these inputs too"), "%s", past);
+    ck_assert_msg(strstr(past, "the state carries over; q"), "how to start again: %s", past);
+    ck_assert_msg(strstr(again, "inputs of run 1 (seeded)") && !strstr(again, "failed"), "%s", again);
+    free(past);
+    free(again);
 }
 END_TEST
 

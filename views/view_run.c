@@ -276,8 +276,21 @@ static void run_once(ui *u, ui_lines *out)
     if (ls_runner_run(s->r, in, n_in, &res, &n_res, &err) != 0) {
         ui_lines_add(out, UI_R_ERROR, -1, "run %lld failed:", (long long)run + 1);
         ui_lines_add_wrapped(out, UI_R_ERROR, err.msg, u->cols - 4);
-        if (s->cmp && ls_compare_run_step(s->cmp, NULL, 0, NULL, NULL, &err) == 0)
-            ui_lines_add(out, UI_R_ERROR, -1, "the loaded program runs on these inputs: lowering broke it");
+        if (s->cmp) {
+            ls_error ref_err = {0};
+            if (ls_compare_run_step(s->cmp, NULL, 0, NULL, NULL, &ref_err) == 0)
+                ui_lines_add(out, UI_R_ERROR, -1, "the loaded program runs on these inputs: lowering broke it");
+            else
+                ui_lines_add(out, UI_R_WARN, -1, "the loaded program fails on these inputs too: the inputs, not the lowering");
+        }
+        if (run > 0) /* what a user does next: the inputs follow the run count, the state carries over */
+            ui_lines_add_wrapped(out, UI_R_NORMAL,
+                                 s->args[0] ? "the next r runs again on the same files, with the state as this run left it; "
+                                              "q and r start again from run 1, the state as the program starts it"
+                                            : "seeded inputs follow the run count (run k is step k of lowerscope run "
+                                              "--steps: a position past a cache's rows fails) and the state carries over; "
+                                              "q and r start again from run 1",
+                                 u->cols - 4);
     } else {
         const char *onames[64] = {0};
         ls_program_user_outputs(p, onames, 64);
