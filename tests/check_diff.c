@@ -234,6 +234,13 @@ START_TEST(diff_refuses_bad_ranges)
     ck_assert_msg(tu_contains(out, "--from 99: the pipeline has steps 0 to 8"), "%s", out);
     ck_assert_msg(tu_contains(out, sc), "the message names the file: %s", out);
     free(out);
+    /* a range with an end left out names the range, not an empty step */
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step 2..", sc), 2);
+    ck_assert_msg(tu_contains(out, "--step 2..: a range names both ends, A..B"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "diff %s --step ..3", sc), 2);
+    ck_assert_msg(tu_contains(out, "--step ..3: a range names both ends"), "%s", out);
+    free(out);
     /* a .pte has step 0 only, and the message says why rather than "steps 0 to 0" */
     char pte[512];
     snprintf(pte, sizeof pte, "%s/diff_steps.pte", tu_tmpdir());

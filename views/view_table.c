@@ -132,11 +132,13 @@ void ui_table_build(ui *u)
         const ls_deleg_col *col = &t->cols[c];
         int tag = by_backend ? -1 : ui_tag_index(u, col->tag);
         if (by_backend)
-            ui_lines_add(l, UI_R_NORMAL, -1, "%s · %u nodes (%.1f%%)", col->tag, col->nodes, pct(col->nodes, t->total));
+            ui_lines_add(l, UI_R_NORMAL, -1, "%s · %u node%s (%.1f%%)", col->tag, col->nodes, col->nodes == 1 ? "" : "s",
+                         pct(col->nodes, t->total));
         else
-            ui_lines_add(l, UI_R_NORMAL, tag, "%c %s: %s%s%s · %u nodes (%.1f%%)", ui_tag_letter(tag), col->tag,
+            ui_lines_add(l, UI_R_NORMAL, tag, "%c %s: %s%s%s · %u node%s (%.1f%%)", ui_tag_letter(tag), col->tag,
                          col->backend ? col->backend : "?", ls_deleg_col_module(col) ? ", lowered as " : "",
-                         ls_deleg_col_module(col) ? ls_deleg_col_module(col) : "", col->nodes, pct(col->nodes, t->total));
+                         ls_deleg_col_module(col) ? ls_deleg_col_module(col) : "", col->nodes, col->nodes == 1 ? "" : "s",
+                         pct(col->nodes, t->total));
     }
     if (by_backend) ls_deleg_table_free(&merged);
     if (sr->n_cpu) cpu_groups(u, l, full);

@@ -294,6 +294,11 @@ static int diff_main(int argc, char **argv, const char **with_be)
         snprintf(range, sizeof range, "%.*s", (int)(dots - r.args.step), r.args.step);
         from = range;
         to = dots + 2;
+        if (!*from || !*to) {
+            ls_cli_error("diff: --step %s: a range names both ends, A..B (usage: lowerscope %s)", r.args.step, USAGE);
+            cli_run_free(&r);
+            return LS_EXIT_INPUT;
+        }
     } else if (r.args.step) {
         to = r.args.step;
     }

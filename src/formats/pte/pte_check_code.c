@@ -362,9 +362,10 @@ void ls_pte_check_report_text(const ls_pte_check_report *r, const char *file, ls
         ls_buf_printf(out, "%s: ExecuTorch's runtime refuses it: %u error%s (%u method%s checked)\n", file, r->n_fails,
                       r->n_fails == 1 ? "" : "s", r->methods, r->methods == 1 ? "" : "s");
     else
-        ls_buf_printf(out, "%s: ExecuTorch's runtime loads it: %u method%s, %u values, %u instructions, %u planned "
-                      "tensors checked%s\n", file, r->methods, r->methods == 1 ? "" : "s", r->values, r->instructions,
-                      r->planned, r->n_needs ? " (with the kernels and backends listed)" : "");
+        ls_buf_printf(out, "%s: ExecuTorch's runtime loads it: %u method%s, %u value%s, %u instruction%s, %u planned "
+                      "tensor%s checked%s\n", file, r->methods, r->methods == 1 ? "" : "s", r->values, r->values == 1 ? "" : "s",
+                      r->instructions, r->instructions == 1 ? "" : "s", r->planned, r->planned == 1 ? "" : "s",
+                      r->n_needs ? " (with the kernels and backends listed)" : "");
 }
 
 void ls_pte_check_report_json(const ls_pte_check_report *r, ls_buf *out)
