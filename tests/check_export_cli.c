@@ -195,6 +195,17 @@ START_TEST(export_command_and_overwrite)
     ck_assert_int_eq(tu_runf(&out, "export %s", sample), 2);
     ck_assert(tu_contains(out, "-o OUT"));
     free(out);
+    /* an empty name, -o=OUT: said as such (they said "lowerscope: : cannot rename ..." and "where to?") */
+    const char *empty_out[] = {"export", sample, "-o", "", NULL}, *empty_file[] = {"info", "", NULL};
+    ck_assert_int_eq(tu_run(&out, empty_out), 2);
+    ck_assert_msg(tu_contains(out, "where to? give -o OUT.pte or -o OUT.pt2 (the name given is empty)"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_run(&out, empty_file), 2);
+    ck_assert_msg(tu_contains(out, "info: FILE is an empty name"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "export %s -o=%s", sample, path), 2);
+    ck_assert_msg(tu_contains(out, "write -o OUT or --output=OUT"), "%s", out);
+    free(out);
     /* the to_executorch steps show in the pipeline */
     ck_assert_int_eq(tu_runf(&out, "passes %s", sample), 0);
     ck_assert_msg(tu_contains(out, "memory_plan") && tu_contains(out, "greedy: arena 48 bytes for 48 bytes of tensors (3 tensors in 3 shared objects)"),

@@ -103,6 +103,9 @@ int ls_cli_parse(const char *cmd, const char *usage, int argc, char **argv, unsi
         } else if (argv[i][0] == '-' && argv[i][1]) {
             ls_cli_error("%s: unknown option or missing value '%s' (usage: lowerscope %s)", cmd, argv[i], usage);
             return LS_EXIT_INPUT;
+        } else if (!a->path && !*argv[i]) {
+            ls_cli_error("%s: FILE is an empty name (usage: lowerscope %s)", cmd, usage);
+            return LS_EXIT_INPUT;
         } else if (!a->path) a->path = argv[i];
         else {
             ls_cli_error("%s: one FILE at a time ('%s' is a second one)", cmd, argv[i]);

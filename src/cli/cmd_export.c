@@ -97,6 +97,10 @@ int ls_cmd_export(int argc, char **argv)
         if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) out = argv[++i];
         else if (!strncmp(argv[i], "--output=", 9)) out = argv[i] + 9;
         else if (!strcmp(argv[i], "--force")) force = true;
+        else if (!strncmp(argv[i], "-o=", 3)) {
+            ls_cli_error("export: '%s': write -o OUT or --output=OUT (usage: lowerscope %s)", argv[i], USAGE);
+            return LS_EXIT_INPUT;
+        }
         else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
             ls_cli_error("export: %s needs a file name (usage: lowerscope %s)", argv[i], USAGE);
             return LS_EXIT_INPUT;
@@ -104,8 +108,9 @@ int ls_cmd_export(int argc, char **argv)
     }
     argc = w;
     argv[argc] = NULL;
-    if (!out) {
-        ls_cli_error("export: where to? give -o OUT.pte or -o OUT.pt2 (usage: lowerscope %s)", USAGE);
+    if (!out || !*out) {
+        ls_cli_error("export: where to? give -o OUT.pte or -o OUT.pt2%s (usage: lowerscope %s)",
+                     out ? " (the name given is empty)" : "", USAGE);
         return LS_EXIT_INPUT;
     }
     cli_run r;
