@@ -90,6 +90,32 @@ START_TEST(with_ops_it_lowers_exports_and_is_refused_to_run)
 }
 END_TEST
 
+/* An --ops schema that does not fit the call (it names `x` where the file passes `input` and
+ * `scale`): the node stays an unknown op, and the verifier says why (it said "valid, 0 warnings"
+ * while passes blamed a missing out variant that the file declares). */
+START_TEST(a_schema_that_does_not_fit_is_a_warning)
+{
+    char ops[512];
+    snprintf(ops, sizeof ops, "%s/misfit.txt", tu_tmpdir());
+    static const char misfit[] = "mylib::frobnicate(Tensor x) -> Tensor\n"
+                                 "mylib::frobnicate.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)\n";
+    ls_error err;
+    ck_assert_int_eq(ls_write_file_atomic(ops, misfit, sizeof misfit - 1, &err), 0);
+    char *out;
+    int rc = tu_runf(&out, "verify %s --ops %s", tu_root("tests/programs/tagged.json"), ops);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    ck_assert_msg(tu_contains(out, "warning: node 'frobnicate' (torch.ops.mylib.frobnicate.default): arguments do not fit "
+                                   "the schema lowerscope has for it (its own, or an --ops file's): argument 'input' is "
+                                   "not in the schema of mylib.frobnicate.default; it is kept as an unknown op"),
+                  "%s", out);
+    ck_assert_msg(tu_contains(out, "valid: 5 nodes, 1 warning"), "%s", out);
+    free(out);
+    rc = tu_runf(&out, "verify %s --ops %s", tu_root("tests/programs/tagged.json"), write_ops(OPS)); /* the fitting one */
+    ck_assert_msg(rc == 0 && tu_contains(out, "0 warnings"), "exit %d: %s", rc, out);
+    free(out);
+}
+END_TEST
+
 START_TEST(bad_ops_files_name_the_line)
 {
     char *out;
@@ -140,6 +166,7 @@ Suite *custom_ops_suite(void)
     tcase_add_test(tc, without_ops_to_out_variant_stops_as_executorch);
     tcase_add_test(tc, with_ops_it_lowers_exports_and_is_refused_to_run);
     tcase_add_test(tc, bad_ops_files_name_the_line);
+    tcase_add_test(tc, a_schema_that_does_not_fit_is_a_warning);
     tcase_add_test(tc, registered_schemas_join_the_table);
     suite_add_tcase(s, tc);
     return s;

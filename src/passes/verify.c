@@ -288,6 +288,12 @@ static bool check_graph(vctx *c, id_pos *ids, bool sweep, node_vec *ph)
                 "get_attr '%s': the lowered module '%s' is not in the program (the file does not hold it): shown, "
                 "never run",
                 n->name, n->target ? n->target : "?");
+        /* a call whose arguments a schema refused (the file's torch, or an --ops file, spells the
+         * op otherwise): the node is kept as an unknown op, which nothing runs or lowers */
+        if (n->kind == LS_NODE_CALL && !n->op && n->reason == LS_WHY_UNKNOWN_OP && n->reason_detail &&
+            !strncmp(n->reason_detail, "arguments do not fit", 20))
+            add(c, LS_SEV_WARNING, n->name, "node '%s' (%s): %s; it is kept as an unknown op", n->name,
+                n->target ? n->target : "?", n->reason_detail);
         if (n->kind != LS_NODE_CALL || !n->op) continue;
         if (n->op->id == LS_OP_call_delegate) {
             const ls_node *m = n->nargs && n->args[0].kind == LS_ARG_NODE ? node_of(c, n->args[0].v.node) : NULL;
