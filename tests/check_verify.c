@@ -221,6 +221,14 @@ START_TEST(verify_command_exit_codes)
     const char *none[] = {"verify", NULL};
     ck_assert_int_eq(tu_run(&out, none), 2);
     free(out);
+    /* a --data file that is not there: refused first, before the .pte is said to load */
+    char pte[600];
+    snprintf(pte, sizeof pte, "%s/v.pte", tu_tmpdir());
+    ck_assert_int_eq(tu_runf(&out, "export %s -o %s --force", tu_root("samples/shared_constant.pt2"), pte), 0);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "verify %s --data /nonexistent/w.ptd", pte), 2);
+    ck_assert_msg(tu_contains(out, "/nonexistent/w.ptd: cannot open") && !tu_contains(out, "runtime loads it"), "%s", out);
+    free(out);
 }
 END_TEST
 

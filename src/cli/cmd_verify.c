@@ -2,9 +2,11 @@
  * program and its lowered submodules; on a .pte, first the checks ExecuTorch's runtime makes
  * when it loads the program and its methods (pte_check.h). Exit 0 valid, 1 errors (listed), 2
  * unreadable input. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_cli.h"
 #include "cli.h"
@@ -84,6 +86,13 @@ int ls_cmd_verify(int argc, char **argv)
     /* A .pte (or the one a .bpte embeds): the runtime's checks first; a file they refuse is not
      * loaded further (the reader would stop at its first bad reference). */
     bool refused = false;
+    /* a .ptd named that is not there fails before anything is said of the .pte */
+    for (uint32_t d = 0; d < a.load.n_data; d++)
+        if (access(a.load.data[d], R_OK) != 0) {
+            ls_cli_error("verify: %s: cannot open: %s (--data)", a.load.data[d], strerror(errno));
+            ls_buf_free(&out);
+            return LS_EXIT_INPUT;
+        }
     if (file && (cli_is_pte(file) || cli_is_bpte(file))) {
         ls_pte_check_report rep;
         ls_error err;
@@ -110,7 +119,7 @@ int ls_cmd_verify(int argc, char **argv)
         if (ls_load(file, &a.load, &p, &err) != 0) {
             ls_cli_error("%s", err.msg);
             ls_buf_free(&out);
-            return LS_EXIT_INPUT;
+            return err.code == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
         }
         ls_verify_result vr;
         ls_verify(p, &vr);
