@@ -381,6 +381,14 @@ START_TEST(bad_usage_exits_2)
         {"--step 99", "the pipeline has steps 0 to"},
         {"--step to_backend --backend /nonexistent.json", "/nonexistent.json"},
     };
+    /* a reference whose inputs the program's do not fit: refused before anything runs (it ran
+     * step 0, then failed on the reference's first run) */
+    char *mis;
+    int mrc = tu_runf(&mis, "run %s --compare-with %s", sample_path("kv_cache"), sample_path("policy"));
+    ck_assert_msg(mrc == 2 && tu_contains(mis, "input 0 'state' is float32[1, 14], the program's 'q' is float32[1, 8]: they "
+                                              "cannot run on the same inputs") && !tu_contains(mis, "step 0"),
+                  "exit %d: %s", mrc, mis);
+    free(mis);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char args[2048], *out;
         snprintf(args, sizeof args, cases[i].args, path);

@@ -37,6 +37,21 @@ ls_compare_run *ls_compare_run_new(const ls_program *ref, const ls_program *p, c
         return ls_fail(err, "%s takes %u user input%s, the program %u: they cannot run on the same inputs", where, b,
                        b == 1 ? "" : "s", a),
                NULL;
+    /* the same inputs must fit both: a dtype or a static shape that differs fails here, before
+     * anything runs (it failed at the reference's first run, after the program's) */
+    const ls_node *pin[64], *rin[64];
+    uint32_t na = ls_program_user_inputs(p, pin, 64), nb = ls_program_user_inputs(ref, rin, 64);
+    for (uint32_t k = 0; k < na && k < nb && k < 64; k++) {
+        const ls_tmeta *x = ls_node_tval(pin[k]), *y = ls_node_tval(rin[k]);
+        if (!x || !y || x->dtype == LS_DT_UNKNOWN || y->dtype == LS_DT_UNKNOWN) continue;
+        bool differs = x->dtype != y->dtype || x->ndim != y->ndim;
+        for (int d = 0; !differs && d < x->ndim; d++) differs = !x->sym[d] && !y->sym[d] && x->sizes[d] != y->sizes[d];
+        if (!differs) continue;
+        char sx[128], sy[128];
+        return ls_fail(err, "%s: input %u '%s' is %s, the program's '%s' is %s: they cannot run on the same inputs", where, k,
+                       rin[k]->name, ls_tmeta_str(y, sy, sizeof sy), pin[k]->name, ls_tmeta_str(x, sx, sizeof sx)),
+               NULL;
+    }
     ls_runner *r = ls_runner_new(ref, err);
     if (!r) return ls_fail_prefix(err, "%s", where), NULL;
     ls_compare_run *c = ls_calloc(1, sizeof *c);
