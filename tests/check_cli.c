@@ -116,6 +116,36 @@ START_TEST(out_of_memory_exits_3)
 }
 END_TEST
 
+/* --option=value is --option value for every option of every command (it was for some: --steps=2
+ * was an unknown option); a flag given a value says so. */
+START_TEST(every_option_takes_the_equals_form)
+{
+    const char *kv = tu_root("samples/kv_cache.pt2");
+    static const char *const pairs[][2] = {
+        {"run %s --steps=2 --seed=3", "run %s --steps 2 --seed 3"},
+        {"graph %s --around=aten_mm_default --depth=1", "graph %s --around aten_mm_default --depth 1"},
+        {"diff %s --from=2 --to=5", "diff %s --from 2 --to 5"},
+        {"node %s aten_mm_default --step=2", "node %s aten_mm_default --step 2"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        char *a, *b;
+        int ra = tu_runf(&a, pairs[i][0], kv), rb = tu_runf(&b, pairs[i][1], kv);
+        ck_assert_msg(ra == 0 && rb == 0, "%s: exit %d, %d: %s", pairs[i][0], ra, rb, a);
+        for (char *t = a; (t = strstr(t, " ms")); t++) /* run's times differ from run to run */
+            for (char *d = t; d > a && d[-1] != ' '; d--) d[-1] = '#';
+        for (char *t = b; (t = strstr(t, " ms")); t++)
+            for (char *d = t; d > b && d[-1] != ' '; d--) d[-1] = '#';
+        ck_assert_str_eq(a, b);
+        free(a);
+        free(b);
+    }
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "passes %s --json=1", kv), 2);
+    ck_assert_msg(tu_contains(out, "--json=1: --json takes no value"), "%s", out);
+    free(out);
+}
+END_TEST
+
 Suite *cli_text_suite(void)
 {
     Suite *s = suite_create("cli_text");
@@ -125,6 +155,7 @@ Suite *cli_text_suite(void)
     tcase_add_test(tc, help_fits_80_columns);
     tcase_add_test(tc, an_unwritable_output_fails);
     tcase_add_test(tc, out_of_memory_exits_3);
+    tcase_add_test(tc, every_option_takes_the_equals_form);
     tcase_add_test(tc, command_help_lists_the_pte_options);
     suite_add_tcase(s, tc);
     return s;

@@ -3,6 +3,7 @@
 #include "progress.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -107,7 +108,11 @@ int ls_cli_parse(const char *cmd, const char *usage, int argc, char **argv, unsi
             ls_cli_error("%s: FILE is an empty name (usage: lowerscope %s)", cmd, usage);
             return LS_EXIT_INPUT;
         } else if (!a->path) a->path = argv[i];
-        else {
+        else if (ls_cli_split_from(argv[i])) {
+            ls_cli_error("%s: %s=%s: %s takes no value (usage: lowerscope %s)", cmd, ls_cli_split_from(argv[i]), argv[i],
+                         ls_cli_split_from(argv[i]), usage);
+            return LS_EXIT_INPUT;
+        } else {
             ls_cli_error("%s: one FILE at a time ('%s' is a second one)", cmd, argv[i]);
             return LS_EXIT_INPUT;
         }
@@ -173,6 +178,44 @@ static bool opens_the_ui(int argc, char **argv)
     return argv[1][0] == '-' || strchr(argv[1], '.') || strchr(argv[1], '/') || access(argv[1], F_OK) == 0;
 }
 
+/* --name=value becomes --name value, for every option of every command (GNU style): the
+ * parsers see one spelling. What follows a "--" and a lone "-" are left as they are. The array
+ * is the caller's to free; its strings are argv's or live until exit. */
+static const char **split_values, **split_options; /* what split_equals made, for the messages */
+static int n_split;
+
+const char *ls_cli_split_from(const char *arg)
+{
+    for (int i = 0; i < n_split; i++)
+        if (split_values[i] == arg) return split_options[i];
+    return NULL;
+}
+
+static char **split_equals(int argc, char **argv, int *n_out)
+{
+    split_values = ls_calloc((size_t)argc + 1, sizeof *split_values);
+    split_options = ls_calloc((size_t)argc + 1, sizeof *split_options);
+    char **v = ls_malloc(sizeof *v * (size_t)(2 * argc + 1));
+    int n = 0;
+    bool options = true;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *eq = options && i > 1 && a[0] == '-' && a[1] == '-' && a[2] ? strchr(a, '=') : NULL;
+        if (options && !strcmp(a, "--")) options = false;
+        if (eq && eq > a + 2) {
+            v[n++] = (char *)ls_intern_n(a, (size_t)(eq - a));
+            v[n++] = (char *)(eq + 1);
+            split_options[n_split] = v[n - 2];
+            split_values[n_split++] = v[n - 1];
+        } else {
+            v[n++] = argv[i];
+        }
+    }
+    v[n] = NULL;
+    *n_out = n;
+    return v;
+}
+
 int ls_cli_main(int argc, char **argv)
 {
     /* whatever is printed from here on is shown safely; the UI keeps stdout to draw on */
@@ -196,7 +239,12 @@ int ls_cli_main(int argc, char **argv)
         return LS_EXIT_OK;
     }
     for (int i = 0; i < n; i++)
-        if (c[i].run && strcmp(argv[1], c[i].name) == 0) return ls_cli_output_done(c[i].run(argc - 1, argv + 1));
+        if (c[i].run && strcmp(argv[1], c[i].name) == 0) {
+            char **args = split_equals(argc, argv, &argc);
+            int rc = ls_cli_output_done(c[i].run(argc - 1, args + 1));
+            free(args);
+            return rc;
+        }
     ls_cli_error("unknown command '%s' (lowerscope --help lists them)", argv[1]);
     return LS_EXIT_INPUT;
 }
