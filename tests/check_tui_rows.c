@@ -2,10 +2,11 @@
  * filters show (row_index.c) are, for every sample, backend, step, scope and key, exactly the
  * rows that the filter's test lets through, in row order: by tag the rows whose node has the
  * tag or calls a module lowered from it, the CPU's the calls with neither, by op the rows of
- * that op text. */
+ * that op text. And the UI's reading of escape sequences its terminfo does not list. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "progfixtures.h"
 #include "testutil.h"
@@ -151,12 +152,34 @@ START_TEST(row_groups_are_the_rows_each_filter_lets_through)
 }
 END_TEST
 
+/* Escape sequences a terminfo does not list (views/keys.c, ui_escape_key): the keys of xterm's
+ * and VT220's spellings, complete at a CSI's final byte or after SS3's one byte; others none. */
+START_TEST(escape_sequences_read_whole)
+{
+    static const struct {
+        const char *seq;
+        int key;
+    } known[] = {{"[1~", KEY_HOME}, {"[4~", KEY_END}, {"OH", KEY_HOME}, {"[F", KEY_END},
+                 {"[5~", KEY_PPAGE}, {"[6~", KEY_NPAGE}, {"OA", KEY_UP}, {"[D", KEY_LEFT}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        size_t n = strlen(known[i].seq);
+        ck_assert_msg(ui_escape_complete(known[i].seq, n), "%s", known[i].seq);
+        for (size_t k = 1; k < n; k++) ck_assert_msg(!ui_escape_complete(known[i].seq, k), "%s after %zu", known[i].seq, k);
+        ck_assert_int_eq(ui_escape_key(known[i].seq, n), UI_KEY_FN + known[i].key);
+    }
+    ck_assert(ui_escape_complete("[1;5Q", 5));
+    ck_assert_int_eq(ui_escape_key("[1;5Q", 5), UI_KEY_NONE); /* complete, and not a key: dropped with a message */
+    ck_assert_int_eq(ui_escape_key("[99~", 4), UI_KEY_NONE);
+}
+END_TEST
+
 Suite *tui_rows_suite(void)
 {
     Suite *s = suite_create("tui_rows");
     TCase *tc = tcase_create("rows");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, row_groups_are_the_rows_each_filter_lets_through);
+    tcase_add_test(tc, escape_sequences_read_whole);
     suite_add_tcase(s, tc);
     return s;
 }

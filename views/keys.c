@@ -109,6 +109,34 @@ static const struct {
     {"Timeout", UI_KEY_TIMEOUT}, /* scripts: the input timeout passes, so a lone prefix (g) acts alone */
 };
 
+/* Escape sequences of the keys people press, as VT220/xterm-style terminals send them: ncurses
+ * turns into keys only the ones TERM's terminfo lists, and under a wrong TERM (xterm-256color
+ * inside tmux, whose Home is ESC [ 1 ~) the rest arrived as Esc, '[', '1', '~': four actions. */
+static const struct {
+    const char *seq; /* after the ESC */
+    int key;
+} sequences[] = {
+    {"[A", KEY_UP},     {"OA", KEY_UP},     {"[B", KEY_DOWN},  {"OB", KEY_DOWN},  {"[C", KEY_RIGHT},
+    {"OC", KEY_RIGHT},  {"[D", KEY_LEFT},   {"OD", KEY_LEFT},  {"[H", KEY_HOME},  {"OH", KEY_HOME},
+    {"[1~", KEY_HOME},  {"[7~", KEY_HOME},  {"[F", KEY_END},   {"OF", KEY_END},   {"[4~", KEY_END},
+    {"[8~", KEY_END},   {"[5~", KEY_PPAGE}, {"[6~", KEY_NPAGE}, {"[3~", KEY_DC},   {"[2~", KEY_IC},
+    {"[Z", KEY_BTAB},
+};
+
+bool ui_escape_complete(const char *seq, size_t n)
+{
+    if (n < 2) return false;
+    if (seq[0] == 'O') return true;                             /* SS3: one final byte */
+    return (unsigned char)seq[n - 1] >= 0x40 && (unsigned char)seq[n - 1] <= 0x7e; /* CSI: a final byte */
+}
+
+int ui_escape_key(const char *seq, size_t n)
+{
+    for (size_t i = 0; i < sizeof sequences / sizeof sequences[0]; i++)
+        if (strlen(sequences[i].seq) == n && !memcmp(sequences[i].seq, seq, n)) return UI_KEY_FN + sequences[i].key;
+    return UI_KEY_NONE;
+}
+
 int ui_key_parse(const char **s)
 {
     const char *p = *s;

@@ -444,6 +444,37 @@ void ui_draw(ui *u)
 
 /* ---- input */
 
+/* An ESC ncurses gave as it is: a lone Esc, Alt and a key (Esc, then the key), or a sequence
+ * TERM does not list, read whole (its bytes are already in, or come within milliseconds over
+ * SSH) and made the key it is, or dropped with a message rather than acted on byte by byte. */
+static int read_escape(ui *u)
+{
+    char seq[16];
+    size_t n = 0;
+    timeout(15);
+    while (n < sizeof seq) {
+        wint_t c;
+        int r = get_wch(&c);
+        if (r == ERR) break;
+        if (r != OK || c > 0x7e || (n == 0 && c != '[' && c != 'O')) { /* not a sequence: Esc, then this key */
+            u->refeed = r == KEY_CODE_YES ? UI_KEY_FN + (int)c : (int)c;
+            return 27;
+        }
+        seq[n++] = (char)c;
+        if (ui_escape_complete(seq, n)) break;
+    }
+    if (!n) return 27;
+    int key = ui_escape_key(seq, n);
+    if (key != UI_KEY_NONE) return key;
+    char shown[64];
+    int w = snprintf(shown, sizeof shown, "ESC");
+    for (size_t i = 0; i < n && w < (int)sizeof shown - 4; i++)
+        w += snprintf(shown + w, sizeof shown - (size_t)w, " %c", seq[i] >= 0x20 && seq[i] < 0x7f ? seq[i] : '?');
+    ui_message(u, true, "ignored a key sequence this terminal type does not list (%s): is TERM (%s) right?", shown,
+               getenv("TERM") ? getenv("TERM") : "unset");
+    return UI_KEY_TIMEOUT;
+}
+
 static int read_key(ui *u, char *cmd, size_t cap)
 {
     if (u->refeed != UI_KEY_NONE) {
@@ -457,6 +488,7 @@ static int read_key(ui *u, char *cmd, size_t cap)
     if (r == ERR) return UI_KEY_TIMEOUT;
     int key = r == KEY_CODE_YES ? UI_KEY_FN + (int)wc : (int)wc;
     if (key == UI_KEY_MOUSE && getmouse(&u->mouse) != OK) return UI_KEY_TIMEOUT;
+    if (r == OK && wc == 27) return read_escape(u);
     return key;
 }
 

@@ -139,6 +139,10 @@ const char *ui_action_group(ui_action a);
 const char *ui_action_help(ui_action a);
 /* Parses one key at *s ("<Enter>", "<C-d>", "x"); advances *s. Returns UI_KEY_NONE when bad. */
 int ui_key_parse(const char **s);
+/* An escape sequence ncurses did not turn into a key (seq: the bytes after ESC): whether it is
+ * complete (a CSI's final byte, SS3's one byte), and the key it is, or UI_KEY_NONE. */
+bool ui_escape_complete(const char *seq, size_t n);
+int ui_escape_key(const char *seq, size_t n);
 /* Feeds one key; returns the action to run (UI_A_NONE while a sequence is pending). */
 ui_action ui_keys_feed(ui *u, int key);
 /* The pending prefix alone ("g" with no second key): its own action or NONE. */
