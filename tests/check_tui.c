@@ -631,6 +631,12 @@ START_TEST(screen_kv_export)
     free(fresh);
     char *pt2 = file_text(dir, "kv.pt2");
     ck_assert_ptr_null(pt2); /* refused: nothing written */
+    char *again = tu_slurp(tu_root("tests/screens/kv_export-ask-again.expected"));
+    char *kept_q = tu_slurp(tu_root("tests/screens/kv_export-kept-q.expected"));
+    ck_assert_msg(again && strstr(again, "keep.pte exists — overwrite? (y: yes; n, q or Esc: no)"), "%s", again);
+    ck_assert_msg(kept_q && strstr(kept_q, "keep.pte not written: it is left as it was"), "%s", kept_q);
+    free(again);
+    free(kept_q);
     /* what the UI wrote runs and matches the loaded program */
     char path[4096], *out;
     snprintf(path, sizeof path, "%s/replace.pte", dir);

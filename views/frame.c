@@ -81,7 +81,7 @@ void ui_draw_status(ui *u)
     if (u->prompt_kind) {
         char buf[1200];
         if (u->prompt_kind == 'y')
-            snprintf(buf, sizeof buf, "%s exists — overwrite? (y/n) ", u->export_path);
+            snprintf(buf, sizeof buf, "%s exists — overwrite? (y: yes; n, q or Esc: no) ", u->export_path);
         else
             snprintf(buf, sizeof buf, "%s%s", u->prompt_kind == 'f' ? "filter (tag, cpu or op): " : u->prompt_kind == '/' ? "/" : ":",
                      u->prompt);

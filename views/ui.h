@@ -728,7 +728,7 @@ void ui_filter_moved(ui *u);
 /* view_export.c: writes the program at this step to path (export.h) and shows what was written;
  * an existing file is replaced only when force, else the prompt line asks first. */
 void ui_export(ui *u, const char *path, bool force);
-void ui_export_answer(ui *u, int key); /* a key typed at "PATH exists — overwrite? (y/n)" */
+void ui_export_answer(ui *u, int key); /* a key typed at "PATH exists — overwrite? (y: yes; n, q or Esc: no)" */
 void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int w, bool cursor, uint32_t left);
 bool ui_lines_match(const ui_lines *l, uint32_t row, const regex_t *re); /* search in a row of lines */
 /* The operations of a full screen whose rows are u->screen_lines (table, run, help, export). */

@@ -1,7 +1,7 @@
 /* Export (`e`, `:export PATH`): writes the program at the current step with the core's writer
  * (export.h: a .pte, or a .pt2 archive when PATH ends in .pt2) and shows what was written on a
  * screen of its own (or why it was not written, wrapped). An existing file is never replaced
- * without asking: the prompt line asks "PATH exists — overwrite? (y/n)" and y exports again
+ * without asking: the prompt line asks "PATH exists — overwrite? (y: yes; n, q or Esc: no)" and y exports again
  * with force. */
 #include <stdio.h>
 #include <string.h>
@@ -64,11 +64,11 @@ void ui_export_answer(ui *u, int key)
     if (key == 'y' || key == 'Y') {
         u->prompt_kind = 0;
         ui_export(u, u->export_path, true);
-    } else if (key == 'n' || key == 'N' || key == 27 || key == 3 || key == '\n') {
+    } else if (key == 'n' || key == 'N' || key == 'q' || key == 27 || key == 3 || key == '\n') {
         u->prompt_kind = 0;
         ui_message(u, false, "%s not written: it is left as it was", u->export_path);
     }
-    /* any other key: the question stays */
+    /* any other key: the question stays (it says which keys answer it) */
 }
 
 static void title(ui *u, ls_buf *b)
