@@ -55,6 +55,26 @@ START_TEST(devices_and_fifos_are_refused_even_with_force)
 }
 END_TEST
 
+/* A symbolic link to nothing is there too: refused without --force, saying what it is (it said
+ * the file "appeared while lowerscope wrote"); with --force the link is replaced by the file. */
+START_TEST(a_dangling_link_is_named_as_such)
+{
+    char link[4096];
+    snprintf(link, sizeof link, "%s/dangling.pte", tu_tmpdir());
+    ck_assert_int_eq(symlink("/nonexistent/folder/x.pte", link), 0);
+    ls_error err;
+    ck_assert_int_eq(ls_write_file(link, "x", 1, 0, &err), -1);
+    ck_assert_msg(tu_contains(err.msg, "dangling.pte is a symbolic link to a file that does not exist: give --force"), "%s",
+                  err.msg);
+    struct stat st;
+    ck_assert_int_eq(lstat(link, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode)); /* left as it was */
+    ck_assert_int_eq(ls_write_file(link, "x", 1, LS_WRITE_REPLACE, &err), 0);
+    ck_assert_int_eq(lstat(link, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+}
+END_TEST
+
 START_TEST(a_replaced_file_keeps_its_mode)
 {
     const char *dir = tu_tmpdir();
@@ -198,6 +218,7 @@ Suite *write_file_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, devices_and_fifos_are_refused_even_with_force);
     tcase_add_test(tc, a_replaced_file_keeps_its_mode);
+    tcase_add_test(tc, a_dangling_link_is_named_as_such);
     tcase_add_test(tc, no_race_between_the_check_and_the_rename);
     tcase_add_test(tc, signals_remove_the_temporary_file);
     suite_add_tcase(s, tc);

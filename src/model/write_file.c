@@ -127,6 +127,9 @@ int ls_write_file(const char *path, const void *data, size_t size, unsigned flag
                        ls_file_kind(st.st_mode));
     if (exists && !(flags & LS_WRITE_REPLACE))
         return ls_fail(err, "%s exists: give --force to replace it (nothing was written)", path);
+    if (!exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && !(flags & LS_WRITE_REPLACE))
+        return ls_fail(err, "%s is a symbolic link to a file that does not exist: give --force to replace the link "
+                            "(nothing was written)", path);
     size_t tlen = strlen(target);
     char *tmp = ls_malloc(tlen + 32);
     snprintf(tmp, tlen + 32, "%s.tmp.XXXXXX", target);
