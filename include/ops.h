@@ -12,6 +12,10 @@
 
 #include "program.h"
 
+/* The most pieces a split or chunk makes: the kernels refuse more, to_edge does not decompose
+ * a chunk into more. */
+#define LS_SPLIT_MAX_PIECES 65536
+
 typedef enum ls_op_id {
 #define LS_OP(id, ns, schema, out, flags) LS_OP_##id,
 #include "../src/model/ops.def"

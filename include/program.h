@@ -112,6 +112,10 @@ typedef enum ls_cpu_reason {
     LS_WHY_COUNT
 } ls_cpu_reason;
 const char *ls_cpu_reason_text(ls_cpu_reason r); /* "op not supported", "mask is computed", ... */
+/* How the detail of LS_WHY_UNKNOWN_OP starts when the op is known but the call's arguments do not
+ * fit its schema (the reader keeps the node as an unknown op; the verifier warns of it). */
+#define LS_SCHEMA_MISFIT "arguments do not fit the schema lowerscope has for it"
+
 /* The whole reason as the CLI and the UI print it (interned): a rule's sentence ("XNNPACK takes
  * only alpha=1, not alpha=2 (rule alpha_one)"), else the reason with its detail in parentheses
  * ("dtype not supported (float64 not supported)"). */

@@ -73,25 +73,26 @@ START_TEST(an_unwritable_output_fails)
         int st = system(cmd);
         ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: status %d", cmd, st);
         char *err = tu_slurp(errpath);
-        ck_assert_msg(tu_contains(err, "cannot write the output: No space left on device"), "%s: %s", cmd, err);
+        ck_assert_msg(tu_contains(err, "cannot write the output (standard output): No space left on device"), "%s: %s", cmd, err);
         free(err);
     }
 }
 END_TEST
 
-/* Out of memory is a need, not bad input: under a memory limit the load of a .pt2 (its model
- * JSON, a weight) and a kernel's result exit 3 naming the file, as docs/cli.md says (they exited
- * 2). ASan reserves more address space than the limit allows: skipped there. */
+/* Out of memory is a need, not bad input: under memory limits from where the program cannot
+ * start to where it runs through, every failure of `passes samples/tiny_llama.pt2` (the JSON, a
+ * weight, a pass) exits 3 saying out of memory, never 2 or a signal, and those in the load name
+ * the file (docs/cli.md). The limits are scanned finely, so the window where the load fails is
+ * met wherever this machine's libraries put it. ASan reserves more address space than any
+ * limit allows: skipped there. */
 START_TEST(out_of_memory_exits_3)
 {
-    if (getenv("ASAN_OPTIONS")) {
-        tu_skip("out_of_memory_exits_3: ulimit -v under AddressSanitizer");
-        return;
-    }
-    /* limits from where the program cannot start to where it runs through: every failure in
-     * between is out of memory somewhere (the JSON, a weight, a pass), and each exits 3 */
-    int needs = 0, ran = 0;
-    for (int kb = 10000; kb <= 40000; kb += 1500) {
+#if defined(__SANITIZE_ADDRESS__)
+    tu_skip("out_of_memory_exits_3: ulimit -v under AddressSanitizer");
+    return;
+#endif
+    int needs = 0, named = 0, ran = 0;
+    for (int kb = 9000; kb <= 30000 && !ran; kb += 300) {
         char cmd[4096], errpath[600];
         snprintf(errpath, sizeof errpath, "%s/oom.err", tu_tmpdir());
         snprintf(cmd, sizeof cmd, "cd '%s' && ulimit -v %d && exec '%s' passes samples/tiny_llama.pt2 > /dev/null 2> '%s'",
@@ -99,20 +100,22 @@ START_TEST(out_of_memory_exits_3)
         int st = system(cmd);
         char *err = tu_slurp(errpath);
         int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        if (code == 127 && tu_contains(err, "error while loading shared libraries")) { /* the loader could not map the program */
+        if (code == 127) { /* the dynamic loader could not start it (lowerscope never exits 127) */
             free(err);
             continue;
         }
         ck_assert_msg(code == 0 || code == 3, "ulimit -v %d: exit %d: %s", kb, code, err);
         if (code == 3) {
-            ck_assert_msg(tu_contains(err, "samples/tiny_llama.pt2") && tu_contains(err, "out of memory"), "ulimit -v %d: %s", kb, err);
+            ck_assert_msg(tu_contains(err, "out of memory"), "ulimit -v %d: %s", kb, err);
             needs++;
+            named += tu_contains(err, "samples/tiny_llama.pt2");
         } else {
             ran++;
         }
         free(err);
     }
-    ck_assert_msg(needs > 0 && ran > 0, "%d limits ran out of memory, %d ran through", needs, ran);
+    ck_assert_msg(needs > 0 && named > 0 && ran > 0, "%d limits ran out of memory (%d naming the file), %d ran through",
+                  needs, named, ran);
 }
 END_TEST
 

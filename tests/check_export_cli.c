@@ -203,6 +203,18 @@ START_TEST(export_command_and_overwrite)
     ck_assert_int_eq(tu_run(&out, empty_file), 2);
     ck_assert_msg(tu_contains(out, "info: FILE is an empty name"), "%s", out);
     free(out);
+    const char *const empties[][8] = {
+        {"run", "", NULL},
+        {"diff", sample, "--step", "3", "--with", "", NULL},
+        {"run", sample, "--compare-with", "", NULL},
+        {"passes", sample, "--ops", "", NULL},
+        {"run", sample, "--save", "", NULL},
+    };
+    for (size_t i = 0; i < sizeof empties / sizeof empties[0]; i++) {
+        ck_assert_int_eq(tu_run(&out, empties[i]), 2);
+        ck_assert_msg(tu_contains(out, "empty") && !tu_contains(out, "lowerscope: : "), "%s: %s", empties[i][0], out);
+        free(out);
+    }
     ck_assert_int_eq(tu_runf(&out, "export %s -o=%s", sample, path), 2);
     ck_assert_msg(tu_contains(out, "write -o OUT or --output=OUT"), "%s", out);
     free(out);

@@ -216,7 +216,8 @@ void ui_open_method(ui *u, const char *method)
         for (uint32_t i = 0; i < n && i < 12; i++) ls_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
         if (n > 12) ls_buf_printf(&b, ", ... (%u; Tab lists them)", n);
         if (n) ui_message(u, true, "method NAME: which method? %s", b.s);
-        else ui_message(u, true, "method NAME: %s is not a .pte: it has one program", u->h->path ? u->h->path : "the file");
+        else ui_message(u, true, "method NAME: %s is not a .pte, whose methods :method opens (another model of a .pt2: "
+                                 "lowerscope FILE --model NAME)", u->h->path ? u->h->path : "the file");
         ls_buf_free(&b);
         return;
     }

@@ -134,11 +134,12 @@ void ui_table_build(ui *u)
         if (by_backend)
             ui_lines_add(l, UI_R_NORMAL, -1, "%s · %u node%s (%.1f%%)", col->tag, col->nodes, col->nodes == 1 ? "" : "s",
                          pct(col->nodes, t->total));
-        else
+        else {
+            const char *module = ls_deleg_col_module(col);
             ui_lines_add(l, UI_R_NORMAL, tag, "%c %s: %s%s%s · %u node%s (%.1f%%)", ui_tag_letter(tag), col->tag,
-                         col->backend ? col->backend : "?", ls_deleg_col_module(col) ? ", lowered as " : "",
-                         ls_deleg_col_module(col) ? ls_deleg_col_module(col) : "", col->nodes, col->nodes == 1 ? "" : "s",
-                         pct(col->nodes, t->total));
+                         col->backend ? col->backend : "?", module ? ", lowered as " : "", module ? module : "", col->nodes,
+                         col->nodes == 1 ? "" : "s", pct(col->nodes, t->total));
+        }
     }
     if (by_backend) ls_deleg_table_free(&merged);
     if (sr->n_cpu) cpu_groups(u, l, full);

@@ -136,7 +136,7 @@ int ls_cli_load(const char *cmd, const char *usage, int argc, char **argv, unsig
     ls_progress_tty_end();
     if (rc != 0) {
         ls_cli_error("%s", err.msg);
-        return err.code == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT; /* out of memory: 3 */
+        return ls_cli_exit_of(&err);
     }
     return LS_EXIT_OK;
 }
@@ -214,6 +214,11 @@ static char **split_equals(int argc, char **argv, int *n_out)
     v[n] = NULL;
     *n_out = n;
     return v;
+}
+
+int ls_cli_exit_of(const ls_error *e)
+{
+    return e->code == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
 }
 
 int ls_cli_main(int argc, char **argv)

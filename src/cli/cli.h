@@ -71,6 +71,9 @@ void ls_cli_safe_output(bool with_stdout);
 /* A command's exit code once its output is flushed: 2 with a message when writing it failed
  * (`info X --json > /dev/full`: "cannot write the output: No space left on device"), else rc. */
 int ls_cli_output_done(int rc);
+/* The exit code of a failure: 3 when it is a need (LS_ERR_NEEDS: out of memory, weights the load
+ * left out, a backend or kernel lowerscope lacks), else 2. */
+int ls_cli_exit_of(const ls_error *e);
 /* The option an argument was the value of in --option=value, or NULL (the parsers see the two
  * apart: a flag given a value says so). */
 const char *ls_cli_split_from(const char *arg);

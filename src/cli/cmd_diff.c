@@ -348,7 +348,7 @@ static int diff_main(int argc, char **argv, const char **with_be)
             ls_cli_error("%s", err.msg);
             cli_run_free(&r);
             ls_buf_free(&tb);
-            return LS_EXIT_INPUT;
+            return ls_cli_exit_of(&err);
         }
         other_p = other;
         if (with_step) {
@@ -456,9 +456,10 @@ static int diff_main(int argc, char **argv, const char **with_be)
     ls_buf_free(&out);
     ls_buf_free(&ta);
     ls_buf_free(&tb);
-    /* either side a step whose pass failed (the later one said first) */
+    /* a step shown whose pass failed (the later one said first); beside another file or lowering,
+     * this history shows step b only */
     rc = cli_note_step_failed("diff", &r.h, b);
-    if (rc == LS_EXIT_OK && a != b) rc = cli_note_step_failed("diff", &r.h, a);
+    if (rc == LS_EXIT_OK && a != b && !with && !n_with_be) rc = cli_note_step_failed("diff", &r.h, a);
     cli_run_free(&r);
     return rc;
 }

@@ -125,7 +125,7 @@ int ls_cmd_export(int argc, char **argv)
     if (ls_export_with(&r.h, s, out, &eo, &sum, &err) != 0) {
         ls_cli_error("%s", err.msg);
         cli_run_free(&r);
-        return LS_EXIT_INPUT;
+        return ls_cli_exit_of(&err);
     }
     if (r.args.json) {
         print_json(&sum);

@@ -64,9 +64,11 @@ static void print_text(const cli_run *r, int s, const ls_deleg_table *full)
     }
     if (!by_backend && t->n_cols) {
         printf("\n");
-        for (uint32_t c = 0; c < t->n_cols; c++)
-            printf("%s: %s%s%s\n", t->cols[c].tag, t->cols[c].backend ? t->cols[c].backend : "?",
-                   ls_deleg_col_module(&t->cols[c]) ? ", lowered as " : "", ls_deleg_col_module(&t->cols[c]) ? ls_deleg_col_module(&t->cols[c]) : "");
+        for (uint32_t c = 0; c < t->n_cols; c++) {
+            const char *module = ls_deleg_col_module(&t->cols[c]);
+            printf("%s: %s%s%s\n", t->cols[c].tag, t->cols[c].backend ? t->cols[c].backend : "?", module ? ", lowered as " : "",
+                   module ? module : "");
+        }
     }
     if (full->cpu) {
         ls_deleg_cpu_groups g;

@@ -235,7 +235,7 @@ static int choose_program(const run_opts *o, run_target *t)
         }
         t->p = t->loaded;
         if (!(t->r = ls_runner_new(t->p, &err))) ls_cli_error("%s", err.msg);
-        return t->r ? 0 : err.code == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
+        return t->r ? 0 : ls_cli_exit_of(&err);
     }
     ls_pipeline_opts po = o->pipeline;
     ls_pipeline_watch watch = {.step_begin = ls_progress_step}; /* a progress line on a terminal */
@@ -263,7 +263,7 @@ static int choose_program(const run_opts *o, run_target *t)
         t->step = s;
         t->p = h->steps[s].program;
         if (!(t->r = ls_runner_new(t->p, &err))) ls_cli_error("%s", err.msg);
-        return t->r ? 0 : err.code == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
+        return t->r ? 0 : ls_cli_exit_of(&err);
     }
     /* the last step that can run: a failed pass ends the pipeline; a delegate whose backend is
      * not here keeps its step (and the ones after) from running */
@@ -339,7 +339,8 @@ static int load_given(run_opts *o, const ls_node **ins, uint32_t nin)
     return 0;
 }
 
-/* Step k's inputs: generated, with the --input files in their places. */
+/* Step k's inputs: generated, with the --input files in their places. 0, -1 (message printed)
+ * or -3 (the same, of a need: out of memory). */
 static int step_inputs(const run_opts *o, const ls_program *p, const ls_node **ins, uint32_t nin, int64_t k,
                        ls_value **vals, uint32_t *n)
 {
@@ -349,6 +350,10 @@ static int step_inputs(const run_opts *o, const ls_program *p, const ls_node **i
         for (uint32_t i = 0; i < nin; i++) {
             bool given = false;
             for (uint32_t j = 0; j < o->given.n; j++) given |= o->given.v[j].name == ins[i]->name;
+            if (!given && err.code == LS_ERR_NEEDS) { /* out of memory: no --input helps */
+                ls_cli_error("%s", err.msg);
+                return -3;
+            }
             if (!given) { /* the core says what is missing, the command how to give it */
                 ls_cli_error("%s (--input NAME=FILE.npy)", err.msg);
                 return -1;
@@ -413,6 +418,10 @@ typedef struct run_state {
 static int make_folders(const char *dir)
 {
     char path[4096];
+    if (!*dir) {
+        ls_cli_error("--save: the folder is an empty name");
+        return -1;
+    }
     if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
         ls_cli_error("--save %s: the path is too long", dir);
         return -1;
@@ -444,7 +453,8 @@ static int run_step(run_state *s, int64_t k)
     ls_value *vals, *outs;
     uint32_t n, nout;
     ls_error err;
-    if (step_inputs(o, s->t.p, s->ins, s->nin, k, &vals, &n) != 0) return -1;
+    int in_rc = step_inputs(o, s->t.p, s->ins, s->nin, k, &vals, &n);
+    if (in_rc != 0) return in_rc;
     if (s->cmp) run_compare_inputs(s->cmp, vals, n);
     double t0 = ls_now();
     int ok = ls_runner_run(s->t.r, vals, n, &outs, &nout, &err);
@@ -617,7 +627,7 @@ static int run_all(run_state *s)
     }
     if (ls_load(o->path, &o->load, &t->loaded, &err) != 0) {
         ls_cli_error("%s", err.msg);
-        return err.code == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
+        return ls_cli_exit_of(&err);
     }
     int chosen = choose_program(o, t);
     if (chosen != 0) return chosen < 0 ? LS_EXIT_INPUT : chosen;
@@ -630,7 +640,7 @@ static int run_all(run_state *s)
     else if (o->compare_with) s->cmp = run_compare_open(o->compare_with, t->p, &o->tol, &err);
     if ((o->compare || o->compare_with) && !s->cmp) {
         ls_cli_error("%s", err.msg);
-        return LS_EXIT_INPUT;
+        return ls_cli_exit_of(&err);
     }
     if (o->nodes) { /* node by node: time and range always, the difference against the loaded program */
         ls_node_stats_init(&s->stats, t->p, "bundled runtime");

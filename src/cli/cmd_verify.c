@@ -119,7 +119,7 @@ int ls_cmd_verify(int argc, char **argv)
         if (ls_load(file, &a.load, &p, &err) != 0) {
             ls_cli_error("%s", err.msg);
             ls_buf_free(&out);
-            return err.code == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
+            return ls_cli_exit_of(&err);
         }
         ls_verify_result vr;
         ls_verify(p, &vr);

@@ -87,7 +87,7 @@ int cli_run_etdump(const cli_devtools_run *o)
     ls_program *loaded = NULL;
     if (ls_load(o->path, &o->load, &loaded, &err) != 0) {
         ls_cli_error("%s", err.msg);
-        return LS_EXIT_INPUT;
+        return ls_cli_exit_of(&err);
     }
     ls_etdump d;
     if (ls_etdump_read_file(o->etdump, &d, &err) != 0) {

@@ -112,6 +112,7 @@ static int sink_close(void *cookie)
 int ls_cli_output_done(int rc)
 {
     int failed = 0;
+    errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) failed = errno ? errno : EIO;
     if (streams[0]) {
         if (sink_put(&sinks[0], "", 0, true) != 0 && !sinks[0].failed) sinks[0].failed = errno ? errno : EIO;
@@ -119,7 +120,7 @@ int ls_cli_output_done(int rc)
     }
     if (!failed) return rc;
     /* a full disk or a closed pipe must not pass for a complete result */
-    ls_cli_error("cannot write the output: %s", strerror(failed));
+    ls_cli_error("cannot write the output (standard output): %s", strerror(failed));
     return LS_EXIT_INPUT;
 }
 

@@ -210,9 +210,13 @@ int lsx_emit_placeholder(emitter *E, const ls_node *n)
         if (lsx_emit_tensor_value(E, n, m, n->id, 0, E->buffer_names ? s->target : NULL, &vi) != 0) return -1;
     } else if (ls_input_kind_holds_data(s->kind)) {
         const ls_named_tensor *d = ls_sig_data(&E->sig, E->p, s);
-        if (!d || !d->t)
-            return lsx_emit_fail(E, n, "%s `%s` has no data (the program was loaded as metadata only)", ls_input_kind_name((ls_input_kind)s->kind),
-                         s->target ? s->target : "?");
+        if (!d || !d->t) { /* valid, and the file needs the bytes the load left out: a need (exit 3) */
+            lsx_emit_fail(E, n, "%s `%s` has no data (the program was loaded without weights: --metadata-only, or a JSON "
+                                "without its archive)",
+                          ls_input_kind_name((ls_input_kind)s->kind), s->target ? s->target : "?");
+            if (E->err) E->err->code = LS_ERR_NEEDS;
+            return -1;
+        }
         bool mutated = s->kind == LS_IN_BUFFER && ls_sig_is_mutated(&E->sig, s);
         bool added;
         uint32_t dbi;

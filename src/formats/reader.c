@@ -40,6 +40,7 @@ int ls_load(const char *path, const ls_load_opts *opts, ls_program **out, ls_err
 static int load_file(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err)
 {
     *out = NULL;
+    if (!*path) return ls_fail(err, "a program named by an empty string: give its path"); /* not "lowerscope: : ..." */
     struct stat st;
     if (stat(path, &st) != 0) return ls_fail(err, "%s: cannot open: %s", path, strerror(errno));
     /* before the open, which a FIFO would hold (`:compare FIFO` could not be quit) */

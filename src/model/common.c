@@ -588,6 +588,7 @@ int ls_read_file(const char *path, size_t limit, uint8_t **data, size_t *size, l
 {
     *data = NULL;
     *size = 0;
+    if (!*path) return ls_fail(err, "a file named by an empty string: give its path"); /* not "lowerscope: : ..." */
     struct stat pre; /* before the open, which a FIFO would hold (a folder's models/model.json) */
     if (stat(path, &pre) == 0 && ls_refuse_stream(path, pre.st_mode, err) != 0) return -1;
     int fd = open(path, O_RDONLY);

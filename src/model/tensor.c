@@ -280,9 +280,11 @@ ls_tensor *ls_tensor_alloc(ls_dtype dtype, int ndim, const int64_t *sizes)
 {
     ls_error err;
     ls_tensor *t = ls_tensor_new(dtype, ndim, sizes, &err);
-    if (!t) {
-        fprintf(stderr, "lowerscope: %s\n", err.msg);
-        exit(3);
+    if (!t) { /* as every allocation that cannot fail: the file and node at hand named, exit 3 */
+        ls_tmeta m;
+        ls_tmeta_init(&m, dtype, ndim, sizes);
+        int64_t numel = ls_tmeta_numel(&m);
+        ls_out_of_memory(numel > 0 ? (size_t)numel * ls_dtype_size(dtype) : 0, "a tensor");
     }
     return t;
 }

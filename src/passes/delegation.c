@@ -195,7 +195,7 @@ static void finish(builder *b)
 
 const char *ls_deleg_col_module(const ls_deleg_col *c)
 {
-    return c->module && c->module != c->tag ? c->module : NULL;
+    return c->module && strcmp(c->module, c->tag) != 0 ? c->module : NULL;
 }
 
 void ls_deleg_table_build(const ls_program *p, ls_deleg_table *t)

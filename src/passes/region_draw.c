@@ -381,9 +381,9 @@ static void region_text(ls_region_boxes *o, const ls_region *g, ls_box *bx)
     else if (g->states)
         bx->text[3] = fmt(o, "state: %u buffer%s, %s", g->states, g->states == 1 ? "" : "s",
                           ls_fmt_bytes(g->state_bytes, b2, sizeof b2));
-    else if (g->consts) /* a CPU box counts what its nodes read; a delegate what it holds */
-        bx->text[3] = fmt(o, "%u const%s%s, %s", g->consts, g->consts == 1 ? "" : "s", g->kind == LS_REGION_CPU ? " read" : "",
-                          ls_fmt_bytes(g->const_bytes, b1, sizeof b1));
+    else if (g->consts) /* a delegate counts what it holds; every other box what its nodes read */
+        bx->text[3] = fmt(o, "%u const%s%s, %s", g->consts, g->consts == 1 ? "" : "s",
+                          g->kind != LS_REGION_DELEGATE ? " read" : "", ls_fmt_bytes(g->const_bytes, b1, sizeof b1));
 }
 
 /* Past this many regions, runs of similar ones fold. */

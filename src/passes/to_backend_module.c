@@ -274,15 +274,11 @@ int tb_lower_one(lower *L, uint32_t t, tagrun *tr, block *bk)
             ls_buf_printf(&prep, " (no backend %s here and the bundled delegate cannot stand in: %s; not preprocessed)",
                           tr->backend_id, perr.msg);
         } else {
-            /* the backends name the module and themselves ("XnnpackBackend: preprocess `m`: ...");
-             * a need (data the load left out) stays one */
-            bool says_who = strstr(perr.msg, "preprocess `") != NULL;
-            if (perr.code == LS_ERR_NEEDS)
-                rc = says_who ? ls_fail_needs(L->ctx->err, "%s", perr.msg)
-                           : ls_fail_needs(L->ctx->err, "%s: %s preprocess: %s", mod_name, tr->backend_id, perr.msg);
-            else
-                rc = says_who ? ls_fail(L->ctx->err, "%s", perr.msg)
-                           : ls_fail(L->ctx->err, "%s: %s preprocess: %s", mod_name, tr->backend_id, perr.msg);
+            /* the backend's error as it is, its kind too (a need: data the load left out); the
+             * backends name the module and themselves ("XnnpackBackend: preprocess `m`: ...") */
+            if (L->ctx->err) *L->ctx->err = perr;
+            rc = -1;
+            if (!strstr(perr.msg, "preprocess `")) ls_fail_prefix(L->ctx->err, "%s: %s preprocess", mod_name, tr->backend_id);
             ls_program_unref(d);
             goto done;
         }

@@ -233,6 +233,7 @@ static bool decompose_chunk(edge *E, const ls_node *n)
     int64_t dim = n->args[2].v.i < 0 ? n->args[2].v.i + x->ndim : n->args[2].v.i;
     int64_t chunks = n->args[1].v.i;
     if (dim < 0 || dim >= x->ndim || x->sym[dim] || chunks <= 0) return false;
+    if (x->sizes[dim] == 0 && chunks > LS_SPLIT_MAX_PIECES) return false;
     int64_t size = (x->sizes[dim] + chunks - 1) / chunks;
     ls_arg *sa = args_of(3);
     sa[0] = copy_arg(&n->args[0]);
@@ -240,7 +241,6 @@ static bool decompose_chunk(edge *E, const ls_node *n)
     ls_node *s;
     if (x->sizes[dim] == 0) {
         /* an empty dimension keeps its `chunks` pieces (ATen's chunk takes split_with_sizes there) */
-        if (chunks > 65536) return false;
         int64_t *zeros = ls_calloc((size_t)chunks, sizeof *zeros);
         sa[1] = ls_arg_ints(zeros, (uint32_t)chunks);
         free(zeros);

@@ -291,7 +291,7 @@ static bool check_graph(vctx *c, id_pos *ids, bool sweep, node_vec *ph)
         /* a call whose arguments a schema refused (the file's torch, or an --ops file, spells the
          * op otherwise): the node is kept as an unknown op, which nothing runs or lowers */
         if (n->kind == LS_NODE_CALL && !n->op && n->reason == LS_WHY_UNKNOWN_OP && n->reason_detail &&
-            !strncmp(n->reason_detail, "arguments do not fit", 20))
+            !strncmp(n->reason_detail, LS_SCHEMA_MISFIT, sizeof LS_SCHEMA_MISFIT - 1))
             add(c, LS_SEV_WARNING, n->name, "node '%s' (%s): %s; it is kept as an unknown op", n->name,
                 n->target ? n->target : "?", n->reason_detail);
         if (n->kind != LS_NODE_CALL || !n->op) continue;

@@ -474,7 +474,7 @@ int ls_loader_read_node(loader *L, const cJSON *sn, uint32_t idx)
             }
             n->op = NULL;
             n->reason = LS_WHY_UNKNOWN_OP;
-            n->reason_detail = ls_internf("arguments do not fit the schema lowerscope has for it (its own, or an --ops file's): %s", e.msg);
+            n->reason_detail = ls_internf(LS_SCHEMA_MISFIT " (its own, or an --ops file's): %s", e.msg);
         }
     }
     given = heap_args(given, ng, heap, 0);

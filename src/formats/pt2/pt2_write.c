@@ -626,8 +626,9 @@ static int table_members(members *m, const char *root, const ls_program *p, bool
     ls_buf_puts(&cfg, "{\"config\": {");
     for (uint32_t i = 0; i < n; i++) {
         if (!v[i].t)
-            return ls_buf_free(&cfg), ls_fail(err, "%s `%s` has no data (the program was loaded as metadata only)",
-                                              constants ? "constant" : "weight", v[i].name);
+            return ls_buf_free(&cfg), ls_fail_needs(err, "%s `%s` has no data (the program was loaded without weights: "
+                                                         "--metadata-only, or a JSON without its archive)",
+                                                    constants ? "constant" : "weight", v[i].name);
         char path[64];
         snprintf(path, sizeof path, "%s_%u", constants ? "tensor" : "weight", i);
         add_member(m, root, ls_internf("data/%s/%s", folder, path), v[i].t->data, v[i].t->nbytes);

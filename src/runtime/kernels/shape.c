@@ -376,7 +376,7 @@ static int split_even(ls_kctx *c, ls_tensor *t, int dim, int64_t split, ls_value
     if (split < 0 || (split == 0 && size != 0)) return ls_kfail(c, "split size must be positive, got %" PRId64, split);
     int64_t n = split == 0 ? 1 : size / split + (size % split != 0);
     if (n == 0) n = 1;
-    if (n > 65536) return ls_kfail(c, "split into %" PRId64 " parts", n);
+    if (n > LS_SPLIT_MAX_PIECES) return ls_kfail(c, "split into %" PRId64 " parts", n);
     int64_t *sizes = ls_malloc(sizeof *sizes * (size_t)n);
     for (int64_t i = 0; i < n; i++) sizes[i] = split <= size - i * split ? split : size - i * split;
     int rc = split_sizes(c, t, dim, sizes, (int)n, out);
@@ -405,7 +405,7 @@ LK_DECL(k_chunk)
     if (size == 0) {
         /* torch's chunk (ATen TensorShape.cpp) keeps the count when the dimension is empty: `chunks`
          * pieces of size 0, through split_with_sizes; split would give one. */
-        if (chunks > 65536) return ls_kfail(c, "split into %" PRId64 " parts", chunks);
+        if (chunks > LS_SPLIT_MAX_PIECES) return ls_kfail(c, "split into %" PRId64 " parts", chunks);
         int64_t *zeros = ls_calloc((size_t)chunks, sizeof *zeros);
         int rc = split_sizes(c, t, dim, zeros, (int)chunks, out);
         free(zeros);

@@ -119,7 +119,7 @@ ls_tensor *lk_new(ls_kctx *c, ls_dtype dt, int ndim, const int64_t *sizes)
     void *data = alloc_result((size_t)nbytes);
     if (!data) {
         ls_kfail(c, "out of memory: cannot allocate %" PRIu64 " bytes", nbytes);
-        c->err->code = LS_ERR_NEEDS; /* the program is valid: the machine lacks the memory (exit 3) */
+        if (c->err) c->err->code = LS_ERR_NEEDS; /* the program is valid: the machine lacks the memory (exit 3) */
         return NULL;
     }
     ls_blob *b = ls_blob_wrap(data, (size_t)nbytes);
