@@ -31,6 +31,10 @@ typedef struct corpus_case {
 } corpus_case;
 
 static const corpus_case cases[] = {
+    /* a weight's member not in the archive: which weight, and the archive once (a short name was
+     * taken as named already: 'w' is in "weights") */
+    {"weight_member_missing.pt2", "info %1$s", 2,
+     "weight_member_missing.pt2: 'w' of data/weights/model_weights_config.json: no member prog/data/weights/weight_0"},
     /* a file shorter than an identifier: its bytes, only those (it said "45 00 00 00") */
     {"one_byte.pte", "info %1$s", 2, "one_byte.pte: not an ExecuTorch program: no \"ET12\" identifier at byte 4 (it is 1 byte long: 45)"},
     {"not_a_program.bin", "info %1$s", 2, "not_a_program.bin: not a .pt2 archive, an exported-program JSON or a .pte (it starts with 7f 45 4c 46)"},
@@ -81,7 +85,7 @@ static const corpus_case cases[] = {
     /* archives: every member's CRC, the local headers against the central directory, a size
      * the archive cannot hold refused before anything is inflated; info reads no weight bytes */
     {"crc_mismatch.pt2", "verify %1$s", 2,
-     "crc_mismatch.pt2: data/weights/weight_0: the member is damaged: its CRC-32 is 415c6f29, the archive's directory "
+     "crc_mismatch.pt2: 'w' of data/weights/model_weights_config.json: data/weights/weight_0: the member is damaged: its CRC-32 is 415c6f29, the archive's directory "
      "says 8ba71454"},
     {"crc_mismatch.pt2", "info %1$s", 0, "  weights   16 B in 1 tensor\n"},
     /* the model JSON is mapped from the archive (zip_map.c): a damaged one is still caught,

@@ -271,6 +271,9 @@ def corpus():
           archive(base_program(), {"v": payload("weight_0", tmeta([4]))}, {"weight_0": floats(1, 2, 3, 4)}))
     write(CORPUS, "short_weight.pt2",
           archive(base_program(), {"w": payload("weight_0", tmeta([4]))}, {"weight_0": floats(1, 2)}))
+    # the config names a member the archive lacks: the message named the archive twice
+    write(CORPUS, "weight_member_missing.pt2",
+          archive(base_program(), {"w": payload("weight_0", tmeta([4]))}, {}))
 
     p = base_program()
     p["graph_module"]["graph"]["nodes"][1]["outputs"] = [tensor("add")]

@@ -125,6 +125,24 @@ static int make_tensor(wctx *c, const char *rel, const char *fqn, ls_blob *blob,
     return 0;
 }
 
+/* An entry's error names the entry: "ARCHIVE: 'fqn' of CONFIG: ..." — once, when the error the
+ * read gave names the archive already ("ARCHIVE: data/weights/weight_6: out of memory ...", which
+ * a plain prefix made "ARCHIVE: CONFIG: 'fqn': ARCHIVE: data/weights/weight_6: ..."). */
+static void name_entry(wctx *c, const char *where, const char *cfg_rel, const char *fqn)
+{
+    if (strstr(c->err->msg, ls_internf("'%s'", fqn))) return; /* quoted: a short name ('w') is in any path */
+    size_t wl = strlen(c->ws->where);
+    if (!strncmp(c->err->msg, c->ws->where, wl) && !strncmp(c->err->msg + wl, ": ", 2)) {
+        char rest[LS_ERR_MAX];
+        snprintf(rest, sizeof rest, "%s", c->err->msg + wl + 2);
+        int code = c->err->code;
+        ls_fail(c->err, "%s: '%s' of %s: %s", c->ws->where, fqn, cfg_rel, rest);
+        c->err->code = code;
+    } else {
+        ls_fail_prefix(c->err, "%s: '%s'", where, fqn);
+    }
+}
+
 /* One PayloadConfig: every entry into the state dict (weights) or the constants table. */
 static int read_config(wctx *c, const char *dir, const char *cfg_rel, bool constants, ls_ptrmap *index)
 {
@@ -167,13 +185,13 @@ static int read_config(wctx *c, const char *dir, const char *cfg_rel, bool const
             uint64_t have;
             if (c->ws->sizes_only && c->ws->size) { /* what it is and that the file holds it, no more */
                 if (c->ws->size(c->ws, rel, &have, c->err) != 0 || check_extent(c, rel, fqn, have, &m, strides, offset) != 0) {
-                    if (!strstr(c->err->msg, fqn)) ls_fail_prefix(c->err, "%s: '%s'", where, fqn);
+                    name_entry(c, where, cfg_rel, fqn);
                     rc = -1;
                     break;
                 }
                 for (int d = 0; d < LS_MAX_DIMS; d++) m.dim_order[d] = (uint8_t)d; /* as the tensor will be */
             } else if (get_blob(c, rel, &blob) != 0 || make_tensor(c, rel, fqn, blob, &m, strides, offset, &t) != 0) {
-                if (!strstr(c->err->msg, fqn)) ls_fail_prefix(c->err, "%s: '%s'", where, fqn);
+                name_entry(c, where, cfg_rel, fqn);
                 rc = -1;
                 break;
             } else {
