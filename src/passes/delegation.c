@@ -157,7 +157,7 @@ static void held_in(builder *b, const char *tag, const char *backend, const ls_s
 
 static void count_program(builder *b, const ls_program *p, const ls_submodule *sub, const ls_program *top)
 {
-    const char *sub_tag = sub ? ls_deleg_sub_tag(sub) : NULL;
+    const char *sub_tag = sub ? ls_deleg_sub_tag(sub) : NULL, *held = NULL;
     for (uint32_t i = 0; i < p->n_nodes; i++) {
         const ls_node *n = p->nodes[i];
         const ls_submodule *callee = called_sub(p, n);
@@ -174,7 +174,8 @@ static void count_program(builder *b, const ls_program *p, const ls_submodule *s
         if (sub) backend = sub->backend_id;
         else if (tag && !ls_ptrmap_get(&b->col_ix, tag, NULL)) backend = ls_program_tag_backend(top, tag);
         count(b, label_of(b, n), tag, backend, 1);
-        if (sub && tag) held_in(b, tag, backend, sub);
+        if (sub && tag && tag != held) held_in(b, tag, backend, sub); /* once per run of a tag, not per node */
+        held = sub ? tag : NULL;
     }
 }
 
