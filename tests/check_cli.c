@@ -64,7 +64,7 @@ END_TEST
  * reason, never 0 with a truncated result (safe_output.c, ls_cli_output_done). */
 START_TEST(an_unwritable_output_fails)
 {
-    static const char *const cmds[] = {"info %s --json", "passes %s", "partitions %s"};
+    static const char *const cmds[] = {"info %s --json", "passes %s", "partitions %s", "--help", "help info"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char args[1024], cmd[4096], errpath[600];
         snprintf(args, sizeof args, cmds[i], tu_root("samples/kv_cache.pt2"));
@@ -143,9 +143,12 @@ START_TEST(every_option_takes_the_equals_form)
         free(b);
     }
     char *out;
-    ck_assert_int_eq(tu_runf(&out, "passes %s --json=1", kv), 2);
-    ck_assert_msg(tu_contains(out, "--json=1: --json takes no value"), "%s", out);
-    free(out);
+    static const char *const flags[] = {"passes %s --json=1", "info --json=1 %s", "run %s --json=1", "node --json=1 %s mm"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) { /* before FILE too: "1" is not FILE */
+        ck_assert_int_eq(tu_runf(&out, flags[i], kv), 2);
+        ck_assert_msg(tu_contains(out, "--json=1: --json takes no value"), "%s: %s", flags[i], out);
+        free(out);
+    }
 }
 END_TEST
 

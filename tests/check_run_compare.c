@@ -389,6 +389,11 @@ START_TEST(bad_usage_exits_2)
                                               "cannot run on the same inputs") && !tu_contains(mis, "step 0"),
                   "exit %d: %s", mrc, mis);
     free(mis);
+    mrc = tu_runf(&mis, "run %s --compare-with %s", sample_path("two_delegates"), sample_path("shared_constant"));
+    ck_assert_msg(mrc == 2 && tu_contains(mis, "has 2 user outputs, the program 4: they cannot be compared") &&
+                      !tu_contains(mis, "step 0"),
+                  "exit %d: %s", mrc, mis);
+    free(mis);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char args[2048], *out;
         snprintf(args, sizeof args, cases[i].args, path);

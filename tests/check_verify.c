@@ -227,7 +227,12 @@ START_TEST(verify_command_exit_codes)
     ck_assert_int_eq(tu_runf(&out, "export %s -o %s --force", tu_root("samples/shared_constant.pt2"), pte), 0);
     free(out);
     ck_assert_int_eq(tu_runf(&out, "verify %s --data /nonexistent/w.ptd", pte), 2);
-    ck_assert_msg(tu_contains(out, "/nonexistent/w.ptd: cannot open") && !tu_contains(out, "runtime loads it"), "%s", out);
+    ck_assert_msg(tu_contains(out, "/nonexistent/w.ptd: cannot read it (No such file or directory)") &&
+                      !tu_contains(out, "runtime loads it"),
+                  "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "verify %s --data %s", pte, tu_tmpdir()), 2); /* a folder too */
+    ck_assert_msg(tu_contains(out, "cannot read it (a folder)") && !tu_contains(out, "runtime loads it"), "%s", out);
     free(out);
 }
 END_TEST

@@ -64,7 +64,7 @@ void ui_export_answer(ui *u, int key)
     if (key == 'y' || key == 'Y') {
         u->prompt_kind = 0;
         ui_export(u, u->export_path, true);
-    } else if (key == 'n' || key == 'N' || key == 'q' || key == 27 || key == 3 || key == '\n') {
+    } else if (key == 'n' || key == 'N' || key == 'q' || key == 'Q' || key == 27 || key == 3 || key == '\n') {
         u->prompt_kind = 0;
         ui_message(u, false, "%s not written: it is left as it was", u->export_path);
     }

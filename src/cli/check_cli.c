@@ -22,9 +22,8 @@ bool cli_is_bpte(const char *path)
     return ls_bpte_is_file(path);
 }
 
-int cli_runtime_check(const char *path, ls_pte_check_report *r, ls_error *err)
+static int runtime_check(const char *path, ls_pte_check_report *r, ls_error *err)
 {
-    memset(r, 0, sizeof *r);
     ls_pte pte;
     if (ls_bpte_is_file(path)) {
         ls_bpte b;
@@ -38,4 +37,13 @@ int cli_runtime_check(const char *path, ls_pte_check_report *r, ls_error *err)
     ls_pte_runtime_check(&pte, r);
     ls_pte_free(&pte);
     return 0;
+}
+
+int cli_runtime_check(const char *path, ls_pte_check_report *r, ls_error *err)
+{
+    memset(r, 0, sizeof *r);
+    const char *was = ls_reading(path); /* out of memory while the file is read names it */
+    int rc = runtime_check(path, r, err);
+    ls_reading(was);
+    return rc;
 }

@@ -104,14 +104,15 @@ int ls_cli_parse(const char *cmd, const char *usage, int argc, char **argv, unsi
         } else if (argv[i][0] == '-' && argv[i][1]) {
             ls_cli_error("%s: unknown option or missing value '%s' (usage: lowerscope %s)", cmd, argv[i], usage);
             return LS_EXIT_INPUT;
-        } else if (!a->path && !*argv[i]) {
-            ls_cli_error("%s: FILE is an empty name (usage: lowerscope %s)", cmd, usage);
-            return LS_EXIT_INPUT;
-        } else if (!a->path) a->path = argv[i];
-        else if (ls_cli_split_from(argv[i])) {
+        } else if (ls_cli_split_from(argv[i])) { /* the value of a flag: no option before took it */
             ls_cli_error("%s: %s=%s: %s takes no value (usage: lowerscope %s)", cmd, ls_cli_split_from(argv[i]), argv[i],
                          ls_cli_split_from(argv[i]), usage);
             return LS_EXIT_INPUT;
+        } else if (!a->path && !*argv[i]) {
+            ls_cli_error("%s: FILE is an empty name (usage: lowerscope %s)", cmd, usage);
+            return LS_EXIT_INPUT;
+        } else if (!a->path) {
+            a->path = argv[i];
         } else {
             ls_cli_error("%s: one FILE at a time ('%s' is a second one)", cmd, argv[i]);
             return LS_EXIT_INPUT;
@@ -191,7 +192,7 @@ const char *ls_cli_split_from(const char *arg)
     return NULL;
 }
 
-static char **split_equals(int argc, char **argv, int *n_out)
+static char **split_equals(int argc, char **argv, int first, int *n_out)
 {
     split_values = ls_calloc((size_t)argc + 1, sizeof *split_values);
     split_options = ls_calloc((size_t)argc + 1, sizeof *split_options);
@@ -200,7 +201,7 @@ static char **split_equals(int argc, char **argv, int *n_out)
     bool options = true;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        const char *eq = options && i > 1 && a[0] == '-' && a[1] == '-' && a[2] ? strchr(a, '=') : NULL;
+        const char *eq = options && i >= first && a[0] == '-' && a[1] == '-' && a[2] ? strchr(a, '=') : NULL;
         if (options && !strcmp(a, "--")) options = false;
         if (eq && eq > a + 2) {
             v[n++] = (char *)ls_intern_n(a, (size_t)(eq - a));
@@ -226,26 +227,31 @@ int ls_cli_main(int argc, char **argv)
     /* whatever is printed from here on is shown safely; the UI keeps stdout to draw on */
     bool ui = opens_the_ui(argc, argv);
     ls_cli_safe_output(!ui);
-    if (ui) return ls_tui_main(argc, argv);
+    if (ui) { /* lowerscope FILE --step=2: the UI's options take the form too */
+        char **args = split_equals(argc, argv, 1, &argc);
+        int rc = ls_tui_main(argc, args);
+        free(args);
+        return rc;
+    }
     int n;
     const ls_command *c = ls_cli_commands(&n);
     if (argc == 3 && strcmp(argv[1], "help") == 0) { /* help COMMAND: the command's own --help */
         for (int i = 0; i < n; i++)
-            if (c[i].run && strcmp(argv[2], c[i].name) == 0) return c[i].run(2, (char *[]){argv[2], "--help", NULL});
+            if (c[i].run && strcmp(argv[2], c[i].name) == 0) return ls_cli_output_done(c[i].run(2, (char *[]){argv[2], "--help", NULL}));
         ls_cli_error("help: no command '%s' (lowerscope --help lists them)", argv[2]);
         return LS_EXIT_INPUT;
     }
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         print_help(stdout);
-        return argc < 2 ? LS_EXIT_INPUT : LS_EXIT_OK;
+        return ls_cli_output_done(argc < 2 ? LS_EXIT_INPUT : LS_EXIT_OK);
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("lowerscope %s\n", LS_VERSION);
-        return LS_EXIT_OK;
+        return ls_cli_output_done(LS_EXIT_OK);
     }
     for (int i = 0; i < n; i++)
         if (c[i].run && strcmp(argv[1], c[i].name) == 0) {
-            char **args = split_equals(argc, argv, &argc);
+            char **args = split_equals(argc, argv, 2, &argc);
             int rc = ls_cli_output_done(c[i].run(argc - 1, args + 1));
             free(args);
             return rc;

@@ -496,6 +496,18 @@ int ls_cmd_node(int argc, char **argv)
             rest[n++] = argv[i];
             continue;
         }
+        /* the value of an --option=value no option above took: a flag's says so; an unknown
+         * option's goes on with it, and the options' parser names the option */
+        if (i && ls_cli_split_from(argv[i]) && is_flag(ls_cli_split_from(argv[i]))) {
+            ls_cli_error("node: %s=%s: %s takes no value (usage: lowerscope %s)", ls_cli_split_from(argv[i]), argv[i],
+                         ls_cli_split_from(argv[i]), USAGE);
+            free(rest);
+            return LS_EXIT_INPUT;
+        }
+        if (i && ls_cli_split_from(argv[i])) {
+            rest[n++] = argv[i];
+            continue;
+        }
         if (i && (argv[i][0] != '-' || !argv[i][1]) && ++words == 2) {
             name = argv[i];
             continue;
@@ -503,12 +515,6 @@ int ls_cmd_node(int argc, char **argv)
         /* a word after an option this loop does not know goes on with it: the option may be
          * unknown, and the options' parser says so ("unknown option '--depth'") */
         bool after_option = i && argv[i - 1][0] == '-' && argv[i - 1][1] && !is_flag(argv[i - 1]);
-        if (i && words > 2 && ls_cli_split_from(argv[i])) {
-            ls_cli_error("node: %s=%s: %s takes no value (usage: lowerscope %s)", ls_cli_split_from(argv[i]), argv[i],
-                         ls_cli_split_from(argv[i]), USAGE);
-            free(rest);
-            return LS_EXIT_INPUT;
-        }
         if (i && words > 2 && argv[i][0] != '-' && !after_option) {
             ls_cli_error("node: one NAME at a time ('%s' is a second one; usage: lowerscope %s)", argv[i], USAGE);
             free(rest);

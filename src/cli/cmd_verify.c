@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check_cli.h"
@@ -87,12 +88,18 @@ int ls_cmd_verify(int argc, char **argv)
      * loaded further (the reader would stop at its first bad reference). */
     bool refused = false;
     /* a .ptd named that is not there fails before anything is said of the .pte */
-    for (uint32_t d = 0; d < a.load.n_data; d++)
-        if (access(a.load.data[d], R_OK) != 0) {
-            ls_cli_error("verify: %s: cannot open: %s (--data)", a.load.data[d], strerror(errno));
+    for (uint32_t d = 0; d < a.load.n_data; d++) {
+        struct stat st;
+        const char *why = stat(a.load.data[d], &st) != 0     ? strerror(errno)
+                          : !S_ISREG(st.st_mode)             ? ls_file_kind(st.st_mode)
+                          : access(a.load.data[d], R_OK) != 0 ? strerror(errno)
+                                                              : NULL;
+        if (why) {
+            ls_cli_error("verify: %s: cannot read it (%s) (--data)", a.load.data[d], why);
             ls_buf_free(&out);
             return LS_EXIT_INPUT;
         }
+    }
     if (file && (cli_is_pte(file) || cli_is_bpte(file))) {
         ls_pte_check_report rep;
         ls_error err;

@@ -31,7 +31,7 @@ static int load_file(const char *path, const ls_load_opts *opts, ls_program **ou
 int ls_load(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err)
 {
     /* out of memory anywhere in the load names the file (the readers name the member) */
-    const char *was = ls_reading(ls_intern(path));
+    const char *was = ls_reading(path); /* not interned: the first intern may be what fails */
     int rc = load_file(path, opts, out, err);
     ls_reading(was);
     return rc;

@@ -52,6 +52,11 @@ ls_compare_run *ls_compare_run_new(const ls_program *ref, const ls_program *p, c
                        rin[k]->name, ls_tmeta_str(y, sy, sizeof sy), pin[k]->name, ls_tmeta_str(x, sx, sizeof sx)),
                NULL;
     }
+    uint32_t oa = ls_program_user_outputs(p, NULL, 0), ob = ls_program_user_outputs(ref, NULL, 0);
+    if (oa != ob)
+        return ls_fail(err, "%s has %u user output%s, the program %u: they cannot be compared", where, ob, ob == 1 ? "" : "s",
+                       oa),
+               NULL;
     ls_runner *r = ls_runner_new(ref, err);
     if (!r) return ls_fail_prefix(err, "%s", where), NULL;
     ls_compare_run *c = ls_calloc(1, sizeof *c);
