@@ -55,7 +55,8 @@ static void text_step(ls_buf *b, const ls_history *h, uint32_t i)
     /* under 0.1 ms a time says nothing: left out */
     if (s->seconds >= 10e-3) ls_buf_printf(b, ", %.0f ms", s->seconds * 1e3);
     else if (s->seconds >= 0.1e-3) ls_buf_printf(b, ", %.1f ms", s->seconds * 1e3);
-    if (s->error) ls_buf_puts(b, ", FAILED\n");
+    if (s->error && s->error_kind == LS_ERR_NEEDS) ls_buf_puts(b, ", STOPPED: it needs what lowerscope lacks (exit 3)\n");
+    else if (s->error) ls_buf_puts(b, ", FAILED\n");
     else if (s->verify.n_errors) ls_buf_printf(b, ", verifier: %u error%s\n", s->verify.n_errors, s->verify.n_errors == 1 ? "" : "s");
     else ls_buf_puts(b, ", verifier: ok\n");
     free(title);
