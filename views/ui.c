@@ -200,13 +200,13 @@ int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s)
  * and an ellipsis; an op's namespace (aten::) goes first. Measured and cut in the drawn text
  * (escapes in place, an ASCII terminal's stand-ins), so that an escape (\x1b) is never split
  * nor counted as one column, and a long name keeps its end. */
-int ui_put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s, bool keep_end)
+static int put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s, bool keep_end, bool drop_ns)
 {
     if (w <= 0 || y < 0 || y >= u->rows || x >= u->cols) return 0;
     if (x + w > u->cols) w = u->cols - x;
     drawn d;
     drawn_make(u, s, INT_MAX, &d);
-    const char *ns = d.width > w && !keep_end ? strstr(s, "::") : NULL;
+    const char *ns = d.width > w && drop_ns ? strstr(s, "::") : NULL;
     if (ns) { /* without its namespace */
         drawn_free(&d);
         drawn_make(u, ns + 2, INT_MAX, &d);
@@ -231,6 +231,16 @@ int ui_put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *
     attr_set(A_NORMAL, 0, NULL);
     drawn_free(&d);
     return used + cut;
+}
+
+int ui_put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s, bool keep_end)
+{
+    return put_fit(u, y, x, w, attr, pair, s, keep_end, !keep_end);
+}
+
+int ui_put_cut(ui *u, int y, int x, int w, attr_t attr, short pair, const char *s)
+{
+    return put_fit(u, y, x, w, attr, pair, s, false, false);
 }
 
 int ui_put_wrapped(ui *u, int y_last, int max_lines, attr_t attr, short pair, const char *s, int *last_width)

@@ -629,6 +629,8 @@ int ui_put(ui *u, int y, int x, int w, attr_t attr, short pair, const char *utf8
  * ("…copy_tensor_12"); else an op drops its namespace ("quantized_add" for
  * "cortex_m::quantized_add") before losing its end to an ellipsis. */
 int ui_put_fit(ui *u, int y, int x, int w, attr_t attr, short pair, const char *utf8, bool keep_end);
+/* ui_put, a text too long ending in … where it is cut (so a cut value does not pass for whole). */
+int ui_put_cut(ui *u, int y, int x, int w, attr_t attr, short pair, const char *utf8);
 /* s over whole rows, wrapped at spaces (the lines after the first indented by two), its last
  * line on row y_last and the others on the rows above; past max_lines rows the last one shown
  * ends in an ellipsis. Returns the rows used; *last_width: the columns the last line takes. */

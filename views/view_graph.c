@@ -178,20 +178,20 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     ls_buf b = {0};
     ui_fmt_args(p, n, &b);
     /* a cell cut at the pane's edge ends in … so it does not pass for the whole value */
-    if (b.s && c.args) ui_put_fit(u, y, cx, c.args, a, pair, b.s, false);
+    if (b.s && c.args) ui_put_cut(u, y, cx, c.args, a, pair, b.s);
     cx += c.args + 1;
     ls_buf_free(&b);
     if (c.type) {
         char t[160];
         ls_node_type_str(n, t, sizeof t);
-        ui_put_fit(u, y, cx, c.type, a, pair, t, false);
+        ui_put_cut(u, y, cx, c.type, a, pair, t);
         cx += c.type + 1;
     }
     if (c.tag) {
         const char *tg = n->tag;
         const char *sub = tg ? NULL : ui_delegate_sub(p, n);
         if (sub) tg = ui_sub_tag(u, p, sub);
-        if (tg) ui_put_fit(u, y, cx, c.tag, a, pair, tg, false);
+        if (tg) ui_put_cut(u, y, cx, c.tag, a, pair, tg);
     }
 }
 

@@ -89,9 +89,9 @@ void ui_lines_draw_row(ui *u, const ui_lines *l, uint32_t row, int y, int x, int
         short kp;
         attr_t ka = ui_role_attr(u, UI_R_KEY, &kp);
         int used = ui_put(u, y, x + 1, w - 1, ka | (cursor ? A_REVERSE : 0), kp, head);
-        ui_put(u, y, x + 1 + used, w - 1 - used, a, pair, ln->text + ind);
+        ui_put_cut(u, y, x + 1 + used, w - 1 - used, a, pair, ln->text + ind); /* cut: ends in … */
     } else {
-        ui_put(u, y, x + 1, w - 1, a, pair, t);
+        ui_put_cut(u, y, x + 1, w - 1, a, pair, t);
     }
 }
 
