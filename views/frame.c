@@ -90,7 +90,7 @@ void ui_draw_status(ui *u)
         if (u->prompt_hint[0]) { /* what Tab could complete */
             short dp;
             attr_t da = ui_role_attr(u, UI_R_DIM, &dp);
-            ui_put(u, y, w + 2, u->cols - w - 3, da, dp, u->prompt_hint);
+            ui_put_cut(u, y, w + 2, u->cols - w - 3, da, dp, u->prompt_hint); /* more than fit: … */
         }
         if (u->prompt_kind == '/') { /* which pane it searches */
             ui_pane *sp = u->screen != UI_S_MAIN ? ui_pane_of(u, UI_P_SCREEN) : u->panes[u->focus].ops->match ? &u->panes[u->focus] : ui_pane_of(u, UI_P_GRAPH);

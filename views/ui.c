@@ -360,7 +360,7 @@ static void draw_pane(ui *u, ui_pane_id id)
     ls_buf b = {0};
     p->ops->title(u, &b);
     ui_fill(u, p->r.y, p->r.x, p->r.w, a, pair);
-    ui_put(u, p->r.y, p->r.x + 1, p->r.w - 1, a, pair, b.s ? b.s : "");
+    ui_put_cut(u, p->r.y, p->r.x + 1, p->r.w - 1, a, pair, b.s ? b.s : ""); /* a title cut ends in … */
     ls_buf_free(&b);
     ui_pane_clamp(u, p);
     uint32_t n = p->ops->count(u);
