@@ -503,7 +503,10 @@ static void activate(ui *u, uint32_t row)
     ui_node_lines_build(u);
     if (row >= u->node_lines.n) return;
     const ui_line *ln = &u->node_lines.v[row];
-    if (!ln->has_jump) return;
+    if (!ln->has_jump) { /* a line that names no node: say what Enter does, rather than nothing */
+        ui_message(u, false, "this line names no node to go to (Enter goes to an argument, a user, a holder)");
+        return;
+    }
     if (!ln->jump_node) {
         ui_enter_sub(u, ln->jump_prog);
         u->focus = UI_P_GRAPH;
