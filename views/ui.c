@@ -474,6 +474,13 @@ static int read_escape(ui *u)
         if (ui_escape_complete(seq, n)) break;
     }
     if (!n) return 27;
+    if (n == 2 && seq[0] == '[' && seq[1] == 'M') { /* an X10 mouse report TERM does not list: its 3 bytes go too */
+        for (int k = 0; k < 3; k++) {
+            wint_t c;
+            if (get_wch(&c) == ERR) break;
+        }
+        return UI_KEY_TIMEOUT;
+    }
     int key = ui_escape_key(seq, n);
     if (key != UI_KEY_NONE) return key;
     char shown[64];
