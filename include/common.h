@@ -19,7 +19,9 @@
 
 /* Every fallible core function fills one of these and returns -1 (or NULL).
  * Messages read "FILE: PLACE: what is wrong" so the CLI can print them as they are. */
-#define LS_ERR_MAX 1024
+/* 4096: a message that names a long path (PATH_MAX is 4096) keeps what it says after it (at 1024 a
+ * path of a thousand characters left "…/x.pte: exte") */
+#define LS_ERR_MAX 4096
 typedef struct ls_error {
     char msg[LS_ERR_MAX];
     int code; /* what kind of failure, set with the message: LS_ERR_INPUT or LS_ERR_NEEDS */

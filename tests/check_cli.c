@@ -1,11 +1,15 @@
 /* Tests of the commands' human output where it is not a pass's report: what the passes command
- * says of each step (changes, time), and the top-level help at 80 columns. */
+ * says of each step (changes, time), the top-level help at 80 columns, and what every command
+ * shares: its output when it cannot be written, out of memory, --option=value, long paths. */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "common.h"
 #include "testutil.h"
 
 START_TEST(passes_lines_leave_out_noise)
@@ -152,6 +156,30 @@ START_TEST(every_option_takes_the_equals_form)
 }
 END_TEST
 
+/* A message naming a long path keeps what it says after the path (errors were cut at 1024 bytes:
+ * a path of a thousand characters left "…/x.pte: exte"). */
+START_TEST(a_long_path_keeps_the_message)
+{
+    char path[1400];
+    int w = snprintf(path, sizeof path, "%s", tu_tmpdir());
+    for (int level = 0; level < 5; level++) {
+        w += snprintf(path + w, sizeof path - (size_t)w, "/");
+        for (int k = 0; k < 200; k++) path[w++] = (char)('a' + level);
+        path[w] = 0;
+        ck_assert_msg(mkdir(path, 0755) == 0 || errno == EEXIST, "%s", strerror(errno));
+    }
+    snprintf(path + w, sizeof path - (size_t)w, "/x.pte");
+    ls_error err;
+    ck_assert_int_eq(ls_write_file_atomic(path, "xxxxxxxxxxxx", 12, &err), 0);
+    const char *argv[] = {"info", path, NULL};
+    char *out;
+    ck_assert_int_eq(tu_run(&out, argv), 2);
+    ck_assert_msg(tu_contains(out, "/x.pte: not an ExecuTorch program: no \"ET12\" identifier at byte 4 (it starts with 78 78 78 78)"),
+                  "%s", out);
+    free(out);
+}
+END_TEST
+
 Suite *cli_text_suite(void)
 {
     Suite *s = suite_create("cli_text");
@@ -162,6 +190,7 @@ Suite *cli_text_suite(void)
     tcase_add_test(tc, an_unwritable_output_fails);
     tcase_add_test(tc, out_of_memory_exits_3);
     tcase_add_test(tc, every_option_takes_the_equals_form);
+    tcase_add_test(tc, a_long_path_keeps_the_message);
     tcase_add_test(tc, command_help_lists_the_pte_options);
     suite_add_tcase(s, tc);
     return s;

@@ -28,7 +28,7 @@ static char *compare(const ls_tensor *got, const char *path)
 {
     ls_tensor *want;
     ls_error err;
-    static char msg[2048];
+    static char msg[LS_ERR_MAX + 1024];
     if (ls_npy_load(path, &want, &err) != 0) {
         snprintf(msg, sizeof msg, "%s", err.msg);
         return msg;
