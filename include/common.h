@@ -35,6 +35,12 @@ enum {
 int ls_fail(ls_error *err, const char *fmt, ...) LS_PRINTF(2, 3);
 /* The same with err->code = LS_ERR_NEEDS. */
 int ls_fail_needs(ls_error *err, const char *fmt, ...) LS_PRINTF(2, 3);
+/* The same with err->code = code: a message that wraps another keeps its kind (code of the
+ * error it quotes). */
+int ls_fail_kind(ls_error *err, int code, const char *fmt, ...) LS_PRINTF(3, 4);
+/* What a message says of data the load left out (a blob, a .pte or a .pt2 needs the bytes). */
+#define LS_NO_WEIGHTS "the program was loaded without weights: --metadata-only, or a JSON without its archive"
+
 int ls_vfail(ls_error *err, const char *fmt, va_list ap);
 /* Prepends "prefix: " to an error already set, keeping it within LS_ERR_MAX (and its code). */
 int ls_fail_prefix(ls_error *err, const char *fmt, ...) LS_PRINTF(2, 3);

@@ -211,9 +211,8 @@ int lsx_emit_placeholder(emitter *E, const ls_node *n)
     } else if (ls_input_kind_holds_data(s->kind)) {
         const ls_named_tensor *d = ls_sig_data(&E->sig, E->p, s);
         if (!d || !d->t) { /* valid, and the file needs the bytes the load left out: a need (exit 3) */
-            lsx_emit_fail(E, n, "%s `%s` has no data (the program was loaded without weights: --metadata-only, or a JSON "
-                                "without its archive)",
-                          ls_input_kind_name((ls_input_kind)s->kind), s->target ? s->target : "?");
+            lsx_emit_fail(E, n, "%s `%s` has no data (" LS_NO_WEIGHTS ")", ls_input_kind_name((ls_input_kind)s->kind),
+                          s->target ? s->target : "?");
             if (E->err) E->err->code = LS_ERR_NEEDS;
             return -1;
         }

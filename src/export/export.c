@@ -328,10 +328,9 @@ int ls_export_with(const ls_history *h, int step, const char *path, const ls_exp
     const ls_step *st = &h->steps[step];
     if (h->not_run) return ls_fail(err, "%s: step 0 load: no pass ran: %s, so there is nothing to export", h->path ? h->path : "the program", h->not_run);
     if (st->error) { /* a step that failed for a need (weights the load left out) stays one: exit 3 */
-        ls_fail(err, "%s: step %d %s failed (%s): export an earlier step", h->path ? h->path : "the program", step, st->pass,
-                st->error);
-        if (err) err->code = st->error_kind == LS_ERR_NEEDS ? LS_ERR_NEEDS : LS_ERR_INPUT;
-        return -1;
+        return ls_fail_kind(err, st->error_kind == LS_ERR_NEEDS ? LS_ERR_NEEDS : LS_ERR_INPUT,
+                            "%s: step %d %s failed (%s): export an earlier step", h->path ? h->path : "the program", step,
+                            st->pass, st->error);
     }
     /* a step torch.export's JSON cannot hold: the message says which step */
     if (ends_with(path, ".pt2") && ls_pt2_expressible(st->program, err) != 0)

@@ -36,6 +36,16 @@ int ls_fail_needs(ls_error *err, const char *fmt, ...)
     return -1;
 }
 
+int ls_fail_kind(ls_error *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ls_vfail(err, fmt, ap);
+    va_end(ap);
+    if (err) err->code = code;
+    return -1;
+}
+
 int ls_fail(ls_error *err, const char *fmt, ...)
 {
     va_list ap;

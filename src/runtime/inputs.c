@@ -80,9 +80,8 @@ int ls_make_inputs(const ls_program *p, uint64_t seed, int64_t step, ls_value **
             for (uint32_t j = 0; j < k; j++) ls_value_release(&vals[j]);
             free(vals);
             free(nodes);
-            ls_fail(err, "%s: input '%s': %s", p->path ? p->path : p->name, ph->name, e2.msg);
-            if (err) err->code = e2.code; /* out of memory stays a need */
-            return -1;
+            /* out of memory stays a need */
+            return ls_fail_kind(err, e2.code, "%s: input '%s': %s", p->path ? p->path : p->name, ph->name, e2.msg);
         }
         uint64_t s = seed * 0x2545F4914F6CDD1Dull ^ (uint64_t)step * 0x9E3779B97F4A7C15ull ^ (uint64_t)(k + 1) << 32;
         for (int64_t i = 0; i < t->numel; i++) {

@@ -244,9 +244,7 @@ static int classify(enc *e, slot_vec *consts, slot_vec *states, uint8_t *role, u
                                     ? "table where its kind says it lives"
                                     : "state dict or constants");
         if (!nt->t) /* valid, and the blob needs the bytes the load left out: a need (exit 3) */
-            return ls_fail_needs(e->err, "placeholder %s: '%s' has no data (the program was loaded without weights: "
-                                         "--metadata-only, or a JSON without its archive)",
-                                 n->name, s->target);
+            return ls_fail_needs(e->err, "placeholder %s: '%s' has no data (" LS_NO_WEIGHTS ")", n->name, s->target);
         if (n->val_kind == LS_VAL_TENSOR && n->nvals == 1 && n->vals[0].dtype != LS_DT_UNKNOWN &&
             !meta_matches(&n->vals[0], nt->t)) {
             char a[128], b[128];

@@ -626,8 +626,7 @@ static int table_members(members *m, const char *root, const ls_program *p, bool
     ls_buf_puts(&cfg, "{\"config\": {");
     for (uint32_t i = 0; i < n; i++) {
         if (!v[i].t)
-            return ls_buf_free(&cfg), ls_fail_needs(err, "%s `%s` has no data (the program was loaded without weights: "
-                                                         "--metadata-only, or a JSON without its archive)",
+            return ls_buf_free(&cfg), ls_fail_needs(err, "%s `%s` has no data (" LS_NO_WEIGHTS ")",
                                                     constants ? "constant" : "weight", v[i].name);
         char path[64];
         snprintf(path, sizeof path, "%s_%u", constants ? "tensor" : "weight", i);

@@ -135,9 +135,7 @@ static void name_entry(wctx *c, const char *where, const char *cfg_rel, const ch
     if (!strncmp(c->err->msg, c->ws->where, wl) && !strncmp(c->err->msg + wl, ": ", 2)) {
         char rest[LS_ERR_MAX];
         snprintf(rest, sizeof rest, "%s", c->err->msg + wl + 2);
-        int code = c->err->code;
-        ls_fail(c->err, "%s: '%s' of %s: %s", c->ws->where, fqn, cfg_rel, rest);
-        c->err->code = code;
+        ls_fail_kind(c->err, c->err->code, "%s: '%s' of %s: %s", c->ws->where, fqn, cfg_rel, rest);
     } else {
         ls_fail_prefix(c->err, "%s: '%s'", where, fqn);
     }
