@@ -104,9 +104,7 @@ int ls_cli_parse(const char *cmd, const char *usage, int argc, char **argv, unsi
         } else if (argv[i][0] == '-' && argv[i][1]) {
             ls_cli_error("%s: unknown option or missing value '%s' (usage: lowerscope %s)", cmd, argv[i], usage);
             return LS_EXIT_INPUT;
-        } else if (ls_cli_split_from(argv[i])) { /* the value of a flag: no option before took it */
-            ls_cli_error("%s: %s=%s: %s takes no value (usage: lowerscope %s)", cmd, ls_cli_split_from(argv[i]), argv[i],
-                         ls_cli_split_from(argv[i]), usage);
+        } else if (ls_cli_refuse_flag_value(cmd, usage, argv[i])) {
             return LS_EXIT_INPUT;
         } else if (!a->path && !*argv[i]) {
             ls_cli_error("%s: FILE is an empty name (usage: lowerscope %s)", cmd, usage);
@@ -179,9 +177,6 @@ static bool opens_the_ui(int argc, char **argv)
     return argv[1][0] == '-' || strchr(argv[1], '.') || strchr(argv[1], '/') || access(argv[1], F_OK) == 0;
 }
 
-/* --name=value becomes --name value, for every option of every command (GNU style): the
- * parsers see one spelling. What follows a "--" and a lone "-" are left as they are. The array
- * is the caller's to free; its strings are argv's or live until exit. */
 static const char **split_values, **split_options; /* what split_equals made, for the messages */
 static int n_split;
 
@@ -192,6 +187,16 @@ const char *ls_cli_split_from(const char *arg)
     return NULL;
 }
 
+bool ls_cli_refuse_flag_value(const char *cmd, const char *usage, const char *arg)
+{
+    const char *flag = ls_cli_split_from(arg);
+    if (flag) ls_cli_error("%s: %s=%s: %s takes no value (usage: lowerscope %s)", cmd, flag, arg, flag, usage);
+    return flag != NULL;
+}
+
+/* --name=value becomes --name value, for every option of every command (GNU style), from
+ * argv[first] on: the parsers see one spelling. What follows a "--" is left as it is. The array
+ * is the caller's to free; its strings are argv's or live until exit. */
 static char **split_equals(int argc, char **argv, int first, int *n_out)
 {
     split_values = ls_calloc((size_t)argc + 1, sizeof *split_values);

@@ -77,6 +77,9 @@ int ls_cli_exit_of(const ls_error *e);
 /* The option an argument was the value of in --option=value, or NULL (the parsers see the two
  * apart: a flag given a value says so). */
 const char *ls_cli_split_from(const char *arg);
+/* When arg is the value of a --flag=value whose flag no option took (no option before took it):
+ * says "CMD: --json=1: --json takes no value (usage: ...)" and returns true. */
+bool ls_cli_refuse_flag_value(const char *cmd, const char *usage, const char *arg);
 
 /* Prints "lowerscope: msg" to stderr. */
 void ls_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -498,9 +498,8 @@ int ls_cmd_node(int argc, char **argv)
         }
         /* the value of an --option=value no option above took: a flag's says so; an unknown
          * option's goes on with it, and the options' parser names the option */
-        if (i && ls_cli_split_from(argv[i]) && is_flag(ls_cli_split_from(argv[i]))) {
-            ls_cli_error("node: %s=%s: %s takes no value (usage: lowerscope %s)", ls_cli_split_from(argv[i]), argv[i],
-                         ls_cli_split_from(argv[i]), USAGE);
+        if (i && ls_cli_split_from(argv[i]) && is_flag(ls_cli_split_from(argv[i])) &&
+            ls_cli_refuse_flag_value("node", USAGE, argv[i])) {
             free(rest);
             return LS_EXIT_INPUT;
         }

@@ -172,9 +172,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         } else if (a[0] == '-' && a[1]) {
             ls_cli_error("run: unknown option or missing value '%s' (usage: lowerscope %s)", a, RUN_USAGE);
             return -1;
-        } else if (ls_cli_split_from(a)) { /* the value of a flag: no option before took it */
-            ls_cli_error("run: %s=%s: %s takes no value (usage: lowerscope %s)", ls_cli_split_from(a), a, ls_cli_split_from(a),
-                         RUN_USAGE);
+        } else if (ls_cli_refuse_flag_value("run", RUN_USAGE, a)) {
             return -1;
         } else if (!o->path) {
             o->path = a;
