@@ -179,7 +179,7 @@ int ls_cmd_passes(int argc, char **argv)
         else print_text(&r, &out.steps);
         for (uint32_t i = 0; i < r.h.n; i++)
             if ((r.h.steps[i].error || r.h.steps[i].verify.n_errors) && rc != LS_EXIT_NEEDS)
-                rc = r.h.steps[i].error && r.h.steps[i].error_kind == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_FINDINGS;
+                rc = r.h.steps[i].error ? cli_step_failure_exit(&r.h.steps[i]) : LS_EXIT_FINDINGS;
         if (r.h.not_run) rc = LS_EXIT_FINDINGS;
     }
     cli_run_free(&r);

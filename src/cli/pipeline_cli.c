@@ -113,6 +113,11 @@ int cli_note_step_failed(const char *cmd, const ls_history *h, int s)
     const ls_step *st = &h->steps[s];
     ls_cli_error("%s: %s: step %d %s failed: %s; what is shown is the program before it", cmd, h->path ? h->path : "",
                  s, st->pass, st->error);
+    return cli_step_failure_exit(st);
+}
+
+int cli_step_failure_exit(const ls_step *st)
+{
     return st->error_kind == LS_ERR_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_FINDINGS;
 }
 

@@ -67,6 +67,8 @@ void cli_note_not_run(const ls_history *h);
  * failed: ...; what is shown is the program before it", as the step holds it) and returns the
  * exit code (3 when it failed for want of something lowerscope lacks, else 1); else 0. */
 int cli_note_step_failed(const char *cmd, const ls_history *h, int s);
+/* The exit code of a step whose pass failed: 3 when it stopped on a need, else 1. */
+int cli_step_failure_exit(const ls_step *st);
 
 /* A step by number ("3"), pass name ("to_backend": the last one), or name:detail
  * ("partition:bundled"); -1 (message printed) when there is none. */
