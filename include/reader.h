@@ -25,6 +25,11 @@ typedef struct ls_load_opts {
  * place and what is wrong, and *out is NULL. opts may be NULL. */
 int ls_load(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err);
 
+/* Whether a --data path can be read (a regular file the user may read), checked when the option
+ * is given so that a wrong path is named before the program is loaded, in the CLI and the UI
+ * alike. */
+int ls_load_check_data(const char *path, ls_error *err);
+
 /* Loads an exported-program JSON already in memory. Weights come from `weights` (may be NULL:
  * the program is then metadata-only). `where` names the source in messages. */
 typedef struct ls_weight_source ls_weight_source;

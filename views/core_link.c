@@ -47,7 +47,8 @@ static int load_options(int *argc, char **argv, ls_error *err)
             load_opts.method = argv[++i];
         } else if (!strcmp(a, "--data") && has) {
             if (load_opts.n_data == LS_MAX_DATA_FILES) return ls_fail(err, "at most %d --data files", LS_MAX_DATA_FILES);
-            load_opts.data[load_opts.n_data++] = argv[++i];
+            if (ls_load_check_data(argv[++i], err) != 0) return -1;
+            load_opts.data[load_opts.n_data++] = argv[i];
         } else if (!strcmp(a, "--ops") && has) {
             if (ls_ops_load_file(argv[++i], err) != 0) return ls_fail_prefix(err, "--ops");
         } else {

@@ -33,6 +33,10 @@ int ls_tui_main(int argc, char **argv)
             o.start_step = argv[++i];
         } else if (!strcmp(argv[i], "--etdump") && i + 1 < argc) {
             o.etdump = argv[++i];
+            if (!*o.etdump) {
+                fprintf(stderr, "lowerscope: --etdump: an empty path: give the ETDump (.etdp) a device wrote\n");
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;

@@ -73,6 +73,7 @@ int ls_cli_load_opt(const char *cmd, ls_load_opts *o, bool metadata_only, int ar
         return 1;
     }
     if (strcmp(a, "--ops") == 0 && has_value) { /* declared before the file is read: they type its calls */
+        if (ls_cli_refuse_empty(cmd, "--ops", argv[*i + 1], "the JSON file of custom ops")) return -1;
         ls_error err;
         if (ls_ops_load_file(argv[++*i], &err) != 0) {
             ls_cli_error("%s: --ops: %s", cmd, err.msg);
@@ -85,7 +86,12 @@ int ls_cli_load_opt(const char *cmd, ls_load_opts *o, bool metadata_only, int ar
             ls_cli_error("%s: at most %d --data files", cmd, LS_MAX_DATA_FILES);
             return -1;
         }
-        o->data[o->n_data++] = argv[++*i];
+        ls_error err;
+        if (ls_load_check_data(argv[++*i], &err) != 0) {
+            ls_cli_error("%s: %s", cmd, err.msg);
+            return -1;
+        }
+        o->data[o->n_data++] = argv[*i];
         return 1;
     }
     return 0;
@@ -192,6 +198,13 @@ bool ls_cli_refuse_flag_value(const char *cmd, const char *usage, const char *ar
     const char *flag = ls_cli_split_from(arg);
     if (flag) ls_cli_error("%s: %s=%s: %s takes no value (usage: lowerscope %s)", cmd, flag, arg, flag, usage);
     return flag != NULL;
+}
+
+bool ls_cli_refuse_empty(const char *cmd, const char *opt, const char *value, const char *wants)
+{
+    if (*value) return false;
+    ls_cli_error("%s: %s: an empty path: give %s", cmd, opt, wants);
+    return true;
 }
 
 /* --name=value becomes --name value, for every option of every command (GNU style), from

@@ -80,6 +80,9 @@ const char *ls_cli_split_from(const char *arg);
 /* When arg is the value of a --flag=value whose flag no option took (no option before took it):
  * says "CMD: --json=1: --json takes no value (usage: ...)" and returns true. */
 bool ls_cli_refuse_flag_value(const char *cmd, const char *usage, const char *arg);
+/* An option that names a file given an empty string: says so, naming the option and what it
+ * wants (not "a file named by an empty string" from deep in a reader, with no option named). */
+bool ls_cli_refuse_empty(const char *cmd, const char *opt, const char *value, const char *wants);
 
 /* Prints "lowerscope: msg" to stderr. */
 void ls_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -259,6 +259,10 @@ static int diff_main(int argc, char **argv, const char **with_be)
         else rest[n++] = argv[i];
     }
     rest[n] = NULL;
+    if (with && ls_cli_refuse_empty("diff", "--with", with, "the other program")) {
+        free(rest);
+        return LS_EXIT_INPUT;
+    }
     if (with_step && !with) {
         ls_cli_error("diff: --with-step goes with --with OTHER (usage: lowerscope %s)", USAGE);
         free(rest);

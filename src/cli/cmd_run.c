@@ -149,12 +149,14 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             o->step = a + 7;
         } else if (strcmp(a, "--etdump") == 0 && has_next) {
             o->etdump = argv[++i];
+            if (ls_cli_refuse_empty("run", "--etdump", o->etdump, "the ETDump (.etdp) a device wrote")) return -1;
         } else if (strcmp(a, "--compare") == 0) {
             o->compare = true;
         } else if (strcmp(a, "--nodes") == 0) {
             o->nodes = true;
         } else if (strcmp(a, "--compare-with") == 0 && has_next) {
             o->compare_with = argv[++i];
+            if (ls_cli_refuse_empty("run", "--compare-with", o->compare_with, "the reference program")) return -1;
         } else if ((strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) && has_next) {
             if (!parse_tolerance(a, argv[++i], a[2] == 'r' ? &o->tol.rtol : &o->tol.atol)) return -1;
         } else if (strcmp(a, "--save") == 0 && has_next) {
@@ -173,6 +175,9 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             ls_cli_error("run: unknown option or missing value '%s' (usage: lowerscope %s)", a, RUN_USAGE);
             return -1;
         } else if (ls_cli_refuse_flag_value("run", RUN_USAGE, a)) {
+            return -1;
+        } else if (!o->path && !*a) {
+            ls_cli_error("run: FILE is an empty name (usage: lowerscope %s)", RUN_USAGE);
             return -1;
         } else if (!o->path) {
             o->path = a;

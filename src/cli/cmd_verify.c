@@ -2,11 +2,9 @@
  * program and its lowered submodules; on a .pte, first the checks ExecuTorch's runtime makes
  * when it loads the program and its methods (pte_check.h). Exit 0 valid, 1 errors (listed), 2
  * unreadable input. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check_cli.h"
@@ -87,19 +85,6 @@ int ls_cmd_verify(int argc, char **argv)
     /* A .pte (or the one a .bpte embeds): the runtime's checks first; a file they refuse is not
      * loaded further (the reader would stop at its first bad reference). */
     bool refused = false;
-    /* a .ptd named that is not there fails before anything is said of the .pte */
-    for (uint32_t d = 0; d < a.load.n_data; d++) {
-        struct stat st;
-        const char *why = stat(a.load.data[d], &st) != 0     ? strerror(errno)
-                          : !S_ISREG(st.st_mode)             ? ls_file_kind(st.st_mode)
-                          : access(a.load.data[d], R_OK) != 0 ? strerror(errno)
-                                                              : NULL;
-        if (why) {
-            ls_cli_error("verify: %s: cannot read it (%s) (--data)", a.load.data[d], why);
-            ls_buf_free(&out);
-            return LS_EXIT_INPUT;
-        }
-    }
     if (file && (cli_is_pte(file) || cli_is_bpte(file))) {
         ls_pte_check_report rep;
         ls_error err;

@@ -28,6 +28,25 @@ static const char *not_a_program(const unsigned char *head, size_t got)
 
 static int load_file(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err);
 
+int ls_load_check_data(const char *path, ls_error *err)
+{
+    if (!*path) return ls_fail(err, "--data: an empty path: give the .ptd file");
+    struct stat st;
+    const char *why = stat(path, &st) != 0       ? strerror(errno)
+                      : !S_ISREG(st.st_mode)     ? ls_file_kind(st.st_mode)
+                      : access(path, R_OK) != 0  ? strerror(errno)
+                                                 : NULL;
+    return why ? ls_fail(err, "--data %s: cannot read it (%s)", path, why) : 0;
+}
+
+/* --data names a .pte's external data; the other files carry their weights (or, a .bpte, the
+ * program it embeds is read from its own bytes), so a --data given them would be ignored. */
+static int refuse_data(const char *path, const ls_load_opts *opts, const char *what, ls_error *err)
+{
+    if (!opts || !opts->n_data) return 0;
+    return ls_fail(err, "%s: --data %s: external data (.ptd) goes with a .pte; this is %s", path, opts->data[0], what);
+}
+
 int ls_load(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err)
 {
     /* out of memory anywhere in the load names the file (the readers name the member) */
@@ -47,6 +66,7 @@ static int load_file(const char *path, const ls_load_opts *opts, ls_program **ou
     if (ls_refuse_stream(path, st.st_mode, err) != 0) return -1;
     int rc;
     if (S_ISDIR(st.st_mode)) {
+        if (refuse_data(path, opts, "an unpacked .pt2 folder, whose weights are in it", err) != 0) return -1;
         rc = ls_load_folder(path, opts, out, err);
     } else {
         unsigned char head[16] = {0};
@@ -60,16 +80,19 @@ static int load_file(const char *path, const ls_load_opts *opts, ls_program **ou
         if (got >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF) i = 3; /* UTF-8 BOM */
         while (i < (size_t)got && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
         if (got >= 4 && head[0] == 'P' && head[1] == 'K' && (head[2] == 3 || head[2] == 5)) {
-            rc = ls_load_archive(path, opts, out, err);
+            rc = refuse_data(path, opts, "a .pt2 archive, whose weights are in it", err) != 0 ? -1
+                 : ls_load_archive(path, opts, out, err);
         } else if (got >= 8 && memcmp(head + 4, "BP08", 4) == 0) {
-            rc = ls_load_bpte(path, opts, out, err);
+            rc = refuse_data(path, opts, "a bundled program (.bpte), whose program is read as it is embedded", err) != 0
+                     ? -1
+                     : ls_load_bpte(path, opts, out, err);
         } else if ((what = not_a_program(head, (size_t)got)) != NULL) {
             rc = ls_fail(err, "%s: %s", path, what);
         } else if (got >= 8 && memcmp(head + 4, "ET", 2) == 0) { /* ET12, or another version: its reader says */
             const char *method = opts ? opts->method ? opts->method : opts->model : NULL;
             rc = ls_load_pte_opts(path, method, opts ? opts->data : NULL, opts ? opts->n_data : 0, out, err);
         } else if (i < (size_t)got && (head[i] == '{' || head[i] == '[') ) {
-            rc = ls_load_json_file(path, opts, out, err);
+            rc = refuse_data(path, opts, "an exported-program JSON", err) != 0 ? -1 : ls_load_json_file(path, opts, out, err);
         } else {
             /* the bytes the file has, up to 4 (a 1-byte file shows one) */
             char starts[48];
