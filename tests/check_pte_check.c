@@ -114,10 +114,11 @@ START_TEST(planned_offset_past_the_arena)
     uint32_t vi;
     ls_pte_tensor *t = first_planned(&p, &vi);
     int64_t arena = p.execution_plan.v[0].non_const_buffer_sizes.v[1];
-    /* a float[1] tensor (4 bytes) at arena - 2: the runtime's check is offset + nbytes <= size */
+    /* a float[1] tensor (4 bytes) at arena - 2: the runtime's check is offset + nbytes <= size;
+     * getMemPlannedPtr hands get_offset_address memory_id - 1, which its message prints */
     t->allocation_info.memory_offset_low = (uint32_t)(arena - 2);
     char want[200];
-    snprintf(want, sizeof want, "offset_bytes (%lld) + size_bytes (4) >= allocator size (%lld) for memory_id 1",
+    snprintf(want, sizeof want, "offset_bytes (%lld) + size_bytes (4) >= allocator size (%lld) for memory_id 0 (the file's memory_id 1, less 1)",
              (long long)(arena - 2), (long long)arena);
     expect(&p, "past_arena", want);
     ls_pte_free(&p);

@@ -118,11 +118,12 @@ static void check_planned(lspc *C, const ls_pte_plan *pl, const ls_pte_tensor *t
     int64_t size = pl->non_const_buffer_sizes.v[t->allocation_info.memory_id];
     uint64_t end;
     bool over = __builtin_add_overflow(off, nbytes, &end);
+    /* the message is get_offset_address's, which is given the id less 1 and prints that */
     if (over || size < 0 || end > (uint64_t)size)
         lspc_fail(C, "hierarchical_allocator.h HierarchicalAllocator::get_offset_address", w,
                   "offset_bytes (%" PRIu64 ") + size_bytes (%" PRIu64 ") >= allocator size (%" PRId64
-                  ") for memory_id %" PRIu32 "%s", off, nbytes, size, t->allocation_info.memory_id,
-                  over ? " (the sum overflows 64 bits)" : "");
+                  ") for memory_id %" PRIu32 " (the file's memory_id %" PRIu32 ", less 1)%s", off, nbytes, size, id,
+                  t->allocation_info.memory_id, over ? " (the sum overflows 64 bits)" : "");
 }
 
 /* Program::get_constant_buffer_data (program.cpp): the constant segment when Program::load
