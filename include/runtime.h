@@ -94,7 +94,7 @@ int ls_eval_node(const ls_node *n, ls_value_lookup lookup, void *lookup_ctx, ls_
 typedef struct ls_runner ls_runner;
 
 typedef struct ls_run_stats {
-    double cpu_seconds;      /* kernels run by the interpreter itself */
+    double cpu_seconds;      /* the run less its delegates: the kernels and the interpreter around them */
     uint32_t n_delegates;
     const char **delegate_names; /* submodule names */
     const char **delegate_backends;

@@ -224,7 +224,7 @@ static void show_time(ui *u, const ls_program *p, ui_lines *out)
     const ls_run_stats *st = ls_runner_stats(s->r);
     ui_lines_add(out, UI_R_TITLE, -1, "time over %lld run%s", (long long)s->runs, s->runs == 1 ? "" : "s");
     time_text(u, st->cpu_seconds, t, sizeof t);
-    ui_lines_add(out, UI_R_NORMAL, -1, "  CPU kernels: %s", t);
+    ui_lines_add(out, UI_R_NORMAL, -1, "  on the CPU, outside delegates: %s", t);
     for (uint32_t i = 0; i < st->n_delegates; i++) {
         time_text(u, st->delegate_seconds[i], t, sizeof t);
         ui_lines_add(out, UI_R_NORMAL, ui_tag_index(u, ui_sub_tag(u, p, st->delegate_names[i])), "  %s on %s%s: %s",
@@ -233,7 +233,7 @@ static void show_time(ui *u, const ls_program *p, ui_lines *out)
     }
     if (s->cmp) {
         time_text(u, ls_runner_stats(ls_compare_run_reference(s->cmp))->cpu_seconds, t, sizeof t);
-        ui_lines_add(out, UI_R_DIM, -1, "  the loaded program (reference): CPU kernels %s", t);
+        ui_lines_add(out, UI_R_DIM, -1, "  the loaded program (reference): on the CPU %s", t);
     }
 }
 

@@ -553,7 +553,7 @@ static int finish(run_state *s)
                   nst && s->done ? "\n  " : "", median, st->cpu_seconds);
     run_json_delegate_times(js, st);
     if (!o->json) {
-        printf("time  median step %.3f ms (%" PRId64 " step%s); CPU kernels %.3f ms in all", median * 1e3, s->done,
+        printf("time  median step %.3f ms (%" PRId64 " step%s); on the CPU outside delegates %.3f ms in all", median * 1e3, s->done,
                s->done == 1 ? "" : "s", st->cpu_seconds * 1e3);
         run_print_delegate_times(st);
         printf("\n");

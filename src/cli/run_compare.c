@@ -169,7 +169,7 @@ void run_compare_print(const run_compare *c, int64_t steps)
         n_states++;
     }
     const ls_run_stats *st = ls_runner_stats(ls_compare_run_reference(c->run));
-    printf("  reference time: CPU kernels %.3f ms", st->cpu_seconds * 1e3);
+    printf("  reference time: on the CPU outside delegates %.3f ms", st->cpu_seconds * 1e3);
     run_print_delegate_times(st);
     printf("\n");
     uint32_t compared, failed = ls_compare_run_failed(c->run, &compared);
