@@ -236,6 +236,12 @@ START_TEST(verify_command_exit_codes)
     ck_assert_int_eq(tu_runf(&out, "verify %s --data %s", pte, tu_tmpdir()), 2); /* a folder too */
     ck_assert_msg(tu_contains(out, "cannot read it (a folder)") && !tu_contains(out, "runtime loads it"), "%s", out);
     free(out);
+    /* a file that is not a .ptd (the .pte itself): refused before the .pte is said to load */
+    ck_assert_int_eq(tu_runf(&out, "verify %s --data %s", pte, pte), 2);
+    ck_assert_msg(tu_contains(out, "not an ExecuTorch data file (no \"FT01\" identifier at byte 4)") &&
+                      !tu_contains(out, "runtime loads it"),
+                  "%s", out);
+    free(out);
 }
 END_TEST
 

@@ -36,7 +36,16 @@ int ls_load_check_data(const char *path, ls_error *err)
                       : !S_ISREG(st.st_mode)     ? ls_file_kind(st.st_mode)
                       : access(path, R_OK) != 0  ? strerror(errno)
                                                  : NULL;
-    return why ? ls_fail(err, "--data %s: cannot read it (%s)", path, why) : 0;
+    if (why) return ls_fail(err, "--data %s: cannot read it (%s)", path, why);
+    /* a .ptd is a FlatTensor, "FT01" at byte 4 (extension/flat_tensor/serialize/flat_tensor.fbs):
+     * anything else is refused before a word is said of the program */
+    unsigned char head[8] = {0};
+    int fd = open(path, O_RDONLY);
+    ssize_t got = fd < 0 ? -1 : read(fd, head, sizeof head);
+    if (fd >= 0) close(fd);
+    if (got != (ssize_t)sizeof head || memcmp(head + 4, "FT01", 4) != 0)
+        return ls_fail(err, "--data %s: not an ExecuTorch data file (no \"FT01\" identifier at byte 4)", path);
+    return 0;
 }
 
 /* --data names a .pte's external data; the other files carry their weights (or, a .bpte, the
