@@ -398,7 +398,7 @@ void ui_run_action(ui *u, ui_action a)
 {
     ui_pane *p = ui_focused_pane(u);
     int page = ui_pane_rows(p);
-    if (u->too_small && a != UI_A_QUIT && a != UI_A_REDRAW && a != UI_A_COMMAND) {
+    if (u->too_small && a != UI_A_QUIT && a != UI_A_REDRAW) {
         u->last_action = a;
         return; /* nothing to act on until the terminal is big enough */
     }

@@ -417,16 +417,31 @@ void ui_resize(ui *u, int rows, int cols)
 
 static void draw_too_small(ui *u)
 {
-    char buf[160];
-    snprintf(buf, sizeof buf, "terminal too small: %d×%d", u->cols, u->rows);
-    int y = u->rows / 2 - 1;
+    /* the notice in as many lines as the width needs: one, or three short ones (cut was
+     * "lowerscope needs at least 80×2", a minimum that reads as real) */
+    char size[64], need[96];
+    snprintf(size, sizeof size, "terminal too small: %d×%d", u->cols, u->rows);
+    snprintf(need, sizeof need, "lowerscope needs at least %d×%d — enlarge it, or q to quit", MIN_COLS, MIN_ROWS);
+    const char *wide[] = {size, need}, *narrow[4];
+    char needs[32];
+    snprintf(needs, sizeof needs, "needs %d×%d", MIN_COLS, MIN_ROWS);
+    narrow[0] = "too small:";
+    snprintf(size, sizeof size, "%d×%d", u->cols, u->rows);
+    narrow[1] = size;
+    narrow[2] = needs;
+    narrow[3] = "q quits";
+    bool fits = ui_text_width(need) <= u->cols;
+    if (fits) snprintf(size, sizeof size, "terminal too small: %d×%d", u->cols, u->rows);
+    const char **lines = fits ? wide : narrow;
+    int n = fits ? 2 : 4, y = (u->rows - n) / 2;
     short pair;
-    attr_t a = ui_role_attr(u, UI_R_WARN, &pair);
-    int w = ui_text_width(buf);
-    ui_put(u, y < 0 ? 0 : y, w < u->cols ? (u->cols - w) / 2 : 0, u->cols, a | A_BOLD, pair, buf);
-    snprintf(buf, sizeof buf, "lowerscope needs at least %d×%d — enlarge it, or q to quit", MIN_COLS, MIN_ROWS);
-    w = ui_text_width(buf);
-    ui_put(u, y + 1, w < u->cols ? (u->cols - w) / 2 : 0, u->cols, A_NORMAL, 0, buf);
+    attr_t warn = ui_role_attr(u, UI_R_WARN, &pair);
+    for (int i = 0; i < n; i++) {
+        int w = ui_text_width(lines[i]);
+        bool first = fits ? i == 0 : i < 2;
+        ui_put_cut(u, y + i < 0 ? 0 : y + i, w < u->cols ? (u->cols - w) / 2 : 0, u->cols, first ? warn | A_BOLD : A_NORMAL,
+                   first ? pair : 0, lines[i]);
+    }
 }
 
 void ui_draw(ui *u)
@@ -527,6 +542,14 @@ static void handle_key(ui *u, int key)
     if (key == UI_KEY_MOUSE) {
         u->msg[0] = 0;
         if (!u->too_small && !u->prompt_kind) ui_on_mouse(u);
+        return;
+    }
+    if (u->too_small) {
+        /* the screen shows the notice alone, no pane and no prompt: q quits (whatever is open
+         * under it, as the notice says), Ctrl-L redraws, any other key waits for a bigger
+         * terminal rather than act unseen */
+        if (key == 'q' || key == 'Q') u->quit = true;
+        else if (key == ('L' & 0x1f)) clearok(curscr, TRUE);
         return;
     }
     if (u->prompt_kind) {
