@@ -10,6 +10,8 @@
 #include <check.h>
 #include <dirent.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -661,6 +663,47 @@ SAMPLE_TEST(resize, false)
 SAMPLE_TEST(nocolor, true)
 SAMPLE_TEST(reasons, false)
 
+/* On a terminal that cannot move the cursor (TERM=dumb) the UI drew only its key bar and left it
+ * on the screen after q; it is refused as an unknown terminal is, in words, with no escape. */
+START_TEST(a_dumb_terminal_is_refused)
+{
+    int master;
+    const char *bin = getenv("LS_BIN") ? getenv("LS_BIN") : "build/lowerscope";
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    if (pid < 0) {
+        tu_skip("no pseudo-terminal (forkpty failed)");
+        return;
+    }
+    if (pid == 0) {
+        setenv("TERM", "dumb", 1);
+        execl(bin, bin, tu_root("samples/kv_cache.pt2"), (char *)NULL);
+        _exit(127);
+    }
+    char out[8192];
+    size_t n = 0;
+    struct pollfd pf = {.fd = master, .events = POLLIN};
+    while (n < sizeof out - 1 && poll(&pf, 1, 5000) == 1) { /* until the child closes it (EIO) */
+        ssize_t got = read(master, out + n, sizeof out - 1 - n);
+        if (got <= 0) break;
+        n += (size_t)got;
+    }
+    out[n] = 0;
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 50 && (done = waitpid(pid, &status, WNOHANG)) == 0; i++) /* up to 5 s to exit */
+        nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    if (done == 0) { /* still running: it opened the UI */
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        ck_abort_msg("the UI started on TERM=dumb: %s", out);
+    }
+    close(master);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d: %s", status, out);
+    ck_assert_msg(strstr(out, "cannot start the terminal UI: TERM=dumb cannot move the cursor") && !strchr(out, 0x1b),
+                  "%s", out);
+}
+END_TEST
+
 START_TEST(binary_opens_a_sample)
 {
     const char *dir = tu_tmpdir();
@@ -719,6 +762,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, sample_reasons);
     tcase_add_test(tc, sample_help);
     tcase_add_test(tc, sample_resize);
+    tcase_add_test(tc, a_dumb_terminal_is_refused);
     tcase_add_test(tc, sample_nocolor);
     tcase_add_test(tc, screen_kv_run);
     tcase_add_test(tc, screen_structural);

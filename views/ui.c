@@ -653,6 +653,17 @@ static bool start_curses(ui *u, const ls_tui_opts *o, ls_error *err)
         return false;
     }
     set_term(u->scr);
+    /* a terminal that cannot move the cursor (TERM=dumb) draws only the last row, and what it
+     * drew stays after the UI ends: refused as an unknown one is */
+    const char *cup = tigetstr("cup");
+    if (!u->headless && (!cup || cup == (const char *)-1)) {
+        endwin();
+        delscreen(u->scr);
+        u->scr = NULL;
+        ls_fail(err, "cannot start the terminal UI: TERM=%s cannot move the cursor (use a terminal such as xterm-256color)",
+                getenv("TERM") ? getenv("TERM") : "unset");
+        return false;
+    }
     g_screen = u->scr;
     cbreak();
     noecho();
