@@ -674,7 +674,7 @@ static bool start_curses(ui *u, const ls_tui_opts *o, ls_error *err)
     if (!u->headless) {
         mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
         mouseinterval(0);
-        timeout(400);
+        timeout(UI_INPUT_TIMEOUT_MS);
     }
     ui_colors_init(u);
     int r, c;

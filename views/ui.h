@@ -595,6 +595,8 @@ int ui_pane_rows(const ui_pane *p);
 void ui_on_mouse(ui *u);
 void ui_resize(ui *u, int rows, int cols); /* the one place a size change is handled */
 void ui_message(ui *u, bool error, const char *fmt, ...) LS_PRINTF(3, 4);
+/* how long a read waits for a key: a pending prefix (g) acts alone after it */
+#define UI_INPUT_TIMEOUT_MS 400
 void ui_run_action(ui *u, ui_action a);
 void ui_set_step(ui *u, uint32_t step);
 bool ui_jump(ui *u, const char *prog, const char *node); /* to a node by name, any scope */

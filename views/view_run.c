@@ -321,6 +321,32 @@ static void run_once(ui *u, ui_lines *out)
     free(in);
 }
 
+/* A run holds the UI until it ends (a big program: seconds): the status says so first, and the
+ * keys typed meanwhile are dropped, not acted on in the screen the run opens (a queued ? opened
+ * the help over the result, a :step ran inside it). Returns how many were dropped. */
+static void say_running(ui *u, const char *what)
+{
+    if (u->headless) return;
+    ui_message(u, false, "%s… (keys typed while it runs are dropped)", what);
+    ui_draw(u);
+}
+
+static int drop_typed_ahead(ui *u)
+{
+    if (u->headless) return 0;
+    int n = 0, key;
+    bool resized = false;
+    timeout(0);
+    while ((key = getch()) != ERR) {
+        if (key == KEY_RESIZE) resized = true; /* kept: the terminal's, not a key */
+        else n++;
+    }
+    timeout(UI_INPUT_TIMEOUT_MS);
+    if (resized) ungetch(KEY_RESIZE);
+    u->msg[0] = 0;
+    return n;
+}
+
 static void build(ui *u)
 {
     ui_lines *l = &u->screen_lines;
@@ -337,13 +363,22 @@ static void build(ui *u)
     run_once(u, l);
 }
 
+static void say_dropped(ui *u, int dropped, const char *before)
+{
+    if (dropped) ui_message(u, false, "%s%s%d key%s typed while it ran dropped", before, *before ? "; " : "", dropped,
+                            dropped == 1 ? "" : "s");
+    else if (*before) ui_message(u, false, "%s", before);
+}
+
 void ui_run_build(ui *u)
 {
+    say_running(u, "running");
     ui_run_session_free(u->run);
     u->run = session_new(u);
     build(u);
     u->overlay = true; /* the graph pane shows what was measured */
     ui_model_refilter(u);
+    say_dropped(u, drop_typed_ahead(u), "");
 }
 
 void ui_run_again(ui *u)
@@ -353,9 +388,19 @@ void ui_run_again(ui *u)
         ui_run_build(u); /* another step or other inputs: a fresh start */
         return;
     }
+    char what[96];
+    snprintf(what, sizeof what, "run %lld", (long long)s->runs + 1);
+    say_running(u, what);
     build(u);
     ui_model_refilter(u); /* a sort by a run's column moves */
-    ui_message(u, false, "run %lld: state carried over from the run before", (long long)s->runs);
+    /* a program without state runs again as the first run did (it said "state carried over" of
+     * a .pte with no mutable buffer) */
+    char said[160];
+    if (s->r && ls_runner_state_count(s->r) > 0)
+        snprintf(said, sizeof said, "run %lld: state carried over from the run before", (long long)s->runs);
+    else
+        snprintf(said, sizeof said, "run %lld: the program keeps no state between runs", (long long)s->runs);
+    say_dropped(u, drop_typed_ahead(u), said);
 }
 
 static void title(ui *u, ls_buf *b)
