@@ -210,6 +210,28 @@ static const char *run_keys(ls_history *h, const char *script)
     return dir;
 }
 
+/* :diff takes on, off or nothing (switch, as t does); another word is said to be wrong, not taken
+ * for on without a word, and setting what is set says so. */
+START_TEST(diff_command_names_a_bad_word)
+{
+    ls_history *h = shared_constant_history();
+    const char *dir = run_keys(h, ":step 2\n:diff maybe\n:save-display bad.screen\n:diff off\n:diff off\n"
+                                  ":save-display again.screen\n:diff\n:save-display switched.screen\n");
+    static const char *const want[][2] = {{"bad.screen", "diff maybe: give on or off"},
+                                          {"again.screen", "diff marks are off already"},
+                                          {"switched.screen", "diff marks on"}};
+    for (size_t i = 0; i < 3; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, want[i][0]);
+        char *screen = tu_slurp(path);
+        ck_assert_ptr_nonnull(screen);
+        ck_assert_msg(tu_contains(screen, want[i][1]), "%s: no '%s':\n%s", want[i][0], want[i][1], screen);
+        free(screen);
+    }
+    free_history(h);
+}
+END_TEST
+
 START_TEST(stays_instant_on_100k_nodes)
 {
     ls_history *h = big_history(100000);
@@ -763,6 +785,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, sample_help);
     tcase_add_test(tc, sample_resize);
     tcase_add_test(tc, a_dumb_terminal_is_refused);
+    tcase_add_test(tc, diff_command_names_a_bad_word);
     tcase_add_test(tc, sample_nocolor);
     tcase_add_test(tc, screen_kv_run);
     tcase_add_test(tc, screen_structural);
