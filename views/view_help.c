@@ -69,6 +69,9 @@ void ui_help_build(ui *u)
     ui_lines_add(l, UI_R_CHANGED, -1, "  ~  changed by this step");
     ui_lines_add(l, UI_R_REMOVED, -1, "  -  removed by this step (dimmed)");
     ui_lines_add(l, UI_R_NORMAL, -1, "  [input] [param] [buffer] [const]  placeholders by kind");
+    /* the partitions pane's short figures (view_partitions.c details_at), said once here */
+    add_entry(l, "6n 3c 1s 48B", "a partition's nodes, constants, state buffers and their bytes (K KiB, M MiB, G GiB); "
+                                 "opaque 1.1K: a delegate read from a .pte, its blob's size", u->cols);
     const ui_tagtab *tt = &u->dc.tags;
     for (uint32_t t = 0; t < tt->n; t++)
         ui_lines_add(l, UI_R_NORMAL, (int)t, "  %c  %s%s%s", ui_tag_letter((int)t), tt->tags[t], tt->backends[t] ? " → " : "",
