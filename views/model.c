@@ -225,6 +225,9 @@ static void build_scope_rows(ui *u)
     m->n_added = m->sr->n_added;
     m->n_changed = m->sr->n_changed;
     m->n_removed = m->sr->n_removed;
+    m->inside_added = m->sr->inside_added;
+    m->inside_changed = m->sr->inside_changed;
+    m->inside_removed = m->sr->inside_removed;
 }
 
 static ui_row row_of(const ui_model *m, uint32_t v)

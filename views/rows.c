@@ -142,6 +142,11 @@ static void build_rows(ui_step_rows *sr, const ls_step *st, const char *scope)
     uint32_t n_gone = 0;
     for (uint32_t i = 0; i < st->n_changes; i++) {
         const ls_change *c = &st->changes[i];
+        if (!scope && c->program) {
+            sr->inside_added += c->kind == LS_CHANGE_ADDED;
+            sr->inside_removed += c->kind == LS_CHANGE_REMOVED;
+            sr->inside_changed += c->kind != LS_CHANGE_ADDED && c->kind != LS_CHANGE_REMOVED;
+        }
         if (c->program != scope) continue;
         if (c->kind == LS_CHANGE_REMOVED) {
             if (gone && c->node_id <= prev->next_id && !gone[c->node_id] && ls_program_pos(prev, c->node_id) >= 0 &&

@@ -202,6 +202,9 @@ typedef struct ui_step_rows {
     const ls_node **removed;
     uint32_t *removed_ids; /* (id, row) pairs sorted by id */
     uint32_t n_removed, n_added, n_changed;
+    /* at the top level, the step's changes inside lowered modules, which the CLI's and the
+     * timeline's counts include: the graph's title adds them, so its count is theirs */
+    uint32_t inside_added, inside_changed, inside_removed;
     ui_part *parts;
     uint32_t n_parts, cap_parts;
     ui_tagtab tag_log; /* what this step added to the tag table (tags and arrays only) */
@@ -282,6 +285,7 @@ typedef struct ui_model {
     const ui_part *parts;
     uint32_t n_parts;
     uint32_t n_added, n_changed, n_removed;
+    uint32_t inside_added, inside_changed, inside_removed; /* ui_step_rows' */
 } ui_model;
 
 void ui_model_free(ui_model *m);
