@@ -232,6 +232,28 @@ START_TEST(diff_command_names_a_bad_word)
 }
 END_TEST
 
+/* A search of the top-level graph that finds nothing says where a match is inside a lowered
+ * module (it said "no match in the graph" while :goto found the node in lowered_module_0). */
+START_TEST(search_names_a_match_inside_a_module)
+{
+    ls_history *h = shared_constant_history();
+    const char *dir = run_keys(h, ":step emit\n3\n/mul<Enter>\n:save-display inside.screen\n/zzz<Enter>\n"
+                                  ":save-display none.screen\n");
+    static const char *const want[][2] = {
+        {"inside.screen", "/mul: none in this graph; aten_mul_tensor is inside lowered_module_0 (:goto aten_mul_tensor)"},
+        {"none.screen", "/zzz: no match in the graph"}};
+    for (size_t i = 0; i < 2; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, want[i][0]);
+        char *screen = tu_slurp(path);
+        ck_assert_ptr_nonnull(screen);
+        ck_assert_msg(tu_contains(screen, want[i][1]), "%s: no '%s':\n%s", want[i][0], want[i][1], screen);
+        free(screen);
+    }
+    free_history(h);
+}
+END_TEST
+
 START_TEST(stays_instant_on_100k_nodes)
 {
     ls_history *h = big_history(100000);
@@ -786,6 +808,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, sample_resize);
     tcase_add_test(tc, a_dumb_terminal_is_refused);
     tcase_add_test(tc, diff_command_names_a_bad_word);
+    tcase_add_test(tc, search_names_a_match_inside_a_module);
     tcase_add_test(tc, sample_nocolor);
     tcase_add_test(tc, screen_kv_run);
     tcase_add_test(tc, screen_structural);

@@ -187,6 +187,28 @@ static bool count_step(ui *u, double end)
     return false;
 }
 
+/* A search of the top-level graph that found nothing: the first node inside a lowered module
+ * that matches (as :goto would find it), looked for within a few milliseconds so that a miss
+ * on a big program stays a key's cost; NULL when there is none in that time. */
+static const ls_node *match_inside(ui *u, const ls_submodule **in)
+{
+    const ls_program *p = u->m.prog;
+    if (u->depth || !p) return NULL;
+    double end = ls_now() + 0.02;
+    for (uint32_t s = 0; s < p->n_subs; s++) {
+        const ls_program *sub = p->subs[s].program;
+        for (uint32_t i = 0; sub && i < sub->n_nodes; i++) {
+            const ls_node *n = sub->nodes[i];
+            if (ui_search_matches(u, n->name) || ui_search_matches_shared(u, ui_node_op(sub, n))) {
+                *in = &p->subs[s];
+                return n;
+            }
+            if ((i & 1023) == 1023 && ls_now() > end) return NULL;
+        }
+    }
+    return NULL;
+}
+
 static void search_done(ui *u, bool found, uint32_t row)
 {
     ui_search_job *j = &u->sjob;
@@ -202,7 +224,12 @@ static void search_done(ui *u, bool found, uint32_t row)
         else if (!j->incremental) ui_message(u, false, "/%s%s", u->search, u->count.wrapped);
         return;
     }
-    ui_message(u, true, "/%s: no match in the %s", u->search, pane_name(u, j->pane));
+    const ls_submodule *in = NULL;
+    const ls_node *inside = !j->incremental && j->pane == ui_pane_of(u, UI_P_GRAPH) ? match_inside(u, &in) : NULL;
+    if (inside) /* the search looks at the graph shown; say where the match is rather than "none" */
+        ui_message(u, true, "/%s: none in this graph; %s is inside %s (:goto %s)", u->search, inside->name, in->name,
+                   inside->name);
+    else ui_message(u, true, "/%s: no match in the %s", u->search, pane_name(u, j->pane));
     if (j->incremental) ui_pane_select(u, j->pane, j->origin);
 }
 
