@@ -203,6 +203,10 @@ START_TEST(export_command_and_overwrite)
     ck_assert_int_eq(tu_run(&out, empty_file), 2);
     ck_assert_msg(tu_contains(out, "info: FILE is an empty name"), "%s", out);
     free(out);
+    char ptd[600]; /* the head of a .ptd, enough for --data's check as it is given */
+    snprintf(ptd, sizeof ptd, "%s/w.ptd", tu_tmpdir());
+    ls_error werr;
+    ck_assert_int_eq(ls_write_file_atomic(ptd, "\0\0\0\0FT01", 8, &werr), 0);
     /* each empty value is named by its option (they said "a program named by an empty string"
      * with no option, and `info --data ""` was taken without a word); the last string is what the
      * message must hold */
@@ -218,7 +222,7 @@ START_TEST(export_command_and_overwrite)
         {sample, "--etdump", "", NULL, "lowerscope: --etdump: an empty path"}, /* the UI, before it opens */
         {sample, "--data", "", NULL, "lowerscope: --data: an empty path"},
         /* --data names a .pte's external weights: for a .pt2 it would be ignored */
-        {"info", sample, "--data", sample, NULL, "external data (.ptd) goes with a .pte; this is a .pt2 archive"},
+        {"info", sample, "--data", ptd, NULL, "external data (.ptd) goes with a .pte; this is a .pt2 archive"},
     };
     for (size_t i = 0; i < sizeof empties / sizeof empties[0]; i++) {
         size_t end = 0;
