@@ -233,7 +233,10 @@ static void delegate_facts(ui_lines *l, const ls_program *p, const ls_submodule 
     ls_delegate_describe(&v, &facts);
     for (uint32_t k = 0; k < facts.n; k++) {
         if (facts.v[k].label == ls_intern("backend")) continue; /* on the line above */
-        ui_line *ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10s%s", facts.v[k].label, facts.v[k].text);
+        /* the facts are the CLI's too (lowerscope info): the key to press is said here */
+        bool opens = facts.v[k].label == ls_intern("inside") && !strncmp(facts.v[k].text, "read:", 5);
+        ui_line *ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10s%s%s", facts.v[k].label, facts.v[k].text,
+                                   opens ? " (Enter opens them)" : "");
         ln->indent = 10;
     }
     ls_delegate_facts_free(&facts);

@@ -141,7 +141,7 @@ void ls_delegate_describe(const ls_delegate_view *d, ls_delegate_facts *out)
         if (ins->read(d, &p, &err) == 0) {
             uint32_t calls = 0;
             for (uint32_t i = 0; i < p->n_nodes; i++) calls += p->nodes[i]->kind == LS_NODE_CALL;
-            ls_delegate_fact_add(out, "inside", "read: %u node%s, %u call%s (Enter opens them)", p->n_nodes,
+            ls_delegate_fact_add(out, "inside", "read: %u node%s, %u call%s", p->n_nodes,
                                  p->n_nodes == 1 ? "" : "s", calls, calls == 1 ? "" : "s");
             ls_program_unref(p);
         } else {

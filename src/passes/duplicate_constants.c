@@ -316,7 +316,7 @@ int ls_pass_duplicate_constants(const ls_program *in, ls_program **out, ls_pass_
         if (!crosses) continue;
         if (ls_sig_is_mutated(&d.sig, s)) {
             ls_report_add(ctx->report, NULL, ph->name,
-                          "`%s` is a mutable buffer read by several programs: not copied (copies of state would "
+                          "`%s` is a mutable buffer read by several partitions: not copied (copies of state would "
                           "diverge)",
                           ph->name);
             skipped_state++;

@@ -69,7 +69,7 @@ void pt_tag_data(pt_round *r, const char **tags, ls_pass_ctx *ctx)
             ls_vec_push(&alone, so);
         } else {
             ls_report_add(ctx->report, NULL, ph->name,
-                          "%s `%s` is read by several programs: tagged `%s` (the smallest tag), duplicate_constants "
+                          "%s `%s` is read by several partitions: tagged `%s` (the smallest tag), duplicate_constants "
                           "gives the others a copy",
                           ls_input_kind_name((ls_input_kind)s->kind), ph->name, t);
         }

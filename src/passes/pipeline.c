@@ -20,7 +20,7 @@ static const ls_pass pass_table[] = {
      ls_pass_partition},
     {"fold_masks", "constant boolean masks of delegated index.Tensor become int64 positions", true,
      ls_pass_fold_masks},
-    {"duplicate_constants", "a constant read by several programs gets one copy per program (PR #24481)", true,
+    {"duplicate_constants", "a constant read by several partitions gets one copy per delegate (PR #24481)", true,
      ls_pass_duplicate_constants},
     {"to_backend", "each tag becomes a lowered submodule called through executorch_call_delegate", true,
      ls_pass_to_backend},

@@ -445,10 +445,17 @@ int ls_pass_to_edge(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     ls_program_touch(q); /* the lookups above built an index: the history keeps the step without it */
     q->dialect = LS_DIALECT_EDGE;
     q->verifier = ls_intern("EDGE");
-    ls_report_add(ctx->report, NULL, NULL,
-                  "%u call%s now Edge ops (%u view op%s became _copy ops), %u decomposed, %u kept as composites, %u unknown",
-                  converted + E.decomposed, converted + E.decomposed == 1 ? "" : "s", views, views == 1 ? "" : "s",
-                  E.decomposed, E.kept, unknown);
+    /* the counts that are not 0 (every program said "0 view ops became _copy ops, ... 0 unknown") */
+    char more[256] = "";
+    size_t m = 0;
+    if (views)
+        m += (size_t)snprintf(more + m, sizeof more - m, " (%u view op%s became _copy op%s)", views, views == 1 ? "" : "s",
+                              views == 1 ? "" : "s");
+    if (E.decomposed && m < sizeof more) m += (size_t)snprintf(more + m, sizeof more - m, ", %u decomposed", E.decomposed);
+    if (E.kept && m < sizeof more) m += (size_t)snprintf(more + m, sizeof more - m, ", %u kept whole as composite%s", E.kept, E.kept == 1 ? "" : "s");
+    if (unknown && m < sizeof more) snprintf(more + m, sizeof more - m, ", %u unknown", unknown);
+    ls_report_add(ctx->report, NULL, NULL, "%u call%s now Edge ops%s", converted + E.decomposed,
+                  converted + E.decomposed == 1 ? "" : "s", more);
     if (preserved)
         ls_report_add(ctx->report, NULL, NULL, "%u composite%s kept whole for the backends (ops_to_not_decompose)", preserved,
                       preserved == 1 ? "" : "s");
