@@ -104,6 +104,16 @@ static void expect(ls_pte *p, const char *name, const char *message)
     ck_assert_msg(rc == 1 && tu_contains(out, "not run: ExecuTorch's runtime refuses it"), "%s: run exit %d:\n%s", name,
                   rc, out);
     free(out);
+    /* --json writes a document that says so (it wrote nothing), after stderr's report */
+    rc = tu_runf(&out, "run %s --json", path);
+    const char *doc = out[0] == '{' ? out : strstr(out, "\n{");
+    cJSON *j = doc ? cJSON_Parse(doc) : NULL;
+    const cJSON *nr = cJSON_GetObjectItem(j, "not_run");
+    ck_assert_msg(rc == 1 && nr && cJSON_GetObjectItem(nr, "exit")->valueint == 1 &&
+                      strstr(cJSON_GetObjectItem(nr, "message")->valuestring, "not run: ExecuTorch's runtime refuses it"),
+                  "%s: run --json exit %d:\n%s", name, rc, out);
+    cJSON_Delete(j);
+    free(out);
 }
 
 START_TEST(planned_offset_past_the_arena)

@@ -49,14 +49,20 @@ bool ls_cli_help(int argc, char **argv, const char *help)
     return false;
 }
 
+static char last_error[LS_ERR_MAX]; /* what ls_cli_error said last, for a --json document */
+
 void ls_cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("lowerscope: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "lowerscope: %s\n", last_error);
+}
+
+const char *ls_cli_last_error(void)
+{
+    return last_error;
 }
 
 int ls_cli_load_opt(const char *cmd, ls_load_opts *o, bool metadata_only, int argc, char **argv, int *i)

@@ -86,5 +86,7 @@ bool ls_cli_refuse_empty(const char *cmd, const char *opt, const char *value, co
 
 /* Prints "lowerscope: msg" to stderr. */
 void ls_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The message ls_cli_error printed last (without "lowerscope: "), "" before any. */
+const char *ls_cli_last_error(void);
 
 #endif

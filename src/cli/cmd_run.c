@@ -418,6 +418,7 @@ typedef struct run_state {
     run_compare *cmp;
     ls_node_stats stats; /* --nodes */
     ls_buf js, saved;
+    bool json_written; /* the document is out */
 } run_state;
 
 /* --save DIR: the folder and the ones above it, as `mkdir -p` makes them; a path that is there
@@ -680,6 +681,7 @@ static int run_all(run_state *s)
         if (run_compare_failed(s->cmp)) rc = LS_EXIT_FINDINGS;
     }
     ls_buf_puts(&s->js, "\n}\n");
+    s->json_written = true;
     if (o->json) fputs(s->js.s, stdout);
     else if (s->saved.len) printf("saved %s\n", o->save_dir);
     return rc;
@@ -691,6 +693,19 @@ int ls_cmd_run(int argc, char **argv)
     run_state s = {.o = {.steps = 1, .tol = {-1, -1}}};
     ls_pipeline_opts_init(&s.o.pipeline);
     int rc = parse_opts(argc, argv, &s.o) != 0 ? LS_EXIT_INPUT : run_all(&s);
+    /* a program that does not run (the runtime refuses the .pte, a kernel or backend it needs):
+     * --json still writes a document, as the other commands do for exit 1 and 3; exit 2 writes
+     * none, for every command */
+    if (s.o.json && !s.json_written && !s.o.bundled && !s.o.etdump && (rc == LS_EXIT_FINDINGS || rc == LS_EXIT_NEEDS)) {
+        ls_buf b = {0};
+        ls_buf_puts(&b, "{\"format_version\": 2, \"file\": ");
+        ls_buf_json_str(&b, s.o.path);
+        ls_buf_printf(&b, ", \"runs\": [], \"not_run\": {\"exit\": %d, \"message\": ", rc);
+        ls_buf_json_str(&b, ls_cli_last_error());
+        ls_buf_puts(&b, "}}\n");
+        fputs(b.s, stdout);
+        ls_buf_free(&b);
+    }
     for (uint32_t g = 0; g < s.o.given.n; g++) ls_tensor_unref(s.o.given.v[g].t);
     free(s.o.given.v);
     free(s.ins);
