@@ -201,6 +201,11 @@ START_TEST(lowering_without_weights_is_a_need)
     rc = tu_runf(&out, "partitions %s --metadata-only", tu_root("samples/kv_cache.pt2"));
     ck_assert_msg(rc == 3 && tu_contains(out, "step 5 to_backend failed"), "exit %d: %s", rc, out);
     free(out);
+    /* and running one is the same need (it exited 2, as for a bad file) */
+    rc = tu_runf(&out, "run %s", tu_root("tests/programs/base.json"));
+    ck_assert_msg(rc == 3 && tu_contains(out, "the program was loaded without weight data: parameter 'w'"), "exit %d: %s",
+                  rc, out);
+    free(out);
 }
 END_TEST
 

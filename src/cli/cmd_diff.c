@@ -45,7 +45,8 @@ static const char HELP[] =
     "  --json                one JSON document (format_version 1, docs/cli.md)\n" CLI_PIPELINE_OPTIONS_HELP
         CLI_LOAD_OPTIONS_HELP "  -h, --help            this help\n"
     "\n"
-    "exit codes: 0 printed, 2 unreadable input, no such step or bad options\n";
+    "exit codes: 0 printed; 1 the step's pass failed (the program before it is shown), 3 the same\n"
+    "when it stopped on what lowerscope lacks; 2 unreadable input, no such step or bad options\n";
 
 static const ls_program *program_of(const ls_program *top, const char *sub)
 {

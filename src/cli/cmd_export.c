@@ -36,8 +36,9 @@ static const char HELP[] =
     "  -h, --help            this help\n"
     "\n"
     "exit codes: 0 written; 2 bad usage, unreadable input, a failed step, an existing OUT without\n"
-    "--force, or a program that cannot be written in the format asked for; 128 + N stopped by\n"
-    "signal N (SIGTERM: 143) while writing, the temporary file removed\n";
+    "--force, or a program that cannot be written in the format asked for; 3 the step needs what\n"
+    "lowerscope lacks (the weights of a program loaded without them, a kernel); 128 + N stopped\n"
+    "by signal N (SIGTERM: 143) while writing, the temporary file removed\n";
 #define EXPORT_FORMAT_VERSION 1
 
 static void print_json(const ls_export_summary *s)

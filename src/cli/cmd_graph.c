@@ -43,7 +43,8 @@ static const char HELP[] =
     "  --width N             box width in columns (default 30; 26 with --around, as the UI)\n" CLI_PIPELINE_OPTIONS_HELP CLI_LOAD_OPTIONS_HELP
     "  -h, --help            this help\n"
     "\n"
-    "exit codes: 0 printed, 2 unreadable input, no such step or bad options\n";
+    "exit codes: 0 printed; 1 the step's pass failed (the program before it is shown), 3 the same\n"
+    "when it stopped on what lowerscope lacks; 2 unreadable input, no such step or bad options\n";
 
 static void print_text(const cli_run *r, int s, const ls_regions *rg, bool fold, bool ascii, int width)
 {

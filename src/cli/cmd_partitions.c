@@ -28,7 +28,8 @@ static const char HELP[] =
     "  -h, --help            this help\n"
     "\n"
     "exit codes: 0 the table was printed, 1 the step's pass failed or no pass ran (the\n"
-    "verifier rejects the program's structure), 2 unreadable input or bad options\n";
+    "verifier rejects the program's structure), 3 the pass stopped on what lowerscope lacks,\n"
+    "2 unreadable input or bad options\n";
 #define pct ls_deleg_pct
 
 static void print_text(const cli_run *r, int s, const ls_deleg_table *full)

@@ -69,7 +69,8 @@ static const char RUN_HELP[] =
     "\n"
     "exit codes: 0 ran (and matched the reference), 1 an output or state tensor differs from the\n"
     "reference, or the program fails where the reference runs, or a bundled case fails; 2 bad input\n"
-    "or usage; 3 the program is valid but needs what lowerscope lacks (a backend, a kernel)\n";
+    "or usage; 3 the program is valid but needs what lowerscope lacks (a backend, a kernel, the\n"
+    "weights of a program loaded without them)\n";
 
 typedef struct given_input {
     const char *name, *file;

@@ -124,8 +124,8 @@ static int bind_placeholder(ls_runner *r, uint32_t pos, const ls_node *n, const 
         if (!nt || !nt->t) {
             const char *why = p->origin && p->origin->missing_data && s->target ? p->origin->missing_data(p->origin, s->target) : NULL;
             if (why) return ls_fail(err, "%s: %s %s (placeholder %s): %s", where(p), kind, s->target, n->name, why);
-            if (!p->has_weights)
-                return ls_fail(err, "%s: the program was loaded without weight data: %s '%s' (placeholder %s) is missing",
+            if (!p->has_weights) /* valid, but it needs what was not given: exit 3, as lowering it is */
+                return ls_fail_needs(err, "%s: the program was loaded without weight data: %s '%s' (placeholder %s) is missing",
                                where(p), kind, s->target ? s->target : "?", n->name);
             return ls_fail(err, "%s: no data for %s '%s' (placeholder %s)", where(p), kind, s->target ? s->target : "?", n->name);
         }
