@@ -120,6 +120,16 @@ START_TEST(events_land_on_the_pte_nodes_their_instructions_made)
     ck_assert_int_eq(delegates, 2);
     cJSON_Delete(j);
     free(out);
+    /* it runs nothing: an option about a run is refused, not ignored (--save made no folder) */
+    static const char *const about_a_run[] = {"--save /tmp/x", "--steps 3", "--input x=a.npy", "--seed 4", "--nodes",
+                                              "--compare", "--step 2"};
+    for (size_t i = 0; i < sizeof about_a_run / sizeof about_a_run[0]; i++) {
+        rc = tu_runf(&out, "run %s --etdump %s %s", f.pte_path, f.etdp_path, about_a_run[i]);
+        char opt[32];
+        snprintf(opt, sizeof opt, "it takes no %.*s", (int)strcspn(about_a_run[i], " "), about_a_run[i]);
+        ck_assert_msg(rc == 2 && tu_contains(out, "runs nothing here") && tu_contains(out, opt), "%s: %s", about_a_run[i], out);
+        free(out);
+    }
     dt_fixture_free(&f);
 }
 END_TEST
