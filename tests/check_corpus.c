@@ -31,6 +31,13 @@ typedef struct corpus_case {
 } corpus_case;
 
 static const corpus_case cases[] = {
+    /* the archive's own members, checked as torch checks them (they were not read: a big-endian
+     * archive's weights were read as little-endian, silently) */
+    {"archive_format_zip.pt2", "info %1$s", 2, "prog/archive_format is \"zip\", not \"pt2\": not a .pt2 archive"},
+    {"archive_version_99.pt2", "verify %1$s", 2,
+     "prog/archive_version is \"99\": torch.export.load reads version 0 only (\"Saved archive version 99 does not match "
+     "our current archive version 0.\")"},
+    {"byteorder_big.pt2", "run %1$s", 3, "prog/byteorder is \"big\": the weights are big-endian"},
     /* a weight's member not in the archive: which weight, and the archive once (a short name was
      * taken as named already: 'w' is in "weights") */
     {"weight_member_missing.pt2", "info %1$s", 2,

@@ -103,16 +103,19 @@ def dumps(obj):
     return json.dumps(obj, indent=1, sort_keys=False)
 
 
-def archive(model_json, weights_config, weight_files, constants_config=None, root="prog", with_model=True):
-    """A .pt2 zip laid out like torch.export.save's (members stored, under one root folder)."""
+def archive(model_json, weights_config, weight_files, constants_config=None, root="prog", with_model=True,
+            header=None):
+    """A .pt2 zip laid out like torch.export.save's (members stored, under one root folder);
+    header overrides archive_format, archive_version or byteorder."""
+    head = {"archive_format": b"pt2", "archive_version": b"0", "byteorder": b"little"}
+    head.update(header or {})
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
         def add(name, data):
             info = zipfile.ZipInfo(root + "/" + name, date_time=(1980, 1, 1, 0, 0, 0))
             z.writestr(info, data)
-        add("archive_format", b"pt2")
-        add("archive_version", b"0")
-        add("byteorder", b"little")
+        for name, value in head.items():
+            add(name, value)
         if with_model:
             add("models/model.json", dumps(model_json).encode())
         add("data/weights/model_weights_config.json", json.dumps({"config": weights_config}).encode())
@@ -274,6 +277,13 @@ def corpus():
     # the config names a member the archive lacks: the message named the archive twice
     write(CORPUS, "weight_member_missing.pt2",
           archive(base_program(), {"w": payload("weight_0", tmeta([4]))}, {}))
+
+    # the archive's own members, as torch checks them: another format, another version, big-endian
+    for name, header in (("archive_format_zip.pt2", {"archive_format": b"zip"}),
+                         ("archive_version_99.pt2", {"archive_version": b"99"}),
+                         ("byteorder_big.pt2", {"byteorder": b"big"})):
+        write(CORPUS, name, archive(base_program(), {"w": payload("weight_0", tmeta([4]))},
+                                    {"weight_0": floats(1, 2, 3, 4)}, header=header))
 
     p = base_program()
     p["graph_module"]["graph"]["nodes"][1]["outputs"] = [tensor("add")]

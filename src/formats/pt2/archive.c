@@ -288,6 +288,47 @@ static int count_slashes(const char *s)
     return n;
 }
 
+/* The archive's own three members, as torch reads them (torch/export/pt2_archive/_package.py):
+ * PT2ArchiveReader asserts archive_format is "pt2" ("Invalid archive format"), load_pt2 refuses
+ * an archive_version other than ARCHIVE_VERSION_VALUE "0" ("Saved archive version V does not
+ * match our current archive version 0."). byteorder is what PyTorchFileWriter records of the
+ * machine that wrote it: weights are raw bytes in that order, and lowerscope reads
+ * little-endian ones, so "big" is a need (exit 3), not numbers read wrong. A member that is not
+ * there is let through (archives written by hand, folders unpacked without them). */
+static int check_archive_members(ls_weight_source *ws, const char *path, ls_error *err)
+{
+    static const struct {
+        const char *member, *want;
+    } members[] = {{"archive_format", "pt2"}, {"archive_version", "0"}, {"byteorder", "little"}};
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+        if (!zip_has(ws, members[i].member)) continue;
+        ls_blob *b;
+        if (zip_read(ws, members[i].member, &b, err) != 0) return -1;
+        size_t n = b->size;
+        bool same = n == strlen(members[i].want) && memcmp(b->data, members[i].want, n) == 0;
+        char got[40];
+        snprintf(got, sizeof got, "%.*s", (int)(n < 32 ? n : 32), (const char *)b->data);
+        for (char *c = got; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?'; /* a name, not a terminal control */
+        ls_blob_unref(b);
+        if (same) continue;
+        zip_src *z = ws->impl;
+        if (i == 0)
+            return ls_fail(err, "%s: %sarchive_format is \"%s%s\", not \"pt2\": not a .pt2 archive (torch: \"Invalid "
+                                "archive format\")", path, z->prefix, got, n > 32 ? "…" : "");
+        if (i == 1)
+            return ls_fail(err, "%s: %sarchive_version is \"%s%s\": torch.export.load reads version 0 only (\"Saved "
+                                "archive version %s does not match our current archive version 0.\")", path, z->prefix,
+                           got, n > 32 ? "…" : "", got);
+        if (n == 3 && memcmp(got, "big", 3) == 0)
+            return ls_fail_needs(err, "%s: %sbyteorder is \"big\": the weights are big-endian, and lowerscope reads "
+                                      "little-endian weights only", path, z->prefix);
+        return ls_fail(err, "%s: %sbyteorder is \"%s%s\", neither \"little\" nor \"big\"", path, z->prefix, got,
+                       n > 32 ? "…" : "");
+    }
+    return 0;
+}
+
 int ls_load_archive(const char *path, const ls_load_opts *opts, ls_program **out, ls_error *err)
 {
     *out = NULL;
@@ -359,7 +400,8 @@ int ls_load_archive(const char *path, const ls_load_opts *opts, ls_program **out
     }
     const char *model;
     if (models.n) {
-        rc = pick_model(path, &models, opts, &model, err);
+        rc = check_archive_members(ws, path, err);
+        if (rc == 0) rc = pick_model(path, &models, opts, &model, err);
         if (rc == 0) rc = load_model(ws, path, false, model, opts, out, err);
     } else if (legacy) { /* torch <= 2.7: the weights are pickles lowerscope does not read */
         ls_blob *json;
