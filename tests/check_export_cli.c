@@ -223,6 +223,9 @@ START_TEST(export_command_and_overwrite)
         {sample, "--data", "", NULL, "lowerscope: --data: an empty path"},
         /* --data names a .pte's external weights: for a .pt2 it would be ignored */
         {"info", sample, "--data", ptd, NULL, "external data (.ptd) goes with a .pte; this is a .pt2 archive"},
+        /* the second file's failure names its option (it read as if FILE could not be opened) */
+        {"diff", sample, "--step", "3", "--with", "/nonexistent.pte", NULL, "diff: --with: /nonexistent.pte: cannot open"},
+        {"run", sample, "--compare-with", "/nonexistent.pte", NULL, "run: --compare-with: /nonexistent.pte: cannot open"},
     };
     for (size_t i = 0; i < sizeof empties / sizeof empties[0]; i++) {
         size_t end = 0;

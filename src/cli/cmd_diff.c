@@ -350,7 +350,7 @@ static int diff_main(int argc, char **argv, const char **with_be)
     } else if (with) {
         ls_error err;
         if (ls_load(with, NULL, &other, &err) != 0) {
-            ls_cli_error("%s", err.msg);
+            ls_cli_error("diff: --with: %s", err.msg); /* which of the two files */
             cli_run_free(&r);
             ls_buf_free(&tb);
             return ls_cli_exit_of(&err);

@@ -658,7 +658,7 @@ static int run_all(run_state *s)
     if (o->compare) s->cmp = run_compare_loaded(t->loaded, o->path, t->p, &o->tol, &err);
     else if (o->compare_with) s->cmp = run_compare_open(o->compare_with, t->p, &o->tol, &err);
     if ((o->compare || o->compare_with) && !s->cmp) {
-        ls_cli_error("%s", err.msg);
+        ls_cli_error("run: %s", err.msg);
         return ls_cli_exit_of(&err);
     }
     if (o->nodes) { /* node by node: time and range always, the difference against the loaded program */

@@ -41,7 +41,10 @@ static run_compare *open_with(const ls_program *ref, const char *reference, cons
 run_compare *run_compare_open(const char *path, const ls_program *p, const ls_compare_opts *o, ls_error *err)
 {
     ls_program *ref;
-    if (ls_load(path, NULL, &ref, err) != 0) return NULL;
+    if (ls_load(path, NULL, &ref, err) != 0) {
+        ls_fail_prefix(err, "--compare-with"); /* which of the two files */
+        return NULL;
+    }
     run_compare *c = open_with(ref, path, path, ls_internf("--compare-with %s", path), p, o, err);
     if (!c) ls_program_unref(ref);
     else c->owned = ref;
