@@ -366,6 +366,25 @@ START_TEST(two_backends_run_together)
 }
 END_TEST
 
+/* Running past a cache's rows fails at a step: the message names the step and says what to do
+ * (it gave the kernel's words alone), with and without a reference. */
+START_TEST(a_step_past_the_cache_names_itself)
+{
+    const char *path = sample_path("kv_cache");
+    char *out;
+    int rc = tu_runf(&out, "run %s --steps 5", path);
+    ck_assert_msg(rc == 2 && tu_contains(out, "run: step 4 failed: ") && tu_contains(out, "index 4 is out of bounds") &&
+                      tu_contains(out, "a position past a cache's rows fails (give fewer --steps)") &&
+                      tu_contains(out, "step 3  "),
+                  "exit %d: %s", rc, out);
+    free(out);
+    rc = tu_runf(&out, "run %s --steps 5 --compare", path);
+    ck_assert_msg(rc == 2 && tu_contains(out, "run: step 4: the program and the reference both fail on these inputs"),
+                  "exit %d: %s", rc, out);
+    free(out);
+}
+END_TEST
+
 START_TEST(bad_usage_exits_2)
 {
     const char *path = sample_path("shared_constant");
@@ -454,6 +473,7 @@ Suite *run_compare_suite(void)
     tcase_add_test(tc, a_program_failing_where_the_reference_runs_is_a_finding);
     tcase_add_test(tc, two_backends_run_together);
     tcase_add_test(tc, bad_usage_exits_2);
+    tcase_add_test(tc, a_step_past_the_cache_names_itself);
     tcase_add_test(tc, every_command_has_its_help);
     suite_add_tcase(s, tc);
     return s;

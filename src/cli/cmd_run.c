@@ -480,13 +480,20 @@ static int run_step(run_state *s, int64_t k)
     s->times[k] = ls_now() - t0;
     free_values(vals, n);
     if (ok != 0) {
+        /* which step, and after the first what a user does next: the seeded inputs follow the
+         * step and the state carries over (the UI's run screen says the same) */
+        const char *next = k == 0 ? ""
+                                  : o->given.n ? "; the .npy inputs are the same at every step and the state carries over"
+                                               : "; seeded inputs follow the step and the state carries over: a position "
+                                                 "past a cache's rows fails (give fewer --steps)";
         if (!s->cmp) {
-            ls_cli_error("%s", err.msg);
+            ls_cli_error("run: step %" PRId64 " failed: %s%s", k, err.msg, next);
             return err.code == LS_ERR_NEEDS ? -3 : -1;
         }
         ls_error ref_err; /* a finding only when the reference runs on these inputs */
         if (run_compare_step(s->cmp, NULL, 0, NULL, NULL, false, &ref_err) != 0) {
-            ls_cli_error("%s", ref_err.msg);
+            ls_cli_error("run: step %" PRId64 ": the program and the reference both fail on these inputs: %s%s", k,
+                         ref_err.msg, next);
             return -1;
         }
         run_compare_program_failed(s->cmp, k, err.msg);
