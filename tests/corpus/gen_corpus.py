@@ -278,6 +278,15 @@ def corpus():
     write(CORPUS, "weight_member_missing.pt2",
           archive(base_program(), {"w": payload("weight_0", tmeta([4]))}, {}))
 
+    # a member of the wrong type: said so (a number target read as "no target", a list of
+    # tensor_values as no metadata at all)
+    p = base_program()
+    p["graph_module"]["graph"]["nodes"][0]["target"] = 5
+    write(CORPUS, "target_not_a_string.json", dumps(p))
+    p = base_program()
+    p["graph_module"]["graph"]["tensor_values"] = []
+    write(CORPUS, "tensor_values_list.json", dumps(p))
+
     # the archive's own members, as torch checks them: another format, another version, big-endian
     for name, header in (("archive_format_zip.pt2", {"archive_format": b"zip"}),
                          ("archive_version_99.pt2", {"archive_version": b"99"}),

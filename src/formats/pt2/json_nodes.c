@@ -385,12 +385,15 @@ int ls_loader_read_node(loader *L, const cJSON *sn, uint32_t idx)
 {
     /* one pass over the node's members (cJSON's lookups compare every key) */
     const char *target = NULL, *given_name = NULL;
+    bool wrong_target = false; /* there, but not a string: said so, not "no target" */
     const cJSON *outputs = NULL, *inputs = NULL, *metadata = NULL;
     for (const cJSON *c = sn ? sn->child : NULL; c; c = c->next) {
         const char *k = c->string;
         if (!k || cJSON_IsNull(c)) continue;
         switch (k[0]) {
-        case 't': if (ls_key_is(k, "target")) target = ls_jstr(c); break;
+        case 't':
+            if (ls_key_is(k, "target")) target = ls_jstr(c), wrong_target = !target;
+            break;
         case 'i': if (ls_key_is(k, "inputs")) inputs = c; break;
         case 'o': if (ls_key_is(k, "outputs")) outputs = c; break;
         case 'm': if (ls_key_is(k, "metadata")) metadata = c; break;
@@ -398,6 +401,7 @@ int ls_loader_read_node(loader *L, const cJSON *sn, uint32_t idx)
         default: break;
         }
     }
+    if (wrong_target) return ls_fail(L->err, "%s: graph node #%u: target is not a string", L->where, idx);
     if (!target) return ls_fail(L->err, "%s: graph node #%u: no target", L->where, idx);
     if (outputs && !cJSON_IsArray(outputs)) return ls_fail(L->err, "%s: graph node #%u: outputs is not a list", L->where, idx);
     if (inputs && !cJSON_IsArray(inputs)) return ls_fail(L->err, "%s: graph node #%u: inputs is not a list", L->where, idx);

@@ -222,6 +222,8 @@ static int load_root(loader *L, const cJSON *root, const char *name, ls_weight_s
     if (read_schema_version(L, root) != 0) return -1;
 
     const cJSON *tv = ls_jget(graph, "tensor_values");
+    if (tv && !cJSON_IsObject(tv) && !cJSON_IsNull(tv)) /* a list was read as no metadata at all */
+        return ls_fail(L->err, "%s: graph.tensor_values is not an object (name: tensor meta)", L->where);
     if (tv && cJSON_IsObject(tv)) {
         L->tv_all = tv;
         L->tv_cursor = tv->child;
