@@ -199,6 +199,14 @@ START_TEST(run_with_inputs_saves_what_the_golden_files_hold)
     ck_assert_int_eq(tu_runf(&out, "run %s --input x=%s --save %s/o/out_1.npy/s", prog, gold, dir), 2);
     ck_assert_msg(tu_contains(out, "o/out_1.npy is there and is not a folder") && !tu_contains(out, "step 0"), "%s", out);
     free(out);
+    /* a folder no file can go in, before the run too (it printed the results, then failed):
+     * /proc/1 is one even for root */
+    if (access("/proc/1", F_OK) == 0 && access("/proc/1", W_OK) != 0) {
+        ck_assert_int_eq(tu_runf(&out, "run %s --input x=%s --save /proc/1", prog, gold), 2);
+        ck_assert_msg(tu_contains(out, "--save /proc/1: cannot write in the folder") && !tu_contains(out, "step 0"), "%s",
+                      out);
+        free(out);
+    }
 }
 END_TEST
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check_cli.h"
 #include "bpte.h"
@@ -433,7 +434,7 @@ typedef struct run_state {
 } run_state;
 
 /* --save DIR: the folder and the ones above it, as `mkdir -p` makes them; a path that is there
- * and is not a folder is refused before anything runs. */
+ * and is not a folder, or a folder the user cannot write in, is refused before anything runs. */
 static int make_folders(const char *dir)
 {
     char path[4096];
@@ -458,7 +459,15 @@ static int make_folders(const char *dir)
             ls_cli_error("--save %s: %s is there and is not a folder", dir, path);
             return -1;
         }
-        if (end) return 0;
+        if (end) {
+            /* the files go in as they are made: a folder they cannot go in is said before the run
+             * (it printed every result, then failed on the first file) */
+            if (access(path, W_OK | X_OK) != 0) {
+                ls_cli_error("--save %s: cannot write in the folder: %s", dir, strerror(errno));
+                return -1;
+            }
+            return 0;
+        }
         *p = '/';
     }
 }
