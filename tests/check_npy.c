@@ -206,6 +206,8 @@ START_TEST(run_with_inputs_saves_what_the_golden_files_hold)
         ck_assert_msg(tu_contains(out, "--save /proc/1: cannot write in the folder") && !tu_contains(out, "step 0"), "%s",
                       out);
         free(out);
+    } else {
+        tu_skip("/proc/1 is writable here: no folder to refuse --save in");
     }
 }
 END_TEST
