@@ -223,6 +223,8 @@ START_TEST(export_command_and_overwrite)
         {sample, "--data", "", NULL, "lowerscope: --data: an empty path"},
         /* --data names a .pte's external weights: for a .pt2 it would be ignored */
         {"info", sample, "--data", ptd, NULL, "external data (.ptd) goes with a .pte; this is a .pt2 archive"},
+        /* with no -o, a wrong option is said first (it said "where to?") */
+        {"export", sample, "--bogus", NULL, "export: unknown option or missing value '--bogus'"},
         /* the second file's failure names its option (it read as if FILE could not be opened) */
         {"diff", sample, "--step", "3", "--with", "/nonexistent.pte", NULL, "diff: --with: /nonexistent.pte: cannot open"},
         {"run", sample, "--compare-with", "/nonexistent.pte", NULL, "run: --compare-with: /nonexistent.pte: cannot open"},

@@ -109,6 +109,21 @@ int ls_cmd_export(int argc, char **argv)
     }
     argc = w;
     argv[argc] = NULL;
+    if (!out) { /* a wrong option first, as with -o given: what else is wrong is said before "where to?" */
+        char **copy = ls_malloc(sizeof *copy * (size_t)(argc + 1));
+        memcpy(copy, argv, sizeof *copy * (size_t)(argc + 1));
+        int n = argc;
+        ls_pipeline_opts po;
+        ls_pipeline_opts_init(&po);
+        ls_error perr;
+        cli_args a;
+        bool bad = ls_pipeline_opts_parse(&po, &n, copy, &perr) != 0;
+        if (bad) ls_cli_error("export: %s", perr.msg);
+        else bad = ls_cli_parse("export", USAGE, n, copy, CLI_JSON | CLI_STEP, &a) != LS_EXIT_OK;
+        ls_pipeline_opts_free(&po);
+        free(copy);
+        if (bad) return LS_EXIT_INPUT;
+    }
     if (!out || !*out) {
         ls_cli_error("export: where to? give -o OUT.pte or -o OUT.pt2%s (usage: lowerscope %s)",
                      out ? " (the name given is empty)" : "", USAGE);
