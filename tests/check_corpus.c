@@ -43,7 +43,10 @@ static const corpus_case cases[] = {
     /* a weight's member not in the archive: which weight, and the archive once (a short name was
      * taken as named already: 'w' is in "weights") */
     {"weight_member_missing.pt2", "info %1$s", 2,
-     "weight_member_missing.pt2: 'w' of data/weights/model_weights_config.json: no member prog/data/weights/weight_0"},
+     "weight_member_missing.pt2: 'w' of data/weights/model_weights_config.json: data/weights/weight_0 is missing"},
+    /* the same words from a command that reads the bytes (info read only the sizes and said "no member") */
+    {"weight_member_missing.pt2", "verify %1$s", 2,
+     "weight_member_missing.pt2: 'w' of data/weights/model_weights_config.json: data/weights/weight_0 is missing"},
     /* a file shorter than an identifier: its bytes, only those (it said "45 00 00 00") */
     {"one_byte.pte", "info %1$s", 2, "one_byte.pte: not an ExecuTorch program: no \"ET12\" identifier at byte 4 (it is 1 byte long: 45)"},
     {"not_a_program.bin", "info %1$s", 2, "not_a_program.bin: not a .pt2 archive, an exported-program JSON or a .pte (it starts with 7f 45 4c 46)"},

@@ -182,7 +182,10 @@ static int read_config(wctx *c, const char *dir, const char *cfg_rel, bool const
             ls_blob *blob;
             uint64_t have;
             if (c->ws->sizes_only && c->ws->size) { /* what it is and that the file holds it, no more */
-                if (c->ws->size(c->ws, rel, &have, c->err) != 0 || check_extent(c, rel, fqn, have, &m, strides, offset) != 0) {
+                bool there = c->ws->has(c->ws, rel); /* said as get_blob says it, whichever command reads it */
+                if (!there) ls_fail(c->err, "%s: %s is missing", c->ws->where, rel);
+                if (!there || c->ws->size(c->ws, rel, &have, c->err) != 0 ||
+                    check_extent(c, rel, fqn, have, &m, strides, offset) != 0) {
                     name_entry(c, where, cfg_rel, fqn);
                     rc = -1;
                     break;
