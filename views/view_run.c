@@ -91,7 +91,19 @@ static void show_nodes(ui *u, ui_lines *out)
     }
 }
 
-static void show_value(ui_lines *out, const char *label, const ls_value *v, int color)
+/* The label column of a block of values: as wide as its widest label (12 to 40), so the types
+ * line up under one another (a 12-column one let aten_atan2_default push its type out of line). */
+static int label_width(const char *const *labels, uint32_t n)
+{
+    int w = 12;
+    for (uint32_t i = 0; i < n; i++) {
+        int l = labels[i] ? ui_text_width(labels[i]) : 0;
+        if (l > w) w = l;
+    }
+    return w < 40 ? w : 40;
+}
+
+static void show_value(ui_lines *out, const char *label, int label_w, const ls_value *v, int color)
 {
     if (v->kind == LS_V_TENSOR && v->t) {
         ls_buf b = {0};
@@ -99,12 +111,12 @@ static void show_value(ui_lines *out, const char *label, const ls_value *v, int 
         char t[128];
         ls_tensor_meta(v->t, &m);
         ls_tensor_preview(v->t, 8, &b);
-        ui_lines_add(out, UI_R_NORMAL, color, "  %-12s %-16s %s", label, ls_tmeta_str(&m, t, sizeof t), b.s);
+        ui_lines_add(out, UI_R_NORMAL, color, "  %-*s %-16s %s", label_w, label, ls_tmeta_str(&m, t, sizeof t), b.s);
         ls_buf_free(&b);
     } else {
         ls_buf text = {0};
         ls_value_scalar_text(v, &text);
-        ui_lines_add(out, UI_R_NORMAL, color, "  %-12s %s", label, text.s);
+        ui_lines_add(out, UI_R_NORMAL, color, "  %-*s %s", label_w, label, text.s);
         ls_buf_free(&text);
     }
 }
@@ -200,13 +212,18 @@ static void show_state(ui *u, const ls_program *p, ui_lines *out)
     uint32_t ns = ls_runner_state_count(s->r), n_cmp = 0;
     const ls_compare_item *cmp = s->cmp ? ls_compare_run_states(s->cmp, &n_cmp) : NULL;
     if (ns || n_cmp) ui_lines_add(out, UI_R_TITLE, -1, "state after run %lld", (long long)s->runs);
+    int label_w = 12;
+    for (uint32_t i = 0; i < ns; i++) {
+        const char *name = ls_runner_state_name(s->r, i);
+        if (ui_text_width(name) > label_w) label_w = ui_text_width(name) < 40 ? ui_text_width(name) : 40;
+    }
     for (uint32_t i = 0; i < ns; i++) {
         const char *name = ls_runner_state_name(s->r, i);
         const char *slash = strchr(name, '/');
         int color = slash ? ui_tag_index(u, ui_sub_tag(u, p, ls_intern_n(name, (size_t)(slash - name)))) : -1;
         ls_value v = {.kind = LS_V_TENSOR, .t = ls_runner_state(s->r, i)};
         if (v.t && v.t->ndim >= 2) show_rows(out, name, v.t, color);
-        else show_value(out, name, &v, color);
+        else show_value(out, name, label_w, &v, color);
         for (uint32_t k = 0; k < n_cmp; k++)
             if (cmp[k].name && cmp[k].index == i && cmp[k].run >= 0) {
                 if (cmp[k].compared) show_diff(out, &cmp[k]);
@@ -270,7 +287,10 @@ static void run_once(ui *u, ui_lines *out)
     uint32_t n_names = ls_program_user_inputs(p, names, 64);
     if (s->args[0]) ui_lines_add(out, UI_R_TITLE, -1, "inputs of run %lld (from .npy files)", (long long)run + 1);
     else ui_lines_add(out, UI_R_TITLE, -1, "inputs of run %lld (seeded)", (long long)run + 1);
-    for (uint32_t i = 0; i < n_in; i++) show_value(out, i < n_names && i < 64 ? names[i]->name : "input", &in[i], -1);
+    const char *in_labels[64];
+    for (uint32_t i = 0; i < n_in && i < 64; i++) in_labels[i] = i < n_names ? names[i]->name : "input";
+    int in_w = label_width(in_labels, n_in < 64 ? n_in : 64);
+    for (uint32_t i = 0; i < n_in; i++) show_value(out, i < n_names && i < 64 ? names[i]->name : "input", in_w, &in[i], -1);
     if (s->cmp) ls_compare_run_inputs(s->cmp, in, n_in);
     ls_error err = {0};
     if (ls_runner_run(s->r, in, n_in, &res, &n_res, &err) != 0) {
@@ -306,8 +326,11 @@ static void run_once(ui *u, ui_lines *out)
         else ui_lines_add(out, UI_R_TITLE, -1, "outputs");
         uint32_t n_items = 0;
         const ls_compare_item *items = compared ? ls_compare_run_outputs(s->cmp, &n_items) : NULL;
+        const char *out_labels[64];
+        for (uint32_t i = 0; i < n_res && i < 64; i++) out_labels[i] = onames[i] ? onames[i] : "(constant)";
+        int out_w = label_width(out_labels, n_res < 64 ? n_res : 64);
         for (uint32_t i = 0; i < n_res; i++) {
-            show_value(out, i < 64 && onames[i] ? onames[i] : "(constant)", &res[i], -1);
+            show_value(out, i < 64 && onames[i] ? onames[i] : "(constant)", out_w, &res[i], -1);
             if (items && before + i < n_items) show_diff(out, &items[before + i]);
         }
         show_state(u, p, out);
