@@ -254,6 +254,27 @@ START_TEST(search_names_a_match_inside_a_module)
 }
 END_TEST
 
+/* Enter on a step of the Passes pane goes to what it changed (it did nothing, without a word). */
+START_TEST(enter_on_a_step_opens_its_changes)
+{
+    ls_history *h = shared_constant_history();
+    const char *dir = run_keys(h, ":step to_backend\n2\n<Enter>\n:save-display step.screen\nj\n:save-display moved.screen\n");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/step.screen", dir);
+    char *screen = tu_slurp(path);
+    ck_assert_ptr_nonnull(screen);
+    ck_assert_msg(tu_contains(screen, "step 5 to_backend: what it changed"), "%s", screen);
+    free(screen);
+    /* j then moves in the Changes pane, not to the next step */
+    snprintf(path, sizeof path, "%s/moved.screen", dir);
+    screen = tu_slurp(path);
+    ck_assert_ptr_nonnull(screen);
+    ck_assert_msg(tu_contains(screen, "step 5/8 to_backend"), "%s", screen);
+    free(screen);
+    free_history(h);
+}
+END_TEST
+
 START_TEST(stays_instant_on_100k_nodes)
 {
     ls_history *h = big_history(100000);
@@ -809,6 +830,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, a_dumb_terminal_is_refused);
     tcase_add_test(tc, diff_command_names_a_bad_word);
     tcase_add_test(tc, search_names_a_match_inside_a_module);
+    tcase_add_test(tc, enter_on_a_step_opens_its_changes);
     tcase_add_test(tc, sample_nocolor);
     tcase_add_test(tc, screen_kv_run);
     tcase_add_test(tc, screen_structural);

@@ -61,6 +61,20 @@ static void moved(ui *u, uint32_t row)
     if (row != u->step) ui_set_step(u, row);
 }
 
+/* Enter on a step: what it changed, in the Changes pane (the cursor is already the step, so
+ * Enter did nothing, without a word) */
+static void activate(ui *u, uint32_t row)
+{
+    if (row >= u->h->n) {
+        ui_message(u, false, "step %u (%s) is not ready yet", row, u->h->steps[row].pass);
+        return;
+    }
+    if (row != u->step) ui_set_step(u, row);
+    u->focus = UI_P_CHANGES;
+    ui_message(u, false, "step %u %s: what it changed (Enter on a line goes to the node it names; 2 comes back)", row,
+               u->h->steps[row].pass);
+}
+
 /* / in this pane finds a step by its pass (and backend) */
 static bool match(ui *u, uint32_t row, const regex_t *re)
 {
@@ -75,5 +89,6 @@ const ui_view_ops ui_timeline_ops = {
     .count = count,
     .draw_row = draw_row,
     .moved = moved,
+    .activate = activate,
     .match = match,
 };
