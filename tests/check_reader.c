@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zip.h>
 
 #include "gen_program.h"
 #include "ops.h"
@@ -155,6 +156,63 @@ static void assert_same_program(const ls_program *a, const ls_program *b)
     }
     ck_assert_str_eq(a->extra_json, b->extra_json);
 }
+
+/* An archive's own members are checked in the folder it unpacks to as in the zip: byteorder
+ * "big" is a need (exit 3) unless no weight is read (--metadata-only), archive_format another
+ * format (the folder was let through, its weights read in the wrong order). */
+static void unpack(const char *zip_path, const char *dir)
+{
+    zip_t *z = zip_open(zip_path, ZIP_RDONLY, NULL);
+    ck_assert_ptr_nonnull(z);
+    for (zip_int64_t i = 0; i < zip_get_num_entries(z, 0); i++) {
+        char path[8200];
+        snprintf(path, sizeof path, "%s/%s", dir, zip_get_name(z, (zip_uint64_t)i, 0));
+        for (char *c = path + strlen(dir) + 1; *c; c++)
+            if (*c == '/') {
+                *c = 0;
+                mkdir(path, 0700);
+                *c = '/';
+            }
+        zip_stat_t st;
+        ck_assert_int_eq(zip_stat_index(z, (zip_uint64_t)i, 0, &st), 0);
+        char *data = malloc(st.size + 1);
+        zip_file_t *f = zip_fopen_index(z, (zip_uint64_t)i, 0);
+        ck_assert_int_eq(zip_fread(f, data, st.size), (zip_int64_t)st.size);
+        zip_fclose(f);
+        FILE *out = fopen(path, "wb");
+        ck_assert_ptr_nonnull(out);
+        ck_assert_uint_eq(fwrite(data, 1, st.size, out), st.size);
+        fclose(out);
+        free(data);
+    }
+    zip_close(z);
+}
+
+START_TEST(an_unpacked_archive_is_checked_as_the_zip)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/big", tu_tmpdir());
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    unpack(tu_root("tests/corpus/byteorder_big.pt2"), dir);
+    ls_program *p = NULL;
+    ls_error err = {0};
+    ck_assert_int_ne(ls_load(dir, NULL, &p, &err), 0);
+    ck_assert_int_eq(err.code, LS_ERR_NEEDS);
+    ck_assert_msg(strstr(err.msg, "byteorder is \"big\": the weights are big-endian"), "%s", err.msg);
+    ls_load_opts meta = {.metadata_only = true};
+    ck_assert_msg(ls_load(dir, &meta, &p, &err) == 0, "%s", err.msg); /* no weight read: nothing read wrong */
+    ls_program_unref(p);
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "verify --metadata-only %s", tu_root("tests/corpus/byteorder_big.pt2")), 0);
+    free(out);
+    char member[4200];
+    snprintf(member, sizeof member, "%s/prog/archive_format", dir);
+    ls_error werr;
+    ck_assert_int_eq(ls_write_file_atomic(member, "zip", 3, &werr), 0);
+    ck_assert_int_ne(ls_load(dir, &meta, &p, &err), 0);
+    ck_assert_msg(strstr(err.msg, "archive_format is \"zip\", not \"pt2\""), "%s", err.msg);
+}
+END_TEST
 
 START_TEST(folder_loads_the_same_program)
 {
@@ -730,6 +788,7 @@ Suite *reader_suite(void)
     tcase_add_test(tc, a_fifo_is_not_read);
     tcase_add_test(tc, a_cancelled_archive_load_fails_cleanly);
     tcase_add_test(tc, folder_loads_the_same_program);
+    tcase_add_test(tc, an_unpacked_archive_is_checked_as_the_zip);
     tcase_add_test(tc, v1_json_with_null_filled_unions);
     tcase_add_test(tc, tags_custom_metadata_and_unknown_ops);
     tcase_add_test(tc, multi_output_nodes_get_getitems);

@@ -31,7 +31,9 @@ static const char HELP[] =
     CLI_PTE_OPTIONS_HELP
     "  -h, --help            this help\n"
     "\n"
-    "exit codes: 0 the file was read (whatever the verifier says), 2 unreadable input or bad usage\n";
+    "exit codes: 0 the file was read (whatever the verifier says), 2 unreadable input or bad usage,\n"
+    "3 a file lowerscope cannot read the weights of (a big-endian archive: --metadata-only reads\n"
+    "it without them), out of memory\n";
 
 #define INFO_FORMAT_VERSION 1
 

@@ -31,7 +31,8 @@ static const char HELP[] =
     "  -h, --help            this help\n"
     "\n"
     "exit codes: 0 valid (warnings allowed), 1 verifier errors or a file the runtime refuses,\n"
-    "2 unreadable input or bad usage\n";
+    "2 unreadable input or bad usage, 3 a file lowerscope cannot read the weights of (a big-endian\n"
+    "archive: --metadata-only reads it without them), out of memory\n";
 
 static void print_findings(const char *path, const ls_verify_result *vr, const ls_program *p)
 {

@@ -293,17 +293,19 @@ static int count_slashes(const char *s)
  * an archive_version other than ARCHIVE_VERSION_VALUE "0" ("Saved archive version V does not
  * match our current archive version 0."). byteorder is what PyTorchFileWriter records of the
  * machine that wrote it: weights are raw bytes in that order, and lowerscope reads
- * little-endian ones, so "big" is a need (exit 3), not numbers read wrong. A member that is not
- * there is let through (archives written by hand, folders unpacked without them). */
-static int check_archive_members(ls_weight_source *ws, const char *path, ls_error *err)
+ * little-endian ones, so "big" is a need (exit 3) when weights are read, not numbers read
+ * wrong. A member that is not there is let through (archives written by hand). The same for a
+ * zip and for the folder it unpacks to; `shown` is the root as messages name it ("linear_3/"). */
+static int check_archive_members(ls_weight_source *ws, const char *path, const char *shown, bool weights_read,
+                                 ls_error *err)
 {
     static const struct {
         const char *member, *want;
     } members[] = {{"archive_format", "pt2"}, {"archive_version", "0"}, {"byteorder", "little"}};
     for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
-        if (!zip_has(ws, members[i].member)) continue;
+        if (!ws->has(ws, members[i].member)) continue;
         ls_blob *b;
-        if (zip_read(ws, members[i].member, &b, err) != 0) return -1;
+        if (ws->read(ws, members[i].member, &b, err) != 0) return -1;
         size_t n = b->size;
         bool same = n == strlen(members[i].want) && memcmp(b->data, members[i].want, n) == 0;
         char got[40];
@@ -311,20 +313,22 @@ static int check_archive_members(ls_weight_source *ws, const char *path, ls_erro
         for (char *c = got; *c; c++)
             if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?'; /* a name, not a terminal control */
         ls_blob_unref(b);
+        const char *more = n > 32 ? "…" : "";
         if (same) continue;
-        zip_src *z = ws->impl;
         if (i == 0)
             return ls_fail(err, "%s: %sarchive_format is \"%s%s\", not \"pt2\": not a .pt2 archive (torch: \"Invalid "
-                                "archive format\")", path, z->prefix, got, n > 32 ? "…" : "");
+                                "archive format\")", path, shown, got, more);
         if (i == 1)
             return ls_fail(err, "%s: %sarchive_version is \"%s%s\": torch.export.load reads version 0 only (\"Saved "
-                                "archive version %s does not match our current archive version 0.\")", path, z->prefix,
-                           got, n > 32 ? "…" : "", got);
-        if (n == 3 && memcmp(got, "big", 3) == 0)
+                                "archive version %s does not match our current archive version 0.\")", path, shown,
+                           got, more, got);
+        if (n == 3 && memcmp(got, "big", 3) == 0) {
+            if (!weights_read) continue; /* --metadata-only: no weight is read in the wrong order */
             return ls_fail_needs(err, "%s: %sbyteorder is \"big\": the weights are big-endian, and lowerscope reads "
-                                      "little-endian weights only", path, z->prefix);
-        return ls_fail(err, "%s: %sbyteorder is \"%s%s\", neither \"little\" nor \"big\"", path, z->prefix, got,
-                       n > 32 ? "…" : "");
+                                      "little-endian weights only (--metadata-only reads the program without them)",
+                                 path, shown);
+        }
+        return ls_fail(err, "%s: %sbyteorder is \"%s%s\", neither \"little\" nor \"big\"", path, shown, got, more);
     }
     return 0;
 }
@@ -400,7 +404,7 @@ int ls_load_archive(const char *path, const ls_load_opts *opts, ls_program **out
     }
     const char *model;
     if (models.n) {
-        rc = check_archive_members(ws, path, err);
+        rc = check_archive_members(ws, path, z->prefix, !(opts && opts->metadata_only), err);
         if (rc == 0) rc = pick_model(path, &models, opts, &model, err);
         if (rc == 0) rc = load_model(ws, path, false, model, opts, out, err);
     } else if (legacy) { /* torch <= 2.7: the weights are pickles lowerscope does not read */
@@ -481,7 +485,8 @@ int ls_load_folder(const char *path, const ls_load_opts *opts, ls_program **out,
         if (rc == 0) {
             ls_weight_source *ws = ls_weight_source_folder(root, model);
             ws->sizes_only = opts && opts->weight_sizes_only;
-            rc = load_model(ws, root, true, model, opts, out, err);
+            rc = check_archive_members(ws, root, "", !(opts && opts->metadata_only), err);
+            if (rc == 0) rc = load_model(ws, root, true, model, opts, out, err);
             ls_weight_source_free(ws);
         }
     }
