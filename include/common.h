@@ -160,6 +160,13 @@ int ls_read_file(const char *path, size_t limit, uint8_t **data, size_t *size, l
 /* What a path that is not a regular file is, from its st_mode ("a folder", "a FIFO (named
  * pipe)", "a character device", ...), for messages (src/model/write_file.c). */
 const char *ls_file_kind(unsigned mode);
+/* An option that names a file given an empty string: "OPT: an empty path: give WANTS" and -1
+ * (the CLI and the UI say it alike, naming the option), else 0. */
+/* The first n bytes of a regular file into buf: how many it has (0: not a regular file, or
+ * unreadable). A FIFO is not opened (its open would wait for a writer). For the sniffers that
+ * tell a .pte, a .bpte or a .ptd by its identifier. */
+size_t ls_read_head(const char *path, void *buf, size_t n);
+int ls_refuse_empty_path(const char *opt, const char *value, const char *wants, ls_error *err);
 /* -1 and a message naming path when st_mode is a FIFO or a socket, else 0: a FIFO's open waits
  * for a writer, forever when there is none, and a program is read more than once. */
 int ls_refuse_stream(const char *path, unsigned mode, ls_error *err);

@@ -216,7 +216,8 @@ START_TEST(export_command_and_overwrite)
         {"run", sample, "--compare-with", "", NULL, "run: --compare-with: an empty path"},
         {"run", sample, "--etdump", "", NULL, "run: --etdump: an empty path"},
         {"passes", sample, "--ops", "", NULL, "passes: --ops: an empty path"},
-        {"run", sample, "--save", "", NULL, "--save: the folder is an empty name"},
+        {"run", sample, "--save", "", NULL, "run: --save: an empty path: give the folder to save into"},
+        {sample, "--ops", "", NULL, "lowerscope: --ops: an empty path: give the JSON file of custom ops"}, /* the UI */
         {"info", sample, "--data", "", NULL, "info: --data: an empty path"},
         {"verify", sample, "--data", "", NULL, "verify: --data: an empty path"},
         {sample, "--etdump", "", NULL, "lowerscope: --etdump: an empty path"}, /* the UI, before it opens */

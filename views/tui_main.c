@@ -33,8 +33,9 @@ int ls_tui_main(int argc, char **argv)
             o.start_step = argv[++i];
         } else if (!strcmp(argv[i], "--etdump") && i + 1 < argc) {
             o.etdump = argv[++i];
-            if (!*o.etdump) {
-                fprintf(stderr, "lowerscope: --etdump: an empty path: give the ETDump (.etdp) a device wrote\n");
+            ls_error empty;
+            if (ls_refuse_empty_path("--etdump", o.etdump, "the ETDump (.etdp) a device wrote", &empty) != 0) {
+                fprintf(stderr, "lowerscope: %s\n", empty.msg);
                 return 2;
             }
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {

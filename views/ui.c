@@ -417,8 +417,9 @@ void ui_resize(ui *u, int rows, int cols)
 
 static void draw_too_small(ui *u)
 {
-    /* the notice in as many lines as the width needs: one, or three short ones (cut was
-     * "lowerscope needs at least 80×2", a minimum that reads as real) */
+    /* the notice in as many lines as the width needs: two, or four short ones (cut, it read
+     * "lowerscope needs at least 80×2", a minimum that reads as real); on fewer rows than
+     * that the last lines, which say what to do */
     char size[64], need[96];
     snprintf(size, sizeof size, "terminal too small: %d×%d", u->cols, u->rows);
     snprintf(need, sizeof need, "lowerscope needs at least %d×%d — enlarge it, or q to quit", MIN_COLS, MIN_ROWS);
@@ -433,12 +434,15 @@ static void draw_too_small(ui *u)
     bool fits = ui_text_width(need) <= u->cols;
     if (fits) snprintf(size, sizeof size, "terminal too small: %d×%d", u->cols, u->rows);
     const char **lines = fits ? wide : narrow;
-    int n = fits ? 2 : 4, y = (u->rows - n) / 2;
+    int n = fits ? 2 : 4, skip = n > u->rows ? n - u->rows : 0;
+    lines += skip;
+    n -= skip;
+    int y = (u->rows - n) / 2;
     short pair;
     attr_t warn = ui_role_attr(u, UI_R_WARN, &pair);
     for (int i = 0; i < n; i++) {
         int w = ui_text_width(lines[i]);
-        bool first = fits ? i == 0 : i < 2;
+        bool first = fits ? i + skip == 0 : i + skip < 2;
         ui_put_cut(u, y + i < 0 ? 0 : y + i, w < u->cols ? (u->cols - w) / 2 : 0, u->cols, first ? warn | A_BOLD : A_NORMAL,
                    first ? pair : 0, lines[i]);
     }
@@ -545,11 +549,12 @@ static void handle_key(ui *u, int key)
         return;
     }
     if (u->too_small) {
-        /* the screen shows the notice alone, no pane and no prompt: q quits (whatever is open
-         * under it, as the notice says), Ctrl-L redraws, any other key waits for a bigger
-         * terminal rather than act unseen */
-        if (key == 'q' || key == 'Q') u->quit = true;
-        else if (key == ('L' & 0x1f)) clearok(curscr, TRUE);
+        /* the screen shows the notice alone, no pane and no prompt: quit (q, from the bindings)
+         * ends the UI whatever is open under it, as the notice says; a redraw redraws; any other
+         * key waits for a bigger terminal rather than act unseen */
+        ui_action a = ui_keys_feed(u, key);
+        if (a == UI_A_QUIT) u->quit = true;
+        else if (a == UI_A_REDRAW) clearok(curscr, TRUE);
         return;
     }
     if (u->prompt_kind) {
@@ -581,7 +586,7 @@ static void event_loop(ui *u)
             timeout(ui_search_pending(u) || ui_complete_pending(u) ? 0
                     : ui_compare_pending(u)                         ? 20
                     : ui_running(u)                                 ? 100
-                                                                    : 400);
+                                                                    : UI_INPUT_TIMEOUT_MS);
         ui_draw(u);
         if (first && ui_core_loaded_at() > 0) ui_script_note(u, "first-screen", ls_now() - ui_core_loaded_at(), 0);
         if (first && u->script && !u->script_no_wait) ui_wait_pipeline(u); /* scripts see the whole history */

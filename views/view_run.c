@@ -345,8 +345,8 @@ static void run_once(ui *u, ui_lines *out)
 }
 
 /* A run holds the UI until it ends (a big program: seconds): the status says so first, and the
- * keys typed meanwhile are dropped, not acted on in the screen the run opens (a queued ? opened
- * the help over the result, a :step ran inside it). Returns how many were dropped. */
+ * keys typed meanwhile are dropped (drop_typed_ahead), not acted on in the screen the run opens
+ * (a queued ? opened the help over the result, a :step ran inside it). */
 static void say_running(ui *u, const char *what)
 {
     if (u->headless) return;
@@ -354,15 +354,22 @@ static void say_running(ui *u, const char *what)
     ui_draw(u);
 }
 
+/* The keys typed while the run held the UI: read as the UI reads them (get_wch: a UTF-8
+ * character is one key), dropped, and counted; a resize is kept for the loop, and mouse
+ * events are dropped without counting as keys. */
 static int drop_typed_ahead(ui *u)
 {
     if (u->headless) return 0;
-    int n = 0, key;
+    int n = 0, r;
+    wint_t key;
     bool resized = false;
     timeout(0);
-    while ((key = getch()) != ERR) {
-        if (key == KEY_RESIZE) resized = true; /* kept: the terminal's, not a key */
-        else n++;
+    while ((r = get_wch(&key)) != ERR) {
+        if (r == KEY_CODE_YES && key == KEY_RESIZE) resized = true;
+        else if (r == KEY_CODE_YES && key == KEY_MOUSE) {
+            MEVENT ev;
+            (void)getmouse(&ev);
+        } else n++;
     }
     timeout(UI_INPUT_TIMEOUT_MS);
     if (resized) ungetch(KEY_RESIZE);
@@ -395,6 +402,7 @@ static void say_dropped(ui *u, int dropped, const char *before)
 
 void ui_run_build(ui *u)
 {
+    ui_lines_clear(&u->screen_lines); /* the running frame shows no other screen's lines */
     say_running(u, "running");
     ui_run_session_free(u->run);
     u->run = session_new(u);
@@ -411,6 +419,10 @@ void ui_run_again(ui *u)
         ui_run_build(u); /* another step or other inputs: a fresh start */
         return;
     }
+    if (!s->r) { /* it cannot run: the screen says why again, and nothing of runs or state */
+        build(u);
+        return;
+    }
     char what[96];
     snprintf(what, sizeof what, "run %lld", (long long)s->runs + 1);
     say_running(u, what);
@@ -419,7 +431,7 @@ void ui_run_again(ui *u)
     /* a program without state runs again as the first run did (it said "state carried over" of
      * a .pte with no mutable buffer) */
     char said[160];
-    if (s->r && ls_runner_state_count(s->r) > 0)
+    if (ls_runner_state_count(s->r) > 0)
         snprintf(said, sizeof said, "run %lld: state carried over from the run before", (long long)s->runs);
     else
         snprintf(said, sizeof said, "run %lld: the program keeps no state between runs", (long long)s->runs);

@@ -3,21 +3,12 @@
 
 #include "bpte.h"
 
-#include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 bool cli_is_pte(const char *path)
 {
     unsigned char head[8] = {0};
-    struct stat st; /* a FIFO's open waits for a writer: the loader refuses it, by name */
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return false;
-    ssize_t got = read(fd, head, sizeof head);
-    close(fd);
-    return got == 8 && head[4] == 'E' && head[5] == 'T';
+    return ls_read_head(path, head, sizeof head) == sizeof head && head[4] == 'E' && head[5] == 'T';
 }
 
 bool cli_is_bpte(const char *path)

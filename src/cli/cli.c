@@ -53,11 +53,15 @@ static char last_error[LS_ERR_MAX]; /* what ls_cli_error said last, for a --json
 
 void ls_cli_error(const char *fmt, ...)
 {
-    va_list ap;
+    va_list ap, copy;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_copy(copy, ap);
+    vsnprintf(last_error, sizeof last_error, fmt, copy); /* a copy: stderr gets it whole, however long */
+    va_end(copy);
+    fputs("lowerscope: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
     va_end(ap);
-    fprintf(stderr, "lowerscope: %s\n", last_error);
 }
 
 const char *ls_cli_last_error(void)
@@ -208,8 +212,9 @@ bool ls_cli_refuse_flag_value(const char *cmd, const char *usage, const char *ar
 
 bool ls_cli_refuse_empty(const char *cmd, const char *opt, const char *value, const char *wants)
 {
-    if (*value) return false;
-    ls_cli_error("%s: %s: an empty path: give %s", cmd, opt, wants);
+    ls_error err;
+    if (ls_refuse_empty_path(opt, value, wants, &err) == 0) return false;
+    ls_cli_error("%s: %s", cmd, err.msg);
     return true;
 }
 

@@ -172,6 +172,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         } else if (strcmp(a, "--save") == 0 && has_next) {
             if (!o->run_option) o->run_option = a;
             o->save_dir = argv[++i];
+            if (ls_cli_refuse_empty("run", "--save", o->save_dir, "the folder to save into")) return -1;
         } else if ((lo = ls_cli_load_opt("run", &o->load, false, argc, argv, &i)) != 0) {
             if (lo < 0) return -1;
         } else if (strcmp(a, "--input") == 0 && has_next) {

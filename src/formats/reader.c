@@ -40,10 +40,7 @@ int ls_load_check_data(const char *path, ls_error *err)
     /* a .ptd is a FlatTensor, "FT01" at byte 4 (extension/flat_tensor/serialize/flat_tensor.fbs):
      * anything else is refused before a word is said of the program */
     unsigned char head[8] = {0};
-    int fd = open(path, O_RDONLY);
-    ssize_t got = fd < 0 ? -1 : read(fd, head, sizeof head);
-    if (fd >= 0) close(fd);
-    if (got != (ssize_t)sizeof head || memcmp(head + 4, "FT01", 4) != 0)
+    if (ls_read_head(path, head, sizeof head) != sizeof head || memcmp(head + 4, "FT01", 4) != 0)
         return ls_fail(err, "--data %s: not an ExecuTorch data file (no \"FT01\" identifier at byte 4)", path);
     return 0;
 }

@@ -640,6 +640,27 @@ int ls_read_file(const char *path, size_t limit, uint8_t **data, size_t *size, l
     return 0;
 }
 
+size_t ls_read_head(const char *path, void *buf, size_t n)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    return got;
+}
+
+int ls_refuse_empty_path(const char *opt, const char *value, const char *wants, ls_error *err)
+{
+    return *value ? 0 : ls_fail(err, "%s: an empty path: give %s", opt, wants);
+}
+
 const char *ls_fmt_bytes(uint64_t n, char *buf, size_t cap)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bpte.h"
 #include "flatbuf.h"
@@ -25,13 +24,7 @@ const char *ls_bp_kind_name(int kind)
 bool ls_bpte_is_file(const char *path)
 {
     uint8_t head[8];
-    struct stat st; /* a FIFO's open waits for a writer: the loader refuses it, by name */
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    size_t got = fread(head, 1, sizeof head, f);
-    fclose(f);
-    return got == sizeof head && memcmp(head + 4, "BP08", 4) == 0;
+    return ls_read_head(path, head, sizeof head) == sizeof head && memcmp(head + 4, "BP08", 4) == 0;
 }
 
 /* ---- reading */
