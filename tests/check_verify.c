@@ -2,6 +2,7 @@
  * "listed twice" and dialect errors, submodules, metadata-only programs, and the verify command's
  * exit codes. Programs come from tests/programs or are changed here in C. */
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +206,16 @@ START_TEST(lowering_without_weights_is_a_need)
     rc = tu_runf(&out, "run %s", tu_root("tests/programs/base.json"));
     ck_assert_msg(rc == 3 && tu_contains(out, "the program was loaded without weight data: parameter 'w'"), "exit %d: %s",
                   rc, out);
+    free(out);
+    /* --json: a document that says it did not run, with the exit code (stdout after stderr's line) */
+    rc = tu_runf(&out, "run %s --json", tu_root("tests/programs/base.json"));
+    const char *doc = out[0] == '{' ? out : strstr(out, "\n{");
+    cJSON *j = doc ? cJSON_Parse(doc) : NULL;
+    const cJSON *nr = cJSON_GetObjectItem(j, "not_run"), *ex = cJSON_GetObjectItem(j, "exit");
+    ck_assert_msg(rc == 3 && cJSON_IsString(nr) && strstr(nr->valuestring, "loaded without weight data") && ex &&
+                      ex->valueint == 3 && cJSON_GetArraySize(cJSON_GetObjectItem(j, "runs")) == 0,
+                  "exit %d: %s", rc, out);
+    cJSON_Delete(j);
     free(out);
 }
 END_TEST

@@ -726,11 +726,12 @@ int ls_cmd_run(int argc, char **argv)
      * none, for every command */
     if (s.o.json && !s.json_written && !s.o.bundled && !s.o.etdump && (rc == LS_EXIT_FINDINGS || rc == LS_EXIT_NEEDS)) {
         ls_buf b = {0};
-        ls_buf_puts(&b, "{\"format_version\": 2, \"file\": ");
+        /* not_run is a string, as in passes --json; the exit code beside it */
+        ls_buf_printf(&b, "{\"format_version\": %d, \"file\": ", RUN_FORMAT_VERSION);
         ls_buf_json_str(&b, s.o.path);
-        ls_buf_printf(&b, ", \"runs\": [], \"not_run\": {\"exit\": %d, \"message\": ", rc);
+        ls_buf_printf(&b, ", \"runs\": [], \"exit\": %d, \"not_run\": ", rc);
         ls_buf_json_str(&b, ls_cli_last_error());
-        ls_buf_puts(&b, "}}\n");
+        ls_buf_puts(&b, "}\n");
         fputs(b.s, stdout);
         ls_buf_free(&b);
     }
