@@ -195,6 +195,7 @@ static const ls_node *match_inside(ui *u, const ls_submodule **in)
     const ls_program *p = u->m.prog;
     if (u->depth || !p) return NULL;
     double end = ls_now() + 0.02;
+    uint32_t seen = 0; /* over all the modules: many small ones look at the clock too */
     for (uint32_t s = 0; s < p->n_subs; s++) {
         const ls_program *sub = p->subs[s].program;
         for (uint32_t i = 0; sub && i < sub->n_nodes; i++) {
@@ -203,7 +204,7 @@ static const ls_node *match_inside(ui *u, const ls_submodule **in)
                 *in = &p->subs[s];
                 return n;
             }
-            if ((i & 1023) == 1023 && ls_now() > end) return NULL;
+            if ((++seen & 1023) == 0 && ls_now() > end) return NULL;
         }
     }
     return NULL;
