@@ -242,7 +242,12 @@ static void delegate_facts(ui_lines *l, const ls_program *p, const ls_submodule 
     ls_delegate_facts_free(&facts);
 }
 
-static void why(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, int color)
+static void add_field_wrapped(ui_lines *l, ui_role role, const char *label, const char *text, int pane_w);
+
+/* Where the node runs and, on the CPU, why: the first thing a partition's user asks, so it
+ * comes first, wrapped to the pane (at 80×24 it was below a changed node's now/was lines, and
+ * cut) */
+static void why(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, int color, int pane_w)
 {
     ui_line *ln;
     const char *sub = ui_delegate_sub(p, n);
@@ -281,10 +286,11 @@ static void why(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, int c
     if (n->kind != LS_NODE_CALL) return;
     /* the reason the delegation table gives (the core's), refusals in the warning colour */
     bool refused = n->reason != LS_WHY_NONE || !n->op;
-    ln = ui_lines_add(l, refused ? UI_R_WARN : UI_R_NORMAL, -1, "%-10sCPU: %s%s%s", "why",
-                      ls_deleg_cpu_reason(u->h, u->step, n), n->reason_detail ? " — " : "",
-                      n->reason_detail ? n->reason_detail : "");
-    ln->indent = 10;
+    ls_buf text = {0};
+    ls_buf_printf(&text, "CPU: %s%s%s", ls_deleg_cpu_reason(u->h, u->step, n), n->reason_detail ? " — " : "",
+                  n->reason_detail ? n->reason_detail : "");
+    add_field_wrapped(l, refused ? UI_R_WARN : UI_R_NORMAL, "why", text.s, pane_w);
+    ls_buf_free(&text);
 }
 
 static void users_of(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, const char *prog)
@@ -409,6 +415,7 @@ void ui_node_lines_build(ui *u)
                           "%-10s%s", "status", status[mark]);
         ln->indent = 10;
     }
+    why(u, l, p, n, color, pane_w);
     if (mark == UI_MARK_CHANGED && u->m.prev) { /* what it was, as lowerscope diff says it */
         const ls_node *old_n = ls_program_node(u->m.prev, n->id);
         ls_buf now = {0}, was = {0};
@@ -435,7 +442,6 @@ void ui_node_lines_build(ui *u)
         ln->indent = 10;
     }
     ui_measured_lines(u, p, n, l); /* what a run or an ETDump measured (view_etdump.c) */
-    why(u, l, p, n, color);
     findings(u, l, n);
     int32_t os = ls_program_output_spec(p, n->name);
     if (os >= 0) {
