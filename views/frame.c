@@ -53,8 +53,25 @@ void ui_draw_header(ui *u)
 }
 
 /* In ASCII the arrows would read as < and >, which scroll: the letter keys are named instead. */
-static const char *hint_main = "q quit ? help ←/→ step 1-5 pane / search f filter g graph r run";
-static const char *hint_main_ascii = "q quit ? help h/l step 1-5 pane / search f filter g graph r run";
+/* The key hints, one item each: as many as fit are shown, whole (one cut mid-word, "r ru",
+ * reads as a key that is not there). */
+static const char *const hint_main[] = {"q quit", "? help", "←/→ step", "1-5 pane", "/ search", "f filter", "g graph",
+                                        "r run", NULL};
+static const char *const hint_main_ascii[] = {"q quit", "? help", "h/l step", "1-5 pane", "/ search", "f filter",
+                                              "g graph", "r run", NULL};
+static const char *const hint_run[] = {"r run again", "q/Esc back", "j/k move", "/ search", "? help", NULL};
+static const char *const hint_screen[] = {"q/Esc back", "j/k move", "/ search", "? help", NULL};
+
+static void fit_hints(const char *const *items, const char *sep, int room, char *out, size_t cap)
+{
+    out[0] = 0;
+    for (int i = 0; items[i]; i++) {
+        char next[256];
+        int len = snprintf(next, sizeof next, "%s%s%s", out, i ? sep : "", items[i]);
+        if (len < 0 || (size_t)len >= cap || ui_text_width(next) > room) break;
+        memcpy(out, next, (size_t)len + 1);
+    }
+}
 
 /* "row 3 of 40" of the focused pane ("box 3 of 8" on a screen of boxes), or "" when it is empty. */
 static void position_text(ui *u, char *buf, size_t cap)
@@ -121,11 +138,13 @@ void ui_draw_status(ui *u)
         ui_put(u, y, 1, u->cols - 1, a, pair, p);
         return;
     }
-    const char *hint = u->screen == UI_S_MAIN  ? (u->utf8 ? hint_main : hint_main_ascii)
-                       : u->screen == UI_S_RUN ? "r run again  q/Esc back  j/k move  / search  ? help"
-                                               : "q/Esc back  j/k move  / search  ? help";
+    bool main = u->screen == UI_S_MAIN;
+    const char *const *items = main ? (u->utf8 ? hint_main : hint_main_ascii) : u->screen == UI_S_RUN ? hint_run : hint_screen;
     ui_fill(u, y, 0, u->cols, a, pair);
-    int used = ui_put(u, y, 1, u->cols - 1 - pw, a, pair, hint);
+    char fit[256];
+    int room = u->cols - 1 - pw;
+    fit_hints(items, main ? " " : "  ", room, fit, sizeof fit);
+    int used = ui_put(u, y, 1, room, a, pair, fit);
     if (pw && 1 + used + pw <= u->cols) ui_put(u, y, u->cols - pw + 1, pw - 1, a, pair, pos);
 }
 
