@@ -110,6 +110,9 @@ typedef struct ls_drawing {
  * else in the order given), each box box_w columns wide, and between rows one line per edge entering a box of
  * the row below (its label, and the source box's title when that is not the box right above).
  * ascii: | - + v instead of box-drawing characters. */
+/* The box width that shows every line of the boxes whole (its cells as drawn, and the border
+ * and padding), within lo..hi. */
+int ls_boxes_fit_width(const ls_box *boxes, uint32_t n, int lo, int hi);
 void ls_draw_boxes(const ls_box *boxes, uint32_t n, const ls_box_edge *edges, uint32_t n_edges, int box_w, bool ascii,
                    ls_drawing *d);
 void ls_drawing_free(ls_drawing *d);

@@ -40,7 +40,8 @@ static const char HELP[] =
     "  --ascii               draw with | - + v (terminals without UTF-8)\n"
     "  --no-fold             draw every region (past 40, runs of similar regions fold into one box);\n"
     "                        with --around, every node of a level\n"
-    "  --width N             box width in columns (default 30; 26 with --around, as the UI)\n" CLI_PIPELINE_OPTIONS_HELP CLI_LOAD_OPTIONS_HELP
+    "  --width N             box width in columns (default: the widest line's, 30 to 56; 26 with\n"
+    "                        --around, as the UI)\n" CLI_PIPELINE_OPTIONS_HELP CLI_LOAD_OPTIONS_HELP
     "  -h, --help            this help\n"
     "\n"
     "exit codes: 0 printed; 1 the step's pass failed (the program before it is shown), 3 the same\n"
@@ -63,6 +64,8 @@ static void print_text(const cli_run *r, int s, const ls_regions *rg, bool fold,
     ls_buf_free(&t);
     ls_region_boxes bx;
     ls_region_boxes_build(rg, fold, ascii, &bx);
+    /* as wide as the widest line, 30 to 56: "→ BundledBackend · 54 nodes" whole, not "54 nod…" */
+    if (!width) width = ls_boxes_fit_width(bx.boxes, bx.n, 30, 56);
     ls_drawing d;
     ls_draw_boxes(bx.boxes, bx.n, bx.edges, bx.n_edges, width, ascii, &d);
     for (uint32_t i = 0; i < d.n_lines; i++) printf("%s\n", d.lines[i]);
@@ -259,7 +262,6 @@ int ls_cmd_graph(int argc, char **argv)
         cli_run_free(&r);
         return rc;
     }
-    if (!width) width = 30;
     const ls_program *p = r.h.steps[s].program;
     ls_regions rg;
     ls_regions_build(p, &rg);

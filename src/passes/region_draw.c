@@ -71,6 +71,16 @@ static uint32_t text_cells(const char *s, uint32_t cps[512])
     return n;
 }
 
+int ls_boxes_fit_width(const ls_box *boxes, uint32_t n, int lo, int hi)
+{
+    int w = lo;
+    uint32_t cps[512];
+    for (uint32_t b = 0; b < n && w < hi; b++)
+        for (int k = 0; k < LS_BOX_LINES; k++)
+            if (boxes[b].text[k] && (int)text_cells(boxes[b].text[k], cps) + 4 > w) w = (int)text_cells(boxes[b].text[k], cps) + 4;
+    return w < hi ? w : hi;
+}
+
 static void grid_text(grid *g, uint32_t y, uint32_t x, uint32_t maxw, const char *s, bool keep_end)
 {
     if (!s || y >= g->rows) return;
