@@ -76,7 +76,7 @@ void ui_filter_ids(ui *u, const char *name, const uint32_t *ids, uint32_t n)
     u->filter_value = ls_intern(name);
     ui_model_refilter(u);
     ui_filter_moved(u);
-    ui_message(u, false, "filter %s: %u node%s — Esc clears", name, u->m.n_vis, u->m.n_vis == 1 ? "" : "s");
+    ui_message(u, false, "filter %s: %u node%s — Esc clears it", name, u->m.n_vis, u->m.n_vis == 1 ? "" : "s");
 }
 
 /* A node the filter hides stays hidden: the filter keeps itself and says so. */
