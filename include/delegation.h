@@ -124,5 +124,8 @@ void ls_deleg_cpu_groups_build(const ls_history *h, uint32_t step, ls_deleg_cpu_
 void ls_deleg_cpu_groups_free(ls_deleg_cpu_groups *g);
 /* "mm ×112, bmm ×3" (at most max ops, then "…") into b. */
 void ls_deleg_cpu_group_ops(const ls_deleg_cpu_group *g, uint32_t max, ls_buf *b);
+/* What each backend took, by op, the first 6 of each ("XnnpackBackend took add, mul, +2 more;
+ * ..."): what an "op not supported" group is read beside. Appends to b. */
+void ls_deleg_backends_took(const ls_deleg_table *full, ls_buf *b);
 
 #endif

@@ -16,35 +16,6 @@
 
 #define pct ls_deleg_pct
 
-/* What each backend took in this program: "ArithBackend took mul, add" (its ops, most first). */
-static void taken(const ls_deleg_table *full, ls_buf *b)
-{
-    const char *done[16];
-    uint32_t n_done = 0;
-    for (uint32_t c = 0; c < full->n_cols && n_done < 16; c++) {
-        const char *be = full->cols[c].backend ? full->cols[c].backend : full->cols[c].tag;
-        bool seen = false;
-        for (uint32_t k = 0; k < n_done; k++) seen |= done[k] == be;
-        if (seen) continue;
-        done[n_done++] = be;
-        ls_buf_printf(b, "%s%s took ", n_done > 1 ? "; " : "", be);
-        uint32_t listed = 0, more = 0;
-        for (uint32_t r = 0; r < full->n_rows; r++) {
-            uint32_t here = 0;
-            for (uint32_t c2 = 0; c2 < full->n_cols; c2++) {
-                const char *be2 = full->cols[c2].backend ? full->cols[c2].backend : full->cols[c2].tag;
-                if (be2 == be) here += full->rows[r].by_col[c2];
-            }
-            if (!here) continue;
-            const char *op = full->rows[r].op; /* without its overload: "add", as the reports say it */
-            if (listed < 6) ls_buf_printf(b, "%s%.*s", listed ? ", " : "", (int)strcspn(op, "."), op);
-            else more++;
-            listed++;
-        }
-        if (more) ls_buf_printf(b, ", +%u more", more);
-    }
-}
-
 /* The groups of what stays on the CPU, by reason, as lines (each Enter goes to its first node). */
 static const ls_deleg_cpu_groups *groups_of(ui *u)
 {
@@ -58,7 +29,7 @@ static void cpu_groups(ui *u, ui_lines *l, const ls_deleg_table *full)
     const ls_deleg_cpu_groups *g = groups_of(u);
     if (!g->n) return;
     ls_buf tk = {0}, ops = {0};
-    taken(full, &tk);
+    ls_deleg_backends_took(full, &tk);
     const char *unsupported = ls_cpu_reason_text(LS_WHY_OP_UNSUPPORTED);
     ui_lines_add(l, UI_R_NORMAL, -1, "%s", "");
     ui_lines_add(l, UI_R_TITLE, -1, "On the CPU, by reason (Enter goes to a group's first node):");

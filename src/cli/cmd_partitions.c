@@ -63,26 +63,33 @@ static void print_text(const cli_run *r, int s, const ls_deleg_table *full)
         uint32_t cpu = rw ? rw->cpu : t->cpu, tot = rw ? rw->total : t->total;
         printf("  %6u  %8.1f%%\n", cpu, pct(tot - cpu, tot));
     }
-    if (!by_backend && t->n_cols) {
+    if (t->n_cols) { /* each column's share, as the table screen says it */
         printf("\n");
         for (uint32_t c = 0; c < t->n_cols; c++) {
-            const char *module = ls_deleg_col_module(&t->cols[c]);
-            printf("%s: %s%s%s\n", t->cols[c].tag, t->cols[c].backend ? t->cols[c].backend : "?", module ? ", lowered as " : "",
-                   module ? module : "");
+            const ls_deleg_col *col = &t->cols[c];
+            const char *module = by_backend ? NULL : ls_deleg_col_module(col);
+            if (by_backend) printf("%s", col->tag);
+            else printf("%s: %s%s%s", col->tag, col->backend ? col->backend : "?", module ? ", lowered as " : "", module ? module : "");
+            printf(" · %u node%s (%.1f%%)\n", col->nodes, col->nodes == 1 ? "" : "s", pct(col->nodes, t->total));
         }
     }
     if (full->cpu) {
         ls_deleg_cpu_groups g;
         ls_deleg_cpu_groups_build(&r->h, (uint32_t)s, &g);
+        ls_buf took = {0}; /* beside "op not supported": what the backends did take */
+        ls_deleg_backends_took(full, &took);
+        const char *unsupported = ls_cpu_reason_text(LS_WHY_OP_UNSUPPORTED);
         printf("\nOn the CPU, by reason:\n");
         for (uint32_t k = 0; k < g.n; k++) {
             ls_buf ops = {0};
             ls_deleg_cpu_group_ops(&g.v[k], 6, &ops);
             printf("  %5u  %s: %s\n", g.v[k].n, g.v[k].why, ops.s ? ops.s : "");
             if (g.v[k].example != g.v[k].why) printf("         e.g. %s\n", g.v[k].example);
+            if (took.s && !strncmp(g.v[k].why, unsupported, strlen(unsupported))) printf("         instead: %s\n", took.s);
             ls_buf_free(&ops);
         }
         ls_deleg_cpu_groups_free(&g);
+        ls_buf_free(&took);
         printf("\nOn the CPU:\n");
     }
     int namew = 24, labelw = 16; /* the columns as wide as their longest entry */

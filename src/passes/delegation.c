@@ -424,3 +424,33 @@ void ls_deleg_cpu_group_ops(const ls_deleg_cpu_group *g, uint32_t max, ls_buf *b
         ls_buf_printf(b, "%s%s ×%u", k ? ", " : "", g->ops[k], g->op_count[k]);
     }
 }
+
+/* What each backend took, by op ("BundledBackend took add, tanh, +3 more"): beside the nodes an
+ * op not supported left on the CPU, in the table screen and `partitions` alike. */
+void ls_deleg_backends_took(const ls_deleg_table *full, ls_buf *b)
+{
+    const char *done[16];
+    uint32_t n_done = 0;
+    for (uint32_t c = 0; c < full->n_cols && n_done < 16; c++) {
+        const char *be = full->cols[c].backend ? full->cols[c].backend : full->cols[c].tag;
+        bool seen = false;
+        for (uint32_t k = 0; k < n_done; k++) seen |= done[k] == be;
+        if (seen) continue;
+        done[n_done++] = be;
+        ls_buf_printf(b, "%s%s took ", n_done > 1 ? "; " : "", be);
+        uint32_t listed = 0, more = 0;
+        for (uint32_t r = 0; r < full->n_rows; r++) {
+            uint32_t here = 0;
+            for (uint32_t c2 = 0; c2 < full->n_cols; c2++) {
+                const char *be2 = full->cols[c2].backend ? full->cols[c2].backend : full->cols[c2].tag;
+                if (be2 == be) here += full->rows[r].by_col[c2];
+            }
+            if (!here) continue;
+            const char *op = full->rows[r].op; /* without its overload: "add", as the reports say it */
+            if (listed < 6) ls_buf_printf(b, "%s%.*s", listed ? ", " : "", (int)strcspn(op, "."), op);
+            else more++;
+            listed++;
+        }
+        if (more) ls_buf_printf(b, ", +%u more", more);
+    }
+}
