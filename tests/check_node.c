@@ -177,6 +177,28 @@ END_TEST
 
 /* A delegate call whose blob lowerscope cannot read (a real OpenVINO .pte): what the pane says of
  * it, from the blob itself (backend.h's generic facts: its size, its first bytes). */
+/* What the step did to the node, first, as the node pane has it: changed, where it runs, now /
+ * was; an added node says so and has no was. The UI's pane for the same node says the same. */
+START_TEST(cli_node_says_what_the_step_did)
+{
+    const char *sc = tu_root("samples/shared_constant.pt2");
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "node %s aten_mul_tensor --step partition", sc), 0);
+    ck_assert_msg(tu_contains(out, "node aten_mul_tensor\nstatus    changed by this step\n"
+                                   "tag       tag1 → BundledBackend (delegated)\n"
+                                   "now       edge.aten.mul.Tensor(aten_add_tensor, c) [tag1]\n"
+                                   "was:      edge.aten.mul.Tensor(aten_add_tensor, c)\nkind "),
+                  "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "node %s c_copy_0 --step duplicate_constants", sc), 0);
+    ck_assert_msg(tu_contains(out, "status    added by this step\n") && !tu_contains(out, "was:"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "node %s aten_mul_tensor --step fold_masks", sc), 0); /* a step that changes nothing */
+    ck_assert_msg(!tu_contains(out, "status "), "%s", out);
+    free(out);
+}
+END_TEST
+
 START_TEST(cli_node_opaque_delegate)
 {
     const char *f = tu_shared("data/pte/djl_openvino_tiny.pte");
@@ -256,6 +278,7 @@ Suite *node_suite(void)
     tcase_add_test(tc, cli_node_json_agrees);
     tcase_add_test(tc, cli_node_stack_and_source_fn);
     tcase_add_test(tc, cli_node_opaque_delegate);
+    tcase_add_test(tc, cli_node_says_what_the_step_did);
     tcase_add_test(tc, cli_node_refuses_bad_names);
     suite_add_tcase(s, tc);
     return s;

@@ -241,6 +241,40 @@ static void text_block(const char *label, const char *text)
     }
 }
 
+/* What this step did to the node, as the node pane says it: added, or changed (and the node
+ * before it, for now / was as lowerscope diff describes them). One pass over the step's
+ * changes. Returns the change's kind, or -1 for none. */
+static int change_of(const cli_run *r, int s, const node_facts *f, const ls_program **prev_p, const ls_node **old_n)
+{
+    *old_n = NULL;
+    if (s == 0) return -1;
+    const ls_step *st = &r->h.steps[s];
+    const char *scope = f->sub ? ls_intern(f->sub) : NULL;
+    const ls_change *c = NULL;
+    for (uint32_t i = 0; i < st->n_changes && !c; i++)
+        if (st->changes[i].program == scope && st->changes[i].node_id == f->n->id && st->changes[i].kind != LS_CHANGE_REMOVED)
+            c = &st->changes[i];
+    if (!c) return -1;
+    const ls_program *prev = r->h.steps[s - 1].program;
+    if (scope) {
+        const ls_submodule *sm = ls_program_sub(prev, scope);
+        prev = sm ? sm->program : NULL;
+    }
+    *prev_p = prev;
+    if (c->kind == LS_CHANGE_CHANGED && prev) *old_n = ls_program_node(prev, f->n->id);
+    return c->kind;
+}
+
+static void print_now_was(const node_facts *f, const ls_program *prev, const ls_node *old_n)
+{
+    ls_buf now = {0}, was = {0};
+    ls_node_describe(f->p, f->n, &now);
+    ls_node_describe(prev, old_n, &was);
+    if (strcmp(now.s, was.s) != 0) printf("%-10s%s\n%-10s%s\n", "now", now.s, "was:", was.s);
+    ls_buf_free(&now);
+    ls_buf_free(&was);
+}
+
 static void print_text(const cli_run *r, int s, const node_facts *f)
 {
     const ls_node *n = f->n;
@@ -249,9 +283,11 @@ static void print_text(const cli_run *r, int s, const node_facts *f)
     cli_step_title(&t, &r->h, s);
     printf("%s, %s: node %s%s%s\n", r->args.path, t.s, f->sub ? f->sub : "", f->sub ? "/" : "", n->name);
     ls_buf_free(&t);
-    printf("%-10s%s%s%s\n", "kind", ls_node_kind_name((ls_node_kind)n->kind), n->target ? " · " : "", n->target ? n->target : "");
-    if (n->kind == LS_NODE_CALL && n->op) printf("%-10s%s\n", "schema", n->op->schema_text);
-    if (f->value[0]) printf("%-10s%s\n", "value", f->value);
+    const ls_program *prev = NULL;
+    const ls_node *old_n = NULL;
+    int change = change_of(r, s, f, &prev, &old_n);
+    if (change >= 0) printf("%-10s%s by this step\n", "status", change == LS_CHANGE_ADDED ? "added" : "changed");
+    /* where it runs and why first, then what it was, as the node pane has them */
     if (f->runs && !strcmp(f->runs, "delegate")) {
         if (f->module_nodes >= 0)
             printf("%-10scalls %s on %s · %d nodes inside\n", "delegate", f->module, f->backend ? f->backend : "?", f->module_nodes);
@@ -265,6 +301,10 @@ static void print_text(const cli_run *r, int s, const node_facts *f)
     } else if (f->runs) {
         printf("%-10sCPU: %s%s%s\n", "why", f->cpu_reason, f->cpu_detail ? " — " : "", f->cpu_detail ? f->cpu_detail : "");
     }
+    if (old_n) print_now_was(f, prev, old_n);
+    printf("%-10s%s%s%s\n", "kind", ls_node_kind_name((ls_node_kind)n->kind), n->target ? " · " : "", n->target ? n->target : "");
+    if (n->kind == LS_NODE_CALL && n->op) printf("%-10s%s\n", "schema", n->op->schema_text);
+    if (f->value[0]) printf("%-10s%s\n", "value", f->value);
     for (uint32_t i = 0; i < f->findings.n; i++)
         printf("%-10s%s\n", f->findings.v[i]->severity == LS_SEV_ERROR ? "error" : "warning", f->findings.v[i]->msg);
     if (f->output)
