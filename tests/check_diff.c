@@ -15,6 +15,7 @@
 #include "align.h"
 #include "history.h"
 #include "ops.h"
+#include "build.h"
 #include "progfixtures.h"
 #include "testutil.h"
 
@@ -149,6 +150,44 @@ START_TEST(a_pt2_and_its_pte_by_identity)
     ls_alignment_free(&al);
     ls_history_free(&h);
     ls_program_unref(p);
+    ls_program_unref(q);
+}
+END_TEST
+
+/* Two programs holding two constants with the same bytes, named differently in each (as a .pte
+ * names them): the k-th pairs with the k-th in graph order (the first took every match, and the
+ * second was "only in" both). */
+static ls_program *two_equal_constants(const char *first, const char *second)
+{
+    static const int64_t s4[] = {4};
+    static const float zeros[4] = {0};
+    ls_builder *b = ls_builder_new("model", LS_DIALECT_EDGE);
+    uint32_t c0 = pf_input(b, first, LS_IN_CONSTANT_TENSOR, first, pf_f32(1, s4, zeros));
+    uint32_t c1 = pf_input(b, second, LS_IN_CONSTANT_TENSOR, second, pf_f32(1, s4, zeros));
+    uint32_t x = pf_user_input(b, "x", LS_DT_F32, 1, s4);
+    ls_arg a1[] = {ls_arg_node(x), ls_arg_node(c0), ls_arg_int(1)};
+    uint32_t add = pf_call(b, "add", LS_OP_add_Tensor, a1, 3, LS_DT_F32, 1, s4);
+    ls_arg a2[] = {ls_arg_node(add), ls_arg_node(c1), ls_arg_int(1)};
+    uint32_t add1 = pf_call(b, "add_1", LS_OP_add_Tensor, a2, 3, LS_DT_F32, 1, s4);
+    ls_build_output(b, &add1, 1, NULL, NULL);
+    return ls_builder_finish(b);
+}
+
+START_TEST(equal_bytes_pair_in_order)
+{
+    ls_program *a = two_equal_constants("c_a", "c_b"), *q = two_equal_constants("k0", "k1");
+    ls_alignment al;
+    ls_align_programs(a, q, LS_ALIGN_BY_IDENTITY, &al);
+    const ls_align_row *r0 = row_named(&al, a, q, "c_a"), *r1 = row_named(&al, a, q, "c_b");
+    ck_assert_ptr_nonnull(r0);
+    ck_assert_ptr_nonnull(r1);
+    ck_assert_msg(r0->b >= 0 && r1->b >= 0, "a constant of the same bytes found no match");
+    ck_assert_str_eq(q->nodes[r0->b]->name, "k0");
+    ck_assert_str_eq(q->nodes[r1->b]->name, "k1");
+    ck_assert_uint_eq(al.only_a, 0);
+    ck_assert_uint_eq(al.only_b, 0);
+    ls_alignment_free(&al);
+    ls_program_unref(a);
     ls_program_unref(q);
 }
 END_TEST
@@ -410,6 +449,7 @@ Suite *diff_suite(void)
     tcase_add_test(tc, an_out_variant_differs_between_steps);
     tcase_add_test(tc, a_delegate_of_another_backend_differs);
     tcase_add_test(tc, a_pt2_and_its_pte_by_identity);
+    tcase_add_test(tc, equal_bytes_pair_in_order);
     tcase_add_test(tc, diff_range_text_and_json);
     tcase_add_test(tc, diff_with_the_exported_pte);
     tcase_add_test(tc, diff_refuses_bad_ranges);

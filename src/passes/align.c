@@ -98,19 +98,30 @@ static void match_by_identity(const ls_program *a, const ls_program *b, int32_t 
     free(users_b.v);
     ls_ptrmap_free(&keys);
     /* data the other file names differently (exir writes no FQN for a constant it stores in a
-     * .pte): by its bytes, dtype and shape */
-    for (uint32_t j = 0; j < b->n_nodes; j++) {
+     * .pte): by its bytes, dtype and shape; of several with the same bytes (two zero-filled
+     * caches), the k-th with the k-th in graph order (the first of them took every match) */
+    uint32_t *next_same = ls_malloc(sizeof *next_same * ((size_t)b->n_nodes + 1)); /* chains of equal hashes */
+    for (uint32_t j = b->n_nodes; j-- > 0;) {
         const ls_input_spec *s = spec_of(&sb, b, b->nodes[j]);
         ls_named_tensor *d = s && a_of_b[j] < 0 && s->kind != LS_IN_USER_INPUT ? ls_program_spec_data(b, s) : NULL;
-        if (d && d->t) ls_ptrmap_add(&keys, (const void *)(uintptr_t)(ls_tensor_hash(d->t) | 1), j, NULL);
+        if (!d || !d->t) continue;
+        const void *key = (const void *)(uintptr_t)(ls_tensor_hash(d->t) | 1);
+        uintptr_t head;
+        next_same[j] = ls_ptrmap_get(&keys, key, &head) ? (uint32_t)head : UINT32_MAX;
+        ls_ptrmap_put(&keys, key, j); /* walking down: the head is the first in graph order */
     }
     for (uint32_t i = 0; i < a->n_nodes && keys.used; i++) {
         const ls_input_spec *s = spec_of(&sa, a, a->nodes[i]);
         ls_named_tensor *d = s && b_of_a[i] < 0 && s->kind != LS_IN_USER_INPUT ? ls_program_spec_data(a, s) : NULL;
         uintptr_t j;
-        if (d && d->t && ls_ptrmap_get(&keys, (const void *)(uintptr_t)(ls_tensor_hash(d->t) | 1), &j) && a_of_b[j] < 0)
-            pair(b_of_a, a_of_b, i, (uint32_t)j);
+        const void *key = d && d->t ? (const void *)(uintptr_t)(ls_tensor_hash(d->t) | 1) : NULL;
+        if (!key || !ls_ptrmap_get(&keys, key, &j)) continue;
+        while (j != UINT32_MAX && a_of_b[j] >= 0) j = next_same[j];
+        if (j == UINT32_MAX) continue;
+        pair(b_of_a, a_of_b, i, (uint32_t)j);
+        ls_ptrmap_put(&keys, key, next_same[j]); /* the next of these bytes for the next one */
     }
+    free(next_same);
     ls_ptrmap_free(&keys);
     for (uint32_t j = 0; j < b->n_nodes; j++)
         if (a_of_b[j] < 0 && !is_alloc(b->nodes[j])) ls_ptrmap_add(&keys, b->nodes[j]->name, j, NULL);
