@@ -92,6 +92,11 @@ typedef struct ls_emit_summary {
     uint64_t constant_bytes;
     uint64_t arena, tensor_bytes;
     uint32_t planned_tensors;
+    /* mutated buffers whose value in the program is not all zeros, emitted without it (exir
+     * writes a mutated buffer's initial state only when asked: --init-mutable-buffers): the
+     * runtime starts them as its planned memory is, so the file computes otherwise */
+    uint32_t buffers_unwritten;
+    const char *buffer_unwritten; /* the first one's target */
 } ls_emit_summary;
 
 /* The plan / the emitted program attached by memory_plan / emit (NULL when the step has none). */

@@ -249,6 +249,35 @@ START_TEST(export_command_and_overwrite)
 }
 END_TEST
 
+/* A mutated buffer the program starts not all zero, exported without its starting value (as
+ * exir does unless asked): the export says so, the emit step's report too, and the file then
+ * computes otherwise than the step; --init-mutable-buffers writes it and the file agrees. */
+START_TEST(a_nonzero_buffer_left_out_is_said)
+{
+    const char *cm = tu_root("samples/constant_mask.pt2");
+    char path[600], *out;
+    snprintf(path, sizeof path, "%s/cm.pte", tu_tmpdir());
+    ck_assert_int_eq(tu_runf(&out, "export %s --portable -o %s", cm, path), 0);
+    ck_assert_msg(tu_contains(out, "warning   buffer `mask_mut` starts not all zero in the program"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "run %s --compare-with %s", path, cm), 1); /* what the warning is about */
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "passes %s --portable", cm), 0);
+    ck_assert_msg(tu_contains(out, "buffer `mask_mut` starts not all zero here, but the .pte holds no starting value"), "%s",
+                  out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "export %s --portable --init-mutable-buffers -o %s --force", cm, path), 0);
+    ck_assert_msg(!tu_contains(out, "warning   buffer"), "%s", out);
+    free(out);
+    ck_assert_int_eq(tu_runf(&out, "run %s --compare-with %s", path, cm), 0);
+    free(out);
+    /* a buffer that starts as zeros (a KV cache) is not said */
+    ck_assert_int_eq(tu_runf(&out, "export %s -o %s --force", tu_root("samples/kv_cache.pt2"), path), 0);
+    ck_assert_msg(!tu_contains(out, "warning   buffer"), "%s", out);
+    free(out);
+}
+END_TEST
+
 /* --compare-with tells a difference (exit 1) from agreement (exit 0). */
 START_TEST(compare_with_finds_differences)
 {
@@ -289,6 +318,7 @@ Suite *export_cli_suite(void)
     tcase_add_test(tc, damaged_exports_are_refused);
     tcase_add_test(tc, export_command_and_overwrite);
     tcase_add_test(tc, compare_with_finds_differences);
+    tcase_add_test(tc, a_nonzero_buffer_left_out_is_said);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -80,7 +80,7 @@ static void print_json(const ls_export_summary *s)
             ls_buf_printf(&b, ",\"stock\":%s,\"stand_in\":%s}", s->needs[k].stock ? "true" : "false",
                           s->needs[k].stand_in ? "true" : "false");
         }
-        ls_buf_putc(&b, ']');
+        ls_buf_printf(&b, "],\"buffers_unwritten\":%u", e->buffers_unwritten); /* mutated buffers started nonzero, left out */
     }
     ls_buf_puts(&b, "}\n");
     fputs(b.s, stdout);

@@ -198,6 +198,8 @@ static int emit_program(const ls_program *p, const ls_mem_plan *plan, const ls_p
         sum->arena = plan->arena;
         sum->tensor_bytes = plan->tensor_bytes;
         sum->planned_tensors = plan->n_slots;
+        sum->buffers_unwritten = E.buffers_unwritten;
+        sum->buffer_unwritten = E.buffer_unwritten;
         build_pte(&E, pte);
         for (uint32_t i = 0; i < pte->n_segment_data; i++) sum->segments += pte->segment_data[i].n > 0;
         size_t size;
@@ -248,6 +250,13 @@ int ls_pass_emit(const ls_program *in, ls_program **out, ls_pass_ctx *ctx)
     ls_fmt_bytes(sum.arena, b, sizeof b);
     ls_report_add(ctx->report, NULL, NULL, "the .pte is %s with %u segment%s holding data; arena %s", a, sum.segments,
                   sum.segments == 1 ? "" : "s", b);
+    if (sum.buffers_unwritten)
+        ls_report_add(ctx->report, NULL, NULL,
+                      "buffer `%s`%s starts not all zero here, but the .pte holds no starting value for %s: ExecuTorch's "
+                      "runtime starts %s as its planned memory is (--init-mutable-buffers writes it, exir's "
+                      "et_init_buffer)", sum.buffer_unwritten ? sum.buffer_unwritten : "?",
+                      sum.buffers_unwritten > 1 ? ls_internf(" and %u more", sum.buffers_unwritten - 1) : "",
+                      sum.buffers_unwritten > 1 ? "them" : "it", sum.buffers_unwritten > 1 ? "them" : "it");
     ls_program *q = ls_program_copy(in);
     lsx_exec_attach(q, (ls_mem_plan *)plan, pte, &sum);
     q->instrs = instrs; /* the emitted program's instructions, as a .pte's loader records them */

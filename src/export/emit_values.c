@@ -208,6 +208,12 @@ int lsx_emit_placeholder(emitter *E, const ls_node *n)
          * unless et_init_buffer asks for its initial state, and no name unless
          * emit_mutable_buffer_names */
         if (lsx_emit_tensor_value(E, n, m, n->id, 0, E->buffer_names ? s->target : NULL, &vi) != 0) return -1;
+        /* a value the program starts from that the file leaves out is said (the emitted step ran
+         * from it, the file's runtime does not) */
+        const ls_named_tensor *d = ls_sig_data(&E->sig, E->p, s);
+        bool nonzero = false;
+        for (size_t k = 0; d && d->t && k < d->t->nbytes && !nonzero; k++) nonzero = ((const uint8_t *)d->t->data)[k] != 0;
+        if (nonzero && !E->buffers_unwritten++) E->buffer_unwritten = s->target;
     } else if (ls_input_kind_holds_data(s->kind)) {
         const ls_named_tensor *d = ls_sig_data(&E->sig, E->p, s);
         if (!d || !d->t) { /* valid, and the file needs the bytes the load left out: a need (exit 3) */

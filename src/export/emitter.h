@@ -38,6 +38,8 @@ typedef struct emitter {
     LS_VEC(int32_t) outputs;
     uint32_t user_outputs; /* of them, the ones call_spec.out_spec counts (the pytree string) */
     uint32_t kernel_calls, delegate_calls, constants, externals;
+    uint32_t buffers_unwritten;       /* mutated buffers the program starts not all zero, written without it */
+    const char *buffer_unwritten;     /* the first of them (its target) */
 } emitter;
 
 /* emit_values.c */

@@ -378,6 +378,11 @@ void ls_export_summary_text(const ls_export_summary *s, ls_buf *b)
     ls_buf_printf(b, "%s)\n", sz);
     ls_buf_printf(b, "  arena     %" PRIu64 " bytes for %" PRIu64 " bytes of tensors (%u tensor%s)\n", e->arena,
                   e->tensor_bytes, e->planned_tensors, e->planned_tensors == 1 ? "" : "s");
+    if (e->buffers_unwritten)
+        ls_buf_printf(b, "  warning   buffer `%s`%s starts not all zero in the program; the file holds no starting value, "
+                         "so ExecuTorch's runtime starts it as planned memory is (--init-mutable-buffers writes it)\n",
+                      e->buffer_unwritten ? e->buffer_unwritten : "?",
+                      e->buffers_unwritten > 1 ? ls_internf(" and %u more", e->buffers_unwritten - 1) : "");
     if (s->external_tensors || s->external_keys) {
         ls_buf_printf(b, "  needs     data by key from a .ptd (");
         if (s->external_tensors) ls_buf_printf(b, "%u tensor%s", s->external_tensors, s->external_tensors == 1 ? "" : "s");
