@@ -229,6 +229,8 @@ START_TEST(export_command_and_overwrite)
         /* the second file's failure names its option (it read as if FILE could not be opened) */
         {"diff", sample, "--step", "3", "--with", "/nonexistent.pte", NULL, "diff: --with: /nonexistent.pte: cannot open"},
         {"run", sample, "--compare-with", "/nonexistent.pte", NULL, "run: --compare-with: /nonexistent.pte: cannot open"},
+        {"run", sample, "--input", "x=/nonexistent.npy", NULL, "run: --input x: /nonexistent.npy"},
+        {"run", sample, "--etdump", "/nonexistent.etdp", NULL, "run: --etdump: /nonexistent.etdp: cannot open"},
     };
     for (size_t i = 0; i < sizeof empties / sizeof empties[0]; i++) {
         size_t end = 0;

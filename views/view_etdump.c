@@ -37,7 +37,7 @@ int ui_etdump_open(ui *u, const char *path, ls_error *err)
     struct ui_etdump *e = ls_calloc(1, sizeof *e);
     if (ls_etdump_read_file(path, &e->d, err) != 0) {
         free(e);
-        return -1;
+        return ls_fail_prefix(err, "--etdump"); /* which option's file */
     }
     const ls_program *loaded = u->h->steps[u->h->n - 1].program, *mapped = NULL;
     if (!ls_program_recorded(loaded)) loaded = u->h->steps[0].program; /* a .pte: its step 0 */

@@ -336,7 +336,7 @@ static int load_given(run_opts *o, const ls_node **ins, uint32_t nin)
             return -1;
         }
         if (ls_npy_load(gi->file, &gi->t, &err) != 0) {
-            ls_cli_error("%s", err.msg);
+            ls_cli_error("run: --input %s: %s", gi->name, err.msg); /* which option's file */
             return -1;
         }
         if (ph->val_kind == LS_VAL_TENSOR && ph->nvals) {

@@ -91,7 +91,7 @@ int cli_run_etdump(const cli_devtools_run *o)
     }
     ls_etdump d;
     if (ls_etdump_read_file(o->etdump, &d, &err) != 0) {
-        ls_cli_error("%s", err.msg);
+        ls_cli_error("run: --etdump: %s", err.msg); /* which option's file */
         ls_program_unref(loaded);
         return LS_EXIT_INPUT;
     }
