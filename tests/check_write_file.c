@@ -75,6 +75,28 @@ START_TEST(a_dangling_link_is_named_as_such)
 }
 END_TEST
 
+/* A name of 245 to 255 bytes, legal, had no room for ".tmp.XXXXXX" beside it ("File name too
+ * long"): the temporary file takes a short name in the same folder, and nothing is left. */
+START_TEST(a_name_near_name_max_is_written)
+{
+    const char *dir = tu_tmpdir();
+    char name[256], path[4096];
+    memset(name, 'n', 251);
+    snprintf(name + 251, sizeof name - 251, ".pte");
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    ls_error err;
+    ck_assert_msg(ls_write_file(path, "abc", 3, 0, &err) == 0, "%s", err.msg);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_size, 3);
+    DIR *d = opendir(dir);
+    int entries = 0;
+    for (struct dirent *e; (e = readdir(d));) entries += e->d_name[0] != '.' || strstr(e->d_name, "tmp") != NULL;
+    closedir(d);
+    ck_assert_int_eq(entries, 1); /* the file, no temporary one */
+}
+END_TEST
+
 START_TEST(a_replaced_file_keeps_its_mode)
 {
     const char *dir = tu_tmpdir();
@@ -219,6 +241,7 @@ Suite *write_file_suite(void)
     tcase_add_test(tc, devices_and_fifos_are_refused_even_with_force);
     tcase_add_test(tc, a_replaced_file_keeps_its_mode);
     tcase_add_test(tc, a_dangling_link_is_named_as_such);
+    tcase_add_test(tc, a_name_near_name_max_is_written);
     tcase_add_test(tc, no_race_between_the_check_and_the_rename);
     tcase_add_test(tc, signals_remove_the_temporary_file);
     suite_add_tcase(s, tc);

@@ -133,6 +133,12 @@ int ls_write_file(const char *path, const void *data, size_t size, unsigned flag
     size_t tlen = strlen(target);
     char *tmp = ls_malloc(tlen + 32);
     snprintf(tmp, tlen + 32, "%s.tmp.XXXXXX", target);
+    /* a name within 11 bytes of NAME_MAX has no room for ".tmp.XXXXXX": then a short one in the
+     * same folder (the rename stays in one file system) */
+    const char *base = strrchr(target, '/');
+    base = base ? base + 1 : target;
+    if (strlen(base) + strlen(".tmp.XXXXXX") > 255)
+        snprintf(tmp, tlen + 32, "%.*s.lowerscope.tmp.XXXXXX", (int)(base - target), target);
     sigset_t old;
     block(&old); /* the file and its registration together: a signal between leaves nothing */
     int fd = mkstemp(tmp);
