@@ -207,6 +207,11 @@ START_TEST(lowering_without_weights_is_a_need)
     ck_assert_msg(rc == 3 && tu_contains(out, "the program was loaded without weight data: parameter 'w'"), "exit %d: %s",
                   rc, out);
     free(out);
+    /* as the reference too (it exited 2) */
+    rc = tu_runf(&out, "run %s --compare-with %s", tu_root("samples/kv_cache.pt2"), tu_root("tests/programs/base.json"));
+    ck_assert_msg(rc == 3 && tu_contains(out, "loaded without weight data: it cannot run as the reference"), "exit %d: %s",
+                  rc, out);
+    free(out);
     /* --json: a document that says it did not run, with the exit code (stdout after stderr's line) */
     rc = tu_runf(&out, "run %s --json", tu_root("tests/programs/base.json"));
     const char *doc = out[0] == '{' ? out : strstr(out, "\n{");

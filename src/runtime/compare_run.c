@@ -30,8 +30,9 @@ struct ls_compare_run {
 ls_compare_run *ls_compare_run_new(const ls_program *ref, const ls_program *p, const char *where,
                                    const ls_compare_opts *opts, ls_error *err)
 {
-    if (!ref->has_weights)
-        return ls_fail(err, "%s: the program has no weight data: it cannot run as the reference", where), NULL;
+    if (!ref->has_weights) /* a need, as running it alone is (exit 3) */
+        return ls_fail_needs(err, "%s: the program was loaded without weight data: it cannot run as the reference", where),
+               NULL;
     uint32_t a = ls_program_user_inputs(p, NULL, 0), b = ls_program_user_inputs(ref, NULL, 0);
     if (a != b)
         return ls_fail(err, "%s takes %u user input%s, the program %u: they cannot run on the same inputs", where, b,
