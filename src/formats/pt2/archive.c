@@ -13,6 +13,7 @@
 
 #include "progress.h"
 #include "pt2_internal.h"
+#include "safe_text.h"
 #include "zip_map.h"
 
 /* ---- the zip weight source */
@@ -308,10 +309,8 @@ static int check_archive_members(ls_weight_source *ws, const char *path, const c
         if (ws->read(ws, members[i].member, &b, err) != 0) return -1;
         size_t n = b->size;
         bool same = n == strlen(members[i].want) && memcmp(b->data, members[i].want, n) == 0;
-        char got[40];
-        snprintf(got, sizeof got, "%.*s", (int)(n < 32 ? n : 32), (const char *)b->data);
-        for (char *c = got; *c; c++)
-            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?'; /* a name, not a terminal control */
+        char got[160]; /* escaped as every string from a file is: "pt2\x0a", not "pt2?" */
+        ls_safe_copy((const char *)b->data, n < 32 ? n : 32, 0, got, sizeof got);
         ls_blob_unref(b);
         const char *more = n > 32 ? "…" : "";
         if (same) continue;
