@@ -217,7 +217,7 @@ START_TEST(export_command_and_overwrite)
         {"run", sample, "--etdump", "", NULL, "run: --etdump: an empty path"},
         {"passes", sample, "--ops", "", NULL, "passes: --ops: an empty path"},
         {"run", sample, "--save", "", NULL, "run: --save: an empty path: give the folder to save into"},
-        {sample, "--ops", "", NULL, "lowerscope: --ops: an empty path: give the JSON file of custom ops"}, /* the UI */
+        {sample, "--ops", "", NULL, "lowerscope: --ops: an empty path: give the file of custom operator schemas (one a line)"}, /* the UI */
         {"info", sample, "--data", "", NULL, "info: --data: an empty path"},
         {"verify", sample, "--data", "", NULL, "verify: --data: an empty path"},
         {sample, "--etdump", "", NULL, "lowerscope: --etdump: an empty path"}, /* the UI, before it opens */

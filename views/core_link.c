@@ -50,7 +50,7 @@ static int load_options(int *argc, char **argv, ls_error *err)
             if (ls_load_check_data(argv[++i], err) != 0) return -1;
             load_opts.data[load_opts.n_data++] = argv[i];
         } else if (!strcmp(a, "--ops") && has) {
-            if (ls_refuse_empty_path("--ops", argv[i + 1], "the JSON file of custom ops", err) != 0) return -1;
+            if (ls_refuse_empty_path("--ops", argv[i + 1], "the file of custom operator schemas (one a line)", err) != 0) return -1;
             if (ls_ops_load_file(argv[++i], err) != 0) return ls_fail_prefix(err, "--ops");
         } else {
             argv[w++] = argv[i];

@@ -83,7 +83,7 @@ int ls_cli_load_opt(const char *cmd, ls_load_opts *o, bool metadata_only, int ar
         return 1;
     }
     if (strcmp(a, "--ops") == 0 && has_value) { /* declared before the file is read: they type its calls */
-        if (ls_cli_refuse_empty(cmd, "--ops", argv[*i + 1], "the JSON file of custom ops")) return -1;
+        if (ls_cli_refuse_empty(cmd, "--ops", argv[*i + 1], "the file of custom operator schemas (one a line)")) return -1;
         ls_error err;
         if (ls_ops_load_file(argv[++*i], &err) != 0) {
             ls_cli_error("%s: --ops: %s", cmd, err.msg);
