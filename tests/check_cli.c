@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "testutil.h"
@@ -156,6 +157,33 @@ START_TEST(every_option_takes_the_equals_form)
 }
 END_TEST
 
+/* "--" ends the options (it was an unknown option): a file whose name starts with "-" given after
+ * it is read as a file, by the commands and their --json alike. */
+START_TEST(double_dash_ends_the_options)
+{
+    uint8_t *data;
+    size_t size;
+    ls_error err;
+    ck_assert_int_eq(ls_read_file(tu_root("samples/kv_cache.pt2"), 1 << 20, &data, &size, &err), 0);
+    char was[4096];
+    ck_assert_ptr_nonnull(getcwd(was, sizeof was));
+    ck_assert_int_eq(chdir(tu_tmpdir()), 0);
+    ck_assert_int_eq(ls_write_file_atomic("-x.pt2", (const char *)data, size, &err), 0);
+    free(data);
+    char *out;
+    int rc = tu_runf(&out, "info -- -x.pt2");
+    ck_assert_msg(rc == 0 && tu_contains(out, "-x.pt2\n  program   model"), "exit %d: %s", rc, out);
+    free(out);
+    rc = tu_runf(&out, "partitions --json -- -x.pt2");
+    ck_assert_msg(rc == 0 && tu_contains(out, "\"file\": \"./-x.pt2\""), "exit %d: %s", rc, out);
+    free(out);
+    rc = tu_runf(&out, "info -x.pt2"); /* without it, an option still */
+    ck_assert_msg(rc == 2 && tu_contains(out, "unknown option"), "exit %d: %s", rc, out);
+    free(out);
+    ck_assert_int_eq(chdir(was), 0);
+}
+END_TEST
+
 /* A message naming a long path keeps what it says after the path (errors were cut at 1024 bytes:
  * a path of a thousand characters left "…/x.pte: exte"). */
 START_TEST(a_long_path_keeps_the_message)
@@ -190,6 +218,7 @@ Suite *cli_text_suite(void)
     tcase_add_test(tc, an_unwritable_output_fails);
     tcase_add_test(tc, out_of_memory_exits_3);
     tcase_add_test(tc, every_option_takes_the_equals_form);
+    tcase_add_test(tc, double_dash_ends_the_options);
     tcase_add_test(tc, a_long_path_keeps_the_message);
     tcase_add_test(tc, command_help_lists_the_pte_options);
     suite_add_tcase(s, tc);

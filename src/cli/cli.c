@@ -219,7 +219,8 @@ bool ls_cli_refuse_empty(const char *cmd, const char *opt, const char *value, co
 }
 
 /* --name=value becomes --name value, for every option of every command (GNU style), from
- * argv[first] on: the parsers see one spelling. What follows a "--" is left as it is. The array
+ * argv[first] on: the parsers see one spelling. A "--" ends the options: it is dropped, and a
+ * word after it that starts with "-" is passed as "./WORD", a path to every parser. The array
  * is the caller's to free; its strings are argv's or live until exit. */
 static char **split_equals(int argc, char **argv, int first, int *n_out)
 {
@@ -231,7 +232,14 @@ static char **split_equals(int argc, char **argv, int first, int *n_out)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *eq = options && i >= first && a[0] == '-' && a[1] == '-' && a[2] ? strchr(a, '=') : NULL;
-        if (options && !strcmp(a, "--")) options = false;
+        if (options && i >= first && !strcmp(a, "--")) { /* the end of the options: dropped, and what */
+            options = false;                               /* follows is a file, however it starts */
+            continue;
+        }
+        if (!options && a[0] == '-') { /* "-x.pt2" after "--": the parsers see "./-x.pt2", a path */
+            v[n++] = (char *)ls_internf("./%s", a);
+            continue;
+        }
         if (eq && eq > a + 2) {
             v[n++] = (char *)ls_intern_n(a, (size_t)(eq - a));
             v[n++] = (char *)(eq + 1);
