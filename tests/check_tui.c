@@ -210,6 +210,19 @@ static const char *run_keys(ls_history *h, const char *script)
     return dir;
 }
 
+/* Each screen a script saved in dir holds its text: want[i] = {file, text}. */
+static void screens_hold(const char *dir, const char *const want[][2], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, want[i][0]);
+        char *screen = tu_slurp(path);
+        ck_assert_ptr_nonnull(screen);
+        ck_assert_msg(tu_contains(screen, want[i][1]), "%s: no '%s':\n%s", want[i][0], want[i][1], screen);
+        free(screen);
+    }
+}
+
 /* :diff takes on, off or nothing (switch, as t does); another word is said to be wrong, not taken
  * for on without a word, and setting what is set says so. */
 START_TEST(diff_command_names_a_bad_word)
@@ -220,14 +233,7 @@ START_TEST(diff_command_names_a_bad_word)
     static const char *const want[][2] = {{"bad.screen", "diff maybe: give on or off"},
                                           {"again.screen", "diff marks are off already"},
                                           {"switched.screen", "diff marks on"}};
-    for (size_t i = 0; i < 3; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, want[i][0]);
-        char *screen = tu_slurp(path);
-        ck_assert_ptr_nonnull(screen);
-        ck_assert_msg(tu_contains(screen, want[i][1]), "%s: no '%s':\n%s", want[i][0], want[i][1], screen);
-        free(screen);
-    }
+    screens_hold(dir, want, 3);
     free_history(h);
 }
 END_TEST
@@ -242,14 +248,7 @@ START_TEST(search_names_a_match_inside_a_module)
     static const char *const want[][2] = {
         {"inside.screen", "/mul: none in this graph; aten_mul_tensor is inside lowered_module_0 (:goto aten_mul_tensor)"},
         {"none.screen", "/zzz: no match in the graph"}};
-    for (size_t i = 0; i < 2; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, want[i][0]);
-        char *screen = tu_slurp(path);
-        ck_assert_ptr_nonnull(screen);
-        ck_assert_msg(tu_contains(screen, want[i][1]), "%s: no '%s':\n%s", want[i][0], want[i][1], screen);
-        free(screen);
-    }
+    screens_hold(dir, want, 2);
     free_history(h);
 }
 END_TEST
@@ -259,18 +258,10 @@ START_TEST(enter_on_a_step_opens_its_changes)
 {
     ls_history *h = shared_constant_history();
     const char *dir = run_keys(h, ":step to_backend\n2\n<Enter>\n:save-display step.screen\nj\n:save-display moved.screen\n");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/step.screen", dir);
-    char *screen = tu_slurp(path);
-    ck_assert_ptr_nonnull(screen);
-    ck_assert_msg(tu_contains(screen, "step 5 to_backend: what it changed"), "%s", screen);
-    free(screen);
     /* j then moves in the Changes pane, not to the next step */
-    snprintf(path, sizeof path, "%s/moved.screen", dir);
-    screen = tu_slurp(path);
-    ck_assert_ptr_nonnull(screen);
-    ck_assert_msg(tu_contains(screen, "step 5/8 to_backend"), "%s", screen);
-    free(screen);
+    static const char *const want[][2] = {{"step.screen", "step 5 to_backend: what it changed"},
+                                          {"moved.screen", "step 5/8 to_backend"}};
+    screens_hold(dir, want, 2);
     free_history(h);
 }
 END_TEST
