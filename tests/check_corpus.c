@@ -68,10 +68,14 @@ static const corpus_case cases[] = {
     {"constant_without_target.json", "partitions %1$s", 1,
      "constant_without_target.json: step 0 load: no pass ran: the verifier rejects the program's structure (1 "
      "error)"},
-    {"constant_without_target.json", "diff %1$s --step 1", 2, "--step 1: the pipeline has steps 0 to 0"},
-    {"constant_without_target.json", "run %1$s", 2,
+    {"constant_without_target.json", "diff %1$s --step 1", 2,
+     "--step 1: the pipeline has step 0 only: no pass ran (the verifier rejects the program's structure"},
+    /* the verifier's findings, as verify and passes exit (run exited 2; graph and node 0, silently) */
+    {"constant_without_target.json", "run %1$s", 1,
      "constant_without_target.json: the verifier rejects the program's structure (1 error): it cannot run"},
-    {"constant_without_target.json", "run %1$s --compare", 2, "step 0 load: no pass ran: the verifier rejects"},
+    {"constant_without_target.json", "run %1$s --compare", 1, "step 0 load: no pass ran: the verifier rejects"},
+    {"constant_without_target.json", "graph %1$s", 1, "step 0 load: no pass ran: the verifier rejects"},
+    {"constant_without_target.json", "node %1$s c", 1, "step 0 load: no pass ran: the verifier rejects"},
     {"constant_without_target.json", "export %1$s -o %3$s", 2,
      "constant_without_target.json: step 0 load: no pass ran: the verifier rejects the program's structure (1 "
      "error), so there is nothing to export"},

@@ -210,11 +210,7 @@ int ls_cmd_partitions(int argc, char **argv)
             if (r.args.json) print_json(&r, s, &t);
             else print_text(&r, s, &t);
             ls_deleg_table_free(&t);
-            rc = cli_note_step_failed("partitions", &r.h, s);
-            if (r.h.not_run) { /* the table is the loaded program's: say why there is no other */
-                cli_note_not_run(&r.h);
-                rc = LS_EXIT_FINDINGS;
-            }
+            rc = cli_note_step_failed("partitions", &r.h, s); /* and why no pass ran, if none did */
         }
     }
     cli_run_free(&r);

@@ -69,7 +69,8 @@ static const char RUN_HELP[] =
     "unless given).\n"
     "\n"
     "exit codes: 0 ran (and matched the reference), 1 an output or state tensor differs from the\n"
-    "reference, or the program fails where the reference runs, or a bundled case fails; 2 bad input\n"
+    "reference, or the program fails where the reference runs, or a bundled case fails, or the\n"
+    "verifier rejects the program or the step run failed (the runtime refuses a .pte); 2 bad input\n"
     "or usage; 3 the program is valid but needs what lowerscope lacks (a backend, a kernel, the\n"
     "weights of a program loaded without them)\n";
 
@@ -251,7 +252,7 @@ static int choose_program(const run_opts *o, run_target *t)
         if (structural) {
             ls_cli_error("%s: the verifier rejects the program's structure (%u error%s): it cannot run (lowerscope verify "
                          "%s lists the errors)", o->path, structural, structural == 1 ? "" : "s", o->path);
-            return -1;
+            return LS_EXIT_FINDINGS; /* the verifier's findings, as verify and passes exit */
         }
         t->p = t->loaded;
         if (!(t->r = ls_runner_new(t->p, &err))) ls_cli_error("%s", err.msg);
@@ -270,7 +271,7 @@ static int choose_program(const run_opts *o, run_target *t)
     const ls_history *h = &t->h;
     if (h->not_run) {
         cli_note_not_run(h);
-        return -1;
+        return LS_EXIT_FINDINGS;
     }
     if (o->step) {
         int s = cli_find_step(h, o->step);
@@ -278,7 +279,7 @@ static int choose_program(const run_opts *o, run_target *t)
         if (h->steps[s].error) {
             ls_cli_error("run: --step %s: step %d %s failed (%s): there is no program to run", o->step, s, h->steps[s].pass,
                          h->steps[s].error);
-            return -1;
+            return cli_step_failure_exit(&h->steps[s]); /* as passes exits for the step: 1, or 3 on a need */
         }
         t->step = s;
         t->p = h->steps[s].program;
@@ -288,11 +289,15 @@ static int choose_program(const run_opts *o, run_target *t)
     /* the last step that can run: a failed pass ends the pipeline; a delegate whose backend is
      * not here keeps its step (and the ones after) from running */
     char why[2 * LS_ERR_MAX] = "";
+    int why_exit = LS_EXIT_FINDINGS; /* the first reason's: a failed step (1, or 3 on a need), a step that cannot run here */
     int last = (int)h->n - 1;
     for (int s = last; s >= 1 && !t->r; s--) {
         const ls_step *st = &h->steps[s];
         if (st->error) {
-            if (!why[0]) snprintf(why, sizeof why, "step %d %s failed: %s", s, st->pass, st->error);
+            if (!why[0]) {
+                snprintf(why, sizeof why, "step %d %s failed: %s", s, st->pass, st->error);
+                why_exit = cli_step_failure_exit(st);
+            }
             continue;
         }
         if ((t->r = ls_runner_new(st->program, &err))) {
@@ -300,6 +305,7 @@ static int choose_program(const run_opts *o, run_target *t)
             t->p = st->program;
         } else if (!why[0]) {
             snprintf(why, sizeof why, "step %d %s cannot run here: %s", s, st->pass, err.msg);
+            why_exit = ls_cli_exit_of(&err) == LS_EXIT_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
         }
     }
     if (!t->r && h->n == 1) { /* a .pte: nothing is lowered after it is loaded */
@@ -310,7 +316,7 @@ static int choose_program(const run_opts *o, run_target *t)
     }
     if (!t->r) {
         ls_cli_error("run: --compare: no step of the pipeline after load can run here (%s)", why[0] ? why : "none");
-        return -1;
+        return why_exit;
     }
     if (t->step != last) fprintf(stderr, "lowerscope: note: %s; comparing step %d %s\n", why, t->step, h->steps[t->step].pass);
     return 0;

@@ -109,6 +109,10 @@ void cli_run_free(cli_run *r)
 
 int cli_note_step_failed(const char *cmd, const ls_history *h, int s)
 {
+    if (h->not_run) { /* what is shown is the loaded program: say why there is no other, as passes exits */
+        cli_note_not_run(h);
+        return LS_EXIT_FINDINGS;
+    }
     if (s < 0 || (uint32_t)s >= h->n || !h->steps[s].error) return LS_EXIT_OK;
     const ls_step *st = &h->steps[s];
     ls_cli_error("%s: %s: step %d %s failed: %s; what is shown is the program before it", cmd, h->path ? h->path : "",

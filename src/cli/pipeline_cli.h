@@ -65,7 +65,8 @@ void cli_run_free(cli_run *r);
 void cli_note_not_run(const ls_history *h);
 /* When step s's pass failed: says so on stderr ("lowerscope: CMD: FILE: step 6 to_out_variant
  * failed: ...; what is shown is the program before it", as the step holds it) and returns the
- * exit code (3 when it failed for want of something lowerscope lacks, else 1); else 0. */
+ * exit code (3 when it failed for want of something lowerscope lacks, else 1); when no pass ran
+ * (the verifier rejects the loaded program's structure) says why and returns 1; else 0. */
 int cli_note_step_failed(const char *cmd, const ls_history *h, int s);
 /* The exit code of a step whose pass failed: 3 when it stopped on a need, else 1. */
 int cli_step_failure_exit(const ls_step *st);

@@ -56,6 +56,8 @@ int ls_history_find_step(const ls_history *h, const char *spec, ls_error *err)
     long v = strtol(spec, &end, 10);
     if (*spec && !*end) {
         if ((v < 0 || v >= (long)h->n) && h->as_held) return ls_fail(err, "%s: no such step: %s", spec, AS_HELD);
+        if ((v < 0 || v >= (long)h->n) && h->not_run) /* why there is step 0 only */
+            return ls_fail(err, "%s: the pipeline has step 0 only: no pass ran (%s)", spec, h->not_run);
         if (v < 0 || v >= (long)h->n) return ls_fail(err, "%s: the pipeline has steps 0 to %u", spec, h->n - 1);
         return (int)v;
     }
