@@ -207,6 +207,14 @@ START_TEST(lowering_without_weights_is_a_need)
     ck_assert_msg(rc == 3 && tu_contains(out, "the program was loaded without weight data: parameter 'w'"), "exit %d: %s",
                   rc, out);
     free(out);
+    /* exporting a step before emit, which runs emit for it: the same need, emit named once (it
+     * exited 2 saying "emit: emit:") */
+    char pte[600];
+    snprintf(pte, sizeof pte, "%s/w.pte", tu_tmpdir());
+    rc = tu_runf(&out, "export %s -o %s --step 1", tu_root("tests/programs/base.json"), pte);
+    ck_assert_msg(rc == 3 && tu_contains(out, ": emit: node `p_w`: parameter `w` has no data") && !tu_contains(out, "emit: emit:"),
+                  "exit %d: %s", rc, out);
+    free(out);
     /* as the reference too (it exited 2) */
     rc = tu_runf(&out, "run %s --compare-with %s", tu_root("samples/kv_cache.pt2"), tu_root("tests/programs/base.json"));
     ck_assert_msg(rc == 3 && tu_contains(out, "loaded without weight data: it cannot run as the reference"), "exit %d: %s",

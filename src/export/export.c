@@ -57,13 +57,18 @@ static int emitted(const ls_program *p, const ls_export_opts *o, ls_program **ke
         ls_report rep = {0};
         ls_error e2;
         e2.msg[0] = 0;
+        e2.code = LS_ERR_INPUT;
         ls_pass_ctx ctx = {.memory_planning = o->memory_planning, .init_mutable_buffers = o->init_mutable_buffers,
                            .mutable_buffer_names = o->mutable_buffer_names, .report = &rep, .err = &e2};
         ls_program *next = NULL;
         int rc = steps[i].fn(cur, &next, &ctx);
         ls_report_free(&rep);
         ls_program_unref(cur);
-        if (rc != 0) return ls_fail(err, "%s: %s", steps[i].name, e2.msg);
+        if (rc != 0) { /* its kind kept (a need: exit 3), its name once (emit's messages start "emit: ") */
+            size_t nl = strlen(steps[i].name);
+            bool named = !strncmp(e2.msg, steps[i].name, nl) && e2.msg[nl] == ':';
+            return ls_fail_kind(err, e2.code, "%s%s%s", named ? "" : steps[i].name, named ? "" : ": ", e2.msg);
+        }
         cur = next;
     }
     *keep = cur;
