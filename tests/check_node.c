@@ -190,6 +190,15 @@ START_TEST(cli_node_says_what_the_step_did)
                                    "was:      edge.aten.mul.Tensor(aten_add_tensor, c)\nkind "),
                   "%s", out);
     free(out);
+    /* the JSON has the same facts (text and JSON are printed from one gathering) */
+    ck_assert_int_eq(tu_runf(&out, "node %s aten_mul_tensor --step partition --json", sc), 0);
+    cJSON *j = cJSON_Parse(out);
+    ck_assert_msg(j, "%s", out);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "status")->valuestring, "changed");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "now")->valuestring, "edge.aten.mul.Tensor(aten_add_tensor, c) [tag1]");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "was")->valuestring, "edge.aten.mul.Tensor(aten_add_tensor, c)");
+    cJSON_Delete(j);
+    free(out);
     ck_assert_int_eq(tu_runf(&out, "node %s c_copy_0 --step duplicate_constants", sc), 0);
     ck_assert_msg(tu_contains(out, "status    added by this step\n") && !tu_contains(out, "was:"), "%s", out);
     free(out);

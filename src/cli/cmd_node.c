@@ -84,6 +84,8 @@ typedef struct node_facts {
     ls_held_index held;
     uint32_t *holders, n_holders;
     const ls_node_text *texts;
+    const char *status; /* what the step did to it: "added", "changed" or NULL */
+    char *now, *was;    /* a changed node as it is and as it was (ls_node_describe), when they differ */
 } node_facts;
 
 static const char *tag_backend(const cli_run *r, const ls_program *p, const char *tag)
@@ -177,6 +179,37 @@ static void args_of(node_facts *f)
     }
 }
 
+/* What the step did to the node, as the node pane says it: added, or changed (with the node
+ * before it, as lowerscope diff describes the two). One pass over the step's changes. */
+static void change_of(const cli_run *r, int s, node_facts *f)
+{
+    if (s == 0) return;
+    const ls_step *st = &r->h.steps[s];
+    const char *scope = f->sub ? ls_intern(f->sub) : NULL;
+    const ls_change *c = NULL;
+    for (uint32_t i = 0; i < st->n_changes && !c; i++)
+        if (st->changes[i].program == scope && st->changes[i].node_id == f->n->id && st->changes[i].kind != LS_CHANGE_REMOVED)
+            c = &st->changes[i];
+    if (!c) return;
+    f->status = c->kind == LS_CHANGE_ADDED ? "added" : "changed";
+    const ls_program *prev = r->h.steps[s - 1].program;
+    if (scope) {
+        const ls_submodule *sm = ls_program_sub(prev, scope);
+        prev = sm ? sm->program : NULL;
+    }
+    const ls_node *old_n = c->kind == LS_CHANGE_CHANGED && prev ? ls_program_node(prev, f->n->id) : NULL;
+    if (!old_n) return;
+    ls_buf now = {0}, was = {0};
+    ls_node_describe(f->p, f->n, &now);
+    ls_node_describe(prev, old_n, &was);
+    if (strcmp(now.s, was.s) != 0) {
+        f->now = ls_buf_take(&now);
+        f->was = ls_buf_take(&was);
+    }
+    ls_buf_free(&now);
+    ls_buf_free(&was);
+}
+
 static void gather(const cli_run *r, int s, node_facts *f)
 {
     const ls_program *top = r->h.steps[s].program, *p = f->p;
@@ -210,6 +243,7 @@ static void gather(const cli_run *r, int s, node_facts *f)
         f->n_holders = ls_held_by(&f->held, p, f->spec, &f->holders);
     }
     f->texts = ls_node_texts(n);
+    change_of(r, s, f);
 }
 
 static void facts_free(node_facts *f)
@@ -222,6 +256,8 @@ static void facts_free(node_facts *f)
     }
     free(f->args.v);
     free(f->values);
+    free(f->now);
+    free(f->was);
     free(f->holders);
     if (f->spec) ls_held_index_free(&f->held);
 }
@@ -241,40 +277,6 @@ static void text_block(const char *label, const char *text)
     }
 }
 
-/* What this step did to the node, as the node pane says it: added, or changed (and the node
- * before it, for now / was as lowerscope diff describes them). One pass over the step's
- * changes. Returns the change's kind, or -1 for none. */
-static int change_of(const cli_run *r, int s, const node_facts *f, const ls_program **prev_p, const ls_node **old_n)
-{
-    *old_n = NULL;
-    if (s == 0) return -1;
-    const ls_step *st = &r->h.steps[s];
-    const char *scope = f->sub ? ls_intern(f->sub) : NULL;
-    const ls_change *c = NULL;
-    for (uint32_t i = 0; i < st->n_changes && !c; i++)
-        if (st->changes[i].program == scope && st->changes[i].node_id == f->n->id && st->changes[i].kind != LS_CHANGE_REMOVED)
-            c = &st->changes[i];
-    if (!c) return -1;
-    const ls_program *prev = r->h.steps[s - 1].program;
-    if (scope) {
-        const ls_submodule *sm = ls_program_sub(prev, scope);
-        prev = sm ? sm->program : NULL;
-    }
-    *prev_p = prev;
-    if (c->kind == LS_CHANGE_CHANGED && prev) *old_n = ls_program_node(prev, f->n->id);
-    return c->kind;
-}
-
-static void print_now_was(const node_facts *f, const ls_program *prev, const ls_node *old_n)
-{
-    ls_buf now = {0}, was = {0};
-    ls_node_describe(f->p, f->n, &now);
-    ls_node_describe(prev, old_n, &was);
-    if (strcmp(now.s, was.s) != 0) printf("%-10s%s\n%-10s%s\n", "now", now.s, "was:", was.s);
-    ls_buf_free(&now);
-    ls_buf_free(&was);
-}
-
 static void print_text(const cli_run *r, int s, const node_facts *f)
 {
     const ls_node *n = f->n;
@@ -283,10 +285,7 @@ static void print_text(const cli_run *r, int s, const node_facts *f)
     cli_step_title(&t, &r->h, s);
     printf("%s, %s: node %s%s%s\n", r->args.path, t.s, f->sub ? f->sub : "", f->sub ? "/" : "", n->name);
     ls_buf_free(&t);
-    const ls_program *prev = NULL;
-    const ls_node *old_n = NULL;
-    int change = change_of(r, s, f, &prev, &old_n);
-    if (change >= 0) printf("%-10s%s by this step\n", "status", change == LS_CHANGE_ADDED ? "added" : "changed");
+    if (f->status) printf("%-10s%s by this step\n", "status", f->status);
     /* where it runs and why first, then what it was, as the node pane has them */
     if (f->runs && !strcmp(f->runs, "delegate")) {
         if (f->module_nodes >= 0)
@@ -301,7 +300,7 @@ static void print_text(const cli_run *r, int s, const node_facts *f)
     } else if (f->runs) {
         printf("%-10sCPU: %s%s%s\n", "why", f->cpu_reason, f->cpu_detail ? " — " : "", f->cpu_detail ? f->cpu_detail : "");
     }
-    if (old_n) print_now_was(f, prev, old_n);
+    if (f->now) printf("%-10s%s\n%-10s%s\n", "now", f->now, "was:", f->was);
     printf("%-10s%s%s%s\n", "kind", ls_node_kind_name((ls_node_kind)n->kind), n->target ? " · " : "", n->target ? n->target : "");
     if (n->kind == LS_NODE_CALL && n->op) printf("%-10s%s\n", "schema", n->op->schema_text);
     if (f->value[0]) printf("%-10s%s\n", "value", f->value);
@@ -398,6 +397,9 @@ static void print_json(const cli_run *r, int s, const node_facts *f)
     json_field(&b, "op", cli_op_label(p, n));
     json_field(&b, "schema", n->kind == LS_NODE_CALL && n->op ? n->op->schema_text : NULL);
     json_field(&b, "value", f->value[0] ? f->value : NULL);
+    json_field(&b, "status", f->status);
+    json_field(&b, "now", f->now);
+    json_field(&b, "was", f->was);
     ls_buf_puts(&b, ",\n \"runs\": ");
     if (!f->runs) ls_buf_puts(&b, "null");
     else {
