@@ -240,6 +240,14 @@ START_TEST(export_command_and_overwrite)
                       empties[i][0], out);
         free(out);
     }
+    /* a name longer than its folder allows: said before the pipeline runs */
+    char long_name[600];
+    int k = snprintf(long_name, sizeof long_name, "%s/", tu_tmpdir());
+    memset(long_name + k, 'd', 252);
+    snprintf(long_name + k + 252, sizeof long_name - (size_t)k - 252, ".pte");
+    ck_assert_int_eq(tu_runf(&out, "export %s -o %s", sample, long_name), 2);
+    ck_assert_msg(tu_contains(out, "the file name is 256 bytes, more than the 255 its folder allows"), "%s", out);
+    free(out);
     ck_assert_int_eq(tu_runf(&out, "export %s -o=%s", sample, path), 2);
     ck_assert_msg(tu_contains(out, "write -o OUT or --output=OUT"), "%s", out);
     free(out);

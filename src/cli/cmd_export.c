@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "export.h"
@@ -127,6 +128,18 @@ int ls_cmd_export(int argc, char **argv)
     if (!out || !*out) {
         ls_cli_error("export: where to? give -o OUT.pte or -o OUT.pt2%s (usage: lowerscope %s)",
                      out ? " (the name given is empty)" : "", USAGE);
+        return LS_EXIT_INPUT;
+    }
+    /* a name the folder cannot hold is said before the pipeline runs (it ran, then the rename
+     * failed: File name too long) */
+    const char *base = strrchr(out, '/');
+    base = base ? base + 1 : out;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", base > out ? (int)(base - out) : 1, base > out ? out : ".");
+    long name_max = pathconf(dir, _PC_NAME_MAX);
+    if (name_max > 0 && (long)strlen(base) > name_max) {
+        ls_cli_error("export: %s: the file name is %zu bytes, more than the %ld its folder allows (nothing was written)",
+                     out, strlen(base), name_max);
         return LS_EXIT_INPUT;
     }
     cli_run r;
