@@ -90,7 +90,7 @@ static const corpus_case cases[] = {
     /* Fortran order with a zero dimension: no elements, nothing to reorder (the stride product
      * of the other sizes overflowed int64) */
     {"fortran_zero_dim.npy", "run %2$s --input x=%1$s", 2,
-     "fortran_zero_dim.npy: input 'x' expects float32[4], the file holds float32[2305843009213693952, 4, 0]"},
+     "fortran_zero_dim.npy: the input expects float32[4], the file holds float32[2305843009213693952, 4, 0]"},
     /* strict where torch is strict: torch decodes the JSON as UTF-8 first (CPython's position and
      * reason for these bytes: 687, "invalid start byte"); a NUL would cut a name short */
     {"invalid_utf8.json", "info %1$s", 2,

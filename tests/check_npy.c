@@ -225,7 +225,7 @@ START_TEST(run_errors_exit_2_with_a_reason)
     ck_assert_int_eq(ls_npy_save(path, t, &err), 0);
     ls_tensor_unref(t);
     ck_assert_int_eq(tu_runf(&out, "run %s --input x=%s", prog, path), 2);
-    ck_assert_msg(tu_contains(out, "wrong.npy: input 'x' expects float32") && tu_contains(out, "the file holds int64[4]"), "%s", out);
+    ck_assert_msg(tu_contains(out, "run: --input x: ") && tu_contains(out, "wrong.npy: the input expects float32") && tu_contains(out, "the file holds int64[4]"), "%s", out);
     free(out);
     /* a corrupt header */
     snprintf(path, sizeof path, "%s/corrupt.npy", dir);

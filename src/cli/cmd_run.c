@@ -356,7 +356,7 @@ static int load_given(run_opts *o, const ls_node **ins, uint32_t nin)
                 if (bound >= 0 && got.ndim == m->ndim)
                     snprintf(why, sizeof why, " (ExecuTorch: \"Attempted to resize a bounded tensor with a maximum capacity "
                              "of %lld elements to %lld elements.\")", (long long)bound, (long long)ls_tmeta_numel(&got));
-                ls_cli_error("%s: input '%s' expects %s, the file holds %s%s", gi->file, gi->name,
+                ls_cli_error("run: --input %s: %s: the input expects %s, the file holds %s%s", gi->name, gi->file,
                              ls_tmeta_str(m, s1, sizeof s1), ls_tmeta_str(&got, s2, sizeof s2), why);
                 return -1;
             }
@@ -446,11 +446,11 @@ static int make_folders(const char *dir)
 {
     char path[4096];
     if (!*dir) {
-        ls_cli_error("--save: the folder is an empty name");
+        ls_cli_error("run: --save: the folder is an empty name");
         return -1;
     }
     if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
-        ls_cli_error("--save %s: the path is too long", dir);
+        ls_cli_error("run: --save %s: the path is too long", dir);
         return -1;
     }
     for (char *p = path + 1;; p++) {
@@ -459,18 +459,18 @@ static int make_folders(const char *dir)
         *p = 0;
         struct stat st;
         if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-            ls_cli_error("--save %s: cannot create the folder %s: %s", dir, path, strerror(errno));
+            ls_cli_error("run: --save %s: cannot create the folder %s: %s", dir, path, strerror(errno));
             return -1;
         }
         if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            ls_cli_error("--save %s: %s is there and is not a folder", dir, path);
+            ls_cli_error("run: --save %s: %s is there and is not a folder", dir, path);
             return -1;
         }
         if (end) {
             /* the files go in as they are made: a folder they cannot go in is said before the run
              * (it printed every result, then failed on the first file) */
             if (access(path, W_OK | X_OK) != 0) {
-                ls_cli_error("--save %s: cannot write in the folder: %s", dir, strerror(errno));
+                ls_cli_error("run: --save %s: cannot write in the folder: %s", dir, strerror(errno));
                 return -1;
             }
             return 0;
