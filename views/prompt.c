@@ -189,10 +189,12 @@ static bool count_step(ui *u, double end)
 
 /* A search of the top-level graph that found nothing: the first node inside a lowered module
  * that matches (as :goto would find it), looked for within a few milliseconds so that a miss
- * on a big program stays a key's cost; NULL when there is none in that time. */
-static const ls_node *match_inside(ui *u, const ls_submodule **in)
+ * on a big program stays a key's cost; NULL when there is none, or none in that time
+ * (*partly: the modules were not all looked in, and "no match" would say more than is known). */
+static const ls_node *match_inside(ui *u, const ls_submodule **in, bool *partly)
 {
     const ls_program *p = u->m.prog;
+    *partly = false;
     if (u->depth || !p) return NULL;
     double end = ls_now() + 0.02;
     uint32_t seen = 0; /* over all the modules: many small ones look at the clock too */
@@ -204,7 +206,10 @@ static const ls_node *match_inside(ui *u, const ls_submodule **in)
                 *in = &p->subs[s];
                 return n;
             }
-            if ((++seen & 1023) == 0 && ls_now() > end) return NULL;
+            if ((++seen & 1023) == 0 && ls_now() > end) {
+                *partly = true;
+                return NULL;
+            }
         }
     }
     return NULL;
@@ -226,12 +231,18 @@ static void search_done(ui *u, bool found, uint32_t row)
         return;
     }
     const ls_submodule *in = NULL;
-    const ls_node *inside = !j->incremental && j->pane == ui_pane_of(u, UI_P_GRAPH) ? match_inside(u, &in) : NULL;
+    bool partly = false;
+    const ls_node *inside = !j->incremental && j->pane == ui_pane_of(u, UI_P_GRAPH) ? match_inside(u, &in, &partly) : NULL;
     if (inside) /* the search looks at the graph shown; say where the match is rather than "none" */
         ui_message(u, true, "/%s: none in this graph; %s is inside %s (:goto %s)", u->search, inside->name, in->name,
                    inside->name);
+    else if (partly)
+        ui_message(u, true, "/%s: none in this graph, nor in the lowered modules looked in; :goto NAME looks in all",
+                   u->search);
     else ui_message(u, true, "/%s: no match in the %s", u->search, pane_name(u, j->pane));
-    if (j->incremental) ui_pane_select(u, j->pane, j->origin);
+    /* back where the search began, for a search typed anew (as you type, or its Enter: a fast
+     * burst left the cursor on a partial match); n and N stay */
+    if (j->incremental || !j->next) ui_pane_select(u, j->pane, j->origin);
 }
 
 bool ui_search_step(ui *u, double seconds)

@@ -38,13 +38,8 @@ static void title(ui *u, ls_buf *b)
         return;
     }
     ls_buf_printf(b, " · %u node%s", m->prog->n_nodes, m->prog->n_nodes == 1 ? "" : "s");
-    if (u->diff_marks && u->step > 0) {
-        ls_buf_printf(b, " · +%u ~%u -%u", m->n_added, m->n_changed, m->n_removed);
-        if (m->inside_added + m->inside_changed + m->inside_removed)
-            ls_buf_printf(b, " · +%u ~%u -%u inside", m->inside_added, m->inside_changed, m->inside_removed);
-    } else if (!u->diff_marks) {
-        ls_buf_puts(b, " · marks off");
-    }
+    if (u->diff_marks && u->step > 0) ls_buf_printf(b, " · +%u ~%u -%u", m->n_added, m->n_changed, m->n_removed);
+    else if (!u->diff_marks) ls_buf_puts(b, " · marks off");
     if (u->filter == UI_FILTER_TAG || u->filter == UI_FILTER_OP || u->filter == UI_FILTER_IDS)
         ls_buf_printf(b, " · filter %s (%u)", u->filter_value, m->n_vis);
     else if (u->filter == UI_FILTER_CPU) ls_buf_printf(b, " · filter cpu (%u)", m->n_vis);
@@ -61,6 +56,9 @@ static void title(ui *u, ls_buf *b)
         ls_buf_printf(b, " · by %s%s", ui_sort_name(u->sort), u->sort_reverse ? " ↑" : "");
     else if (u->sort != UI_SORT_GRAPH)
         ls_buf_printf(b, " · graph order (o: by %s)", ui_sort_name(u->sort));
+    /* last: a narrow pane cuts these before the filter and the search, which say what is shown */
+    if (u->diff_marks && u->step > 0 && m->inside_added + m->inside_changed + m->inside_removed)
+        ls_buf_printf(b, " · +%u ~%u -%u inside", m->inside_added, m->inside_changed, m->inside_removed);
 }
 
 static uint32_t count(ui *u)

@@ -243,44 +243,47 @@ static void delegate_facts(ui_lines *l, const ls_program *p, const ls_submodule 
 }
 
 static void add_field_wrapped(ui_lines *l, ui_role role, const char *label, const char *text, int pane_w);
+static uint32_t add_field_wrapped_in(ui_lines *l, ui_role role, int color, const char *label, const char *text, int pane_w);
 
 /* Where the node runs and, on the CPU, why: the first thing a partition's user asks, so it
  * comes first, wrapped to the pane (at 80×24 it was below a changed node's now/was lines, and
  * cut) */
 static void why(ui *u, ui_lines *l, const ls_program *p, const ls_node *n, int color, int pane_w)
 {
-    ui_line *ln;
     const char *sub = ui_delegate_sub(p, n);
     if (!sub && n->kind == LS_NODE_GET_ATTR && ls_program_sub(p, n->target)) sub = n->target;
     if (sub) {
         const ls_submodule *s = ls_program_sub(p, sub);
+        char text[512];
         if (s && s->program) {
-            ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10scalls %s on %s · %u nodes inside — Enter opens it", "delegate", sub,
-                              s->backend_id ? s->backend_id : "?", s->program->n_nodes);
-            ln->indent = 10;
-            ln->jump_prog = sub;
-            ln->has_jump = true;
+            snprintf(text, sizeof text, "calls %s on %s · %u nodes inside — Enter opens it", sub,
+                     s->backend_id ? s->backend_id : "?", s->program->n_nodes);
+            for (uint32_t k = add_field_wrapped_in(l, UI_R_NORMAL, color, "delegate", text, pane_w); k < l->n; k++) {
+                l->v[k].jump_prog = sub; /* Enter on any of its lines */
+                l->v[k].has_jump = true;
+            }
         } else {
-            ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10scalls %s on %s · its blob is opaque to lowerscope", "delegate", sub,
-                              s && s->backend_id ? s->backend_id : "?");
-            ln->indent = 10;
+            snprintf(text, sizeof text, "calls %s on %s · its blob is opaque to lowerscope", sub,
+                     s && s->backend_id ? s->backend_id : "?");
+            add_field_wrapped_in(l, UI_R_NORMAL, color, "delegate", text, pane_w);
         }
         if (s && !s->program) delegate_facts(l, p, s, color);
         return;
     }
     if (u->depth && (p == u->m.prog || p == u->m.prev)) {
         const ls_submodule *s = ls_program_sub(ui_scope_program_parent(u), scope_name(u));
-        ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10sinside %s: delegated to %s", "where", scope_name(u),
-                          s && s->backend_id ? s->backend_id : "?");
-        ln->indent = 10;
+        char text[512];
+        snprintf(text, sizeof text, "inside %s: delegated to %s", scope_name(u), s && s->backend_id ? s->backend_id : "?");
+        add_field_wrapped_in(l, UI_R_NORMAL, color, "where", text, pane_w);
         return;
     }
     if (n->tag) {
         const char *be = ls_program_tag_backend(p, n->tag);
         int ti = ui_tag_index(u, n->tag);
         if (!be && ti >= 0) be = u->dc.tags.backends[ti];
-        ln = ui_lines_add(l, UI_R_NORMAL, color, "%-10s%s → %s (delegated)", "tag", n->tag, be ? be : "?");
-        ln->indent = 10;
+        char text[512];
+        snprintf(text, sizeof text, "%s → %s (delegated)", n->tag, be ? be : "?");
+        add_field_wrapped_in(l, UI_R_NORMAL, color, "tag", text, pane_w);
         return;
     }
     if (n->kind != LS_NODE_CALL) return;
@@ -359,8 +362,11 @@ static void findings(ui *u, ui_lines *l, const ls_node *n)
 
 /* A field whose text runs past the pane, wrapped at spaces under its text (now and was: at 80
  * columns both showed the same start and the difference was past the edge). */
-static void add_field_wrapped(ui_lines *l, ui_role role, const char *label, const char *text, int pane_w)
+/* The same in a tag's colour; returns the index of its first line (the lines may move as more
+ * are added: an index, not a pointer). */
+static uint32_t add_field_wrapped_in(ui_lines *l, ui_role role, int color, const char *label, const char *text, int pane_w)
 {
+    uint32_t first_line = l->n;
     int w = pane_w - 11 < 24 ? 24 : pane_w - 11;
     bool first = true;
     for (const char *s = text; *s;) {
@@ -370,12 +376,18 @@ static void add_field_wrapped(ui_lines *l, ui_role role, const char *label, cons
             while (k > w / 3 && s[k] != ' ' && s[k - 1] != '(') k--;
             n = k > w / 3 ? k : w;
         }
-        ui_line *ln = ui_lines_add(l, role, -1, "%-10s%.*s", first ? label : "", n, s);
+        ui_line *ln = ui_lines_add(l, role, color, "%-10s%.*s", first ? label : "", n, s);
         ln->indent = 10;
         first = false;
         s += n;
         while (*s == ' ') s++;
     }
+    return first_line;
+}
+
+static void add_field_wrapped(ui_lines *l, ui_role role, const char *label, const char *text, int pane_w)
+{
+    (void)add_field_wrapped_in(l, role, -1, label, text, pane_w);
 }
 
 uint64_t ui_node_lines_built;
