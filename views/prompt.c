@@ -467,11 +467,11 @@ int ui_command(ui *u, const char *line)
     }
     if (!strcmp(cmd, "diff")) {
         /* :diff alone switches the marks, as the key does; on and off set them; anything else says so */
-        if (*arg && strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0) {
+        if (*arg && strcasecmp(arg, "on") != 0 && strcasecmp(arg, "off") != 0) {
             ui_message(u, true, "diff %s: give on or off (or nothing, to switch the marks)", arg);
             return 0;
         }
-        bool on = *arg ? strcmp(arg, "on") == 0 : !u->diff_marks;
+        bool on = *arg ? strcasecmp(arg, "on") == 0 : !u->diff_marks;
         if (on != u->diff_marks) ui_run_action(u, UI_A_DIFF);
         else ui_message(u, false, "diff marks are %s already", on ? "on" : "off");
         return 0;

@@ -654,7 +654,8 @@ static bool start_curses(ui *u, const ls_tui_opts *o, ls_error *err)
     if (!u->scr) {
         if (u->scr_out) fclose(u->scr_out);
         if (u->scr_in) fclose(u->scr_in);
-        ls_fail(err, "cannot start the terminal UI (TERM=%s)", getenv("TERM") ? getenv("TERM") : "unset");
+        ls_fail(err, "cannot start the terminal UI: TERM=%s is not a terminal type this system's terminfo knows "
+                     "(use one such as xterm-256color)", getenv("TERM") ? getenv("TERM") : "unset");
         return false;
     }
     set_term(u->scr);

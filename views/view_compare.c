@@ -428,8 +428,8 @@ int ui_compare_open(ui *u, const char *arg)
         if (!*end && u->h->as_held) ui_message(u, true, "compare %s: no such file, and a .pte has step 0 only (:relower runs the pipeline)", arg);
         else if (!*end) ui_message(u, true, "compare %s: the pipeline has steps 0 to %u, and there is no such file", arg, u->h->n - 1);
         else /* the same words as a number's: the steps there are, then the file */
-            ui_message(u, true, "compare %s: not a step (the pipeline has steps 0 to %u; give one or two), and no such file",
-                       arg, u->h->n - 1);
+            ui_message(u, true, "compare %s: not a step (the pipeline has steps 0 to %u: :compare STEP), and no such file "
+                       "(:compare FILE [STEP])", arg, u->h->n - 1);
         return 0;
     }
     ui_compare_free(u);
