@@ -478,7 +478,7 @@ static void draw_side(ui *u, const ls_program *p, int32_t pos, int tag, char mar
     ls_buf args = {0};
     ui_fmt_args(p, n, &args);
     int ax = x + 5 + name_w + op_w;
-    if (args.s) ui_put(u, y, ax, x + w - ax, a, pair, args.s);
+    if (args.s) ui_put_cut(u, y, ax, x + w - ax, a, pair, args.s) /* a cut value ends in … */;
     ls_buf_free(&args);
 }
 
@@ -524,7 +524,7 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
         short dp;
         attr_t da = ui_role_attr(u, UI_R_DIM, &dp);
         int sx = r->b < 0 ? x + half + 1 : x;
-        ui_put(u, y, sx, r->b < 0 ? w - half - 1 : half, da | (cursor ? A_REVERSE : 0), dp, text);
+        ui_put_cut(u, y, sx, r->b < 0 ? w - half - 1 : half, da | (cursor ? A_REVERSE : 0), dp, text);
     }
 }
 
