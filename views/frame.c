@@ -139,7 +139,9 @@ void ui_draw_status(ui *u)
         return;
     }
     bool main = u->screen == UI_S_MAIN;
-    const char *const *items = main ? (u->utf8 ? hint_main : hint_main_ascii) : u->screen == UI_S_RUN ? hint_run : hint_screen;
+    const char *const *items = main                                             ? (u->utf8 ? hint_main : hint_main_ascii)
+                               : u->screen == UI_S_RUN && ui_run_can_run(u) ? hint_run
+                                                                            : hint_screen;
     ui_fill(u, y, 0, u->cols, a, pair);
     char fit[256];
     int room = u->cols - 1 - pw;

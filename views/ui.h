@@ -699,6 +699,8 @@ struct ls_node_stats;
 struct ls_node_stat;
 /* What the run of this step measured node by node (view_run.c), NULL when it was not run. */
 const struct ls_node_stats *ui_run_stats(const ui *u);
+/* Whether the run screen's program runs (r runs it again), or it cannot (the screen says why). */
+bool ui_run_can_run(const ui *u);
 /* overlay.c: the graph pane's run columns, sorting and divergence jumps */
 const struct ls_node_stats *ui_overlay_stats(ui *u); /* NULL unless shown here */
 const struct ls_node_stat *ui_stat_of(ui *u, const ls_node *n);

@@ -68,6 +68,11 @@ static ui_run_session *session_new(ui *u)
     return s;
 }
 
+bool ui_run_can_run(const ui *u)
+{
+    return u->run && u->run->r;
+}
+
 const ls_node_stats *ui_run_stats(const ui *u)
 {
     const ui_run_session *s = u->run;
@@ -444,6 +449,8 @@ static void title(ui *u, ls_buf *b)
     if (s && s->h == u->h && s->step != u->step) /* stepped while on the screen: what is shown is older */
         ls_buf_printf(b, "Run · step %u %s · now at step %u: r runs it · q back", s->step, u->h->steps[s->step].pass,
                       u->step);
+    else if (s && !s->r) /* r would only say why again */
+        ls_buf_printf(b, "Run · step %u %s · it cannot run · q back", u->step, u->h->steps[u->step].pass);
     else
         ls_buf_printf(b, "Run · step %u %s · r again · q back", u->step, u->h->steps[u->step].pass);
 }
