@@ -47,13 +47,9 @@ static int box_width(ui *u, const ls_region_boxes *bx)
     const ls_program *prog = u->h->steps[u->step].program;
     if (u->pg_text_w_prog != prog || u->pg_text_w_unfold != u->pg_unfold) {
         /* the first 4096 boxes, until one needs the widest box: measuring every line of a
-         * million-node program's boxes cost the screen 40 ms (bench_ui); once per step */
-        int need = BOX_W;
-        for (uint32_t b = 0; b < bx->n && b < 4096 && need < 56; b++)
-            for (int k = 0; k < LS_BOX_LINES; k++)
-                if (bx->boxes[b].text[k] && ui_text_width(bx->boxes[b].text[k]) + 4 > need)
-                    need = ui_text_width(bx->boxes[b].text[k]) + 4;
-        u->pg_text_w = need;
+         * million-node program's boxes cost the screen 40 ms (bench_ui); once per step. Measured
+         * as `lowerscope graph` measures them (ls_boxes_fit_width: the cells as drawn). */
+        u->pg_text_w = ls_boxes_fit_width(bx->boxes, bx->n < 4096 ? bx->n : 4096, BOX_W, 56);
         u->pg_text_w_prog = prog;
         u->pg_text_w_unfold = u->pg_unfold;
     }

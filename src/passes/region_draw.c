@@ -76,8 +76,10 @@ int ls_boxes_fit_width(const ls_box *boxes, uint32_t n, int lo, int hi)
     int w = lo;
     uint32_t cps[512];
     for (uint32_t b = 0; b < n && w < hi; b++)
-        for (int k = 0; k < LS_BOX_LINES; k++)
-            if (boxes[b].text[k] && (int)text_cells(boxes[b].text[k], cps) + 4 > w) w = (int)text_cells(boxes[b].text[k], cps) + 4;
+        for (int k = 0; k < LS_BOX_LINES; k++) {
+            int need = boxes[b].text[k] ? (int)text_cells(boxes[b].text[k], cps) + 4 : 0;
+            if (need > w) w = need;
+        }
     return w < hi ? w : hi;
 }
 
