@@ -217,11 +217,9 @@ static void show_state(ui *u, const ls_program *p, ui_lines *out)
     uint32_t ns = ls_runner_state_count(s->r), n_cmp = 0;
     const ls_compare_item *cmp = s->cmp ? ls_compare_run_states(s->cmp, &n_cmp) : NULL;
     if (ns || n_cmp) ui_lines_add(out, UI_R_TITLE, -1, "state after run %lld", (long long)s->runs);
-    int label_w = 12;
-    for (uint32_t i = 0; i < ns; i++) {
-        const char *name = ls_runner_state_name(s->r, i);
-        if (ui_text_width(name) > label_w) label_w = ui_text_width(name) < 40 ? ui_text_width(name) : 40;
-    }
+    const char *state_labels[64];
+    for (uint32_t i = 0; i < ns && i < 64; i++) state_labels[i] = ls_runner_state_name(s->r, i);
+    int label_w = label_width(state_labels, ns < 64 ? ns : 64);
     for (uint32_t i = 0; i < ns; i++) {
         const char *name = ls_runner_state_name(s->r, i);
         const char *slash = strchr(name, '/');
@@ -295,7 +293,7 @@ static void run_once(ui *u, ui_lines *out)
     const char *in_labels[64];
     for (uint32_t i = 0; i < n_in && i < 64; i++) in_labels[i] = i < n_names ? names[i]->name : "input";
     int in_w = label_width(in_labels, n_in < 64 ? n_in : 64);
-    for (uint32_t i = 0; i < n_in; i++) show_value(out, i < n_names && i < 64 ? names[i]->name : "input", in_w, &in[i], -1);
+    for (uint32_t i = 0; i < n_in; i++) show_value(out, i < 64 ? in_labels[i] : "input", in_w, &in[i], -1);
     if (s->cmp) ls_compare_run_inputs(s->cmp, in, n_in);
     ls_error err = {0};
     if (ls_runner_run(s->r, in, n_in, &res, &n_res, &err) != 0) {
@@ -335,7 +333,7 @@ static void run_once(ui *u, ui_lines *out)
         for (uint32_t i = 0; i < n_res && i < 64; i++) out_labels[i] = onames[i] ? onames[i] : "(constant)";
         int out_w = label_width(out_labels, n_res < 64 ? n_res : 64);
         for (uint32_t i = 0; i < n_res; i++) {
-            show_value(out, i < 64 && onames[i] ? onames[i] : "(constant)", out_w, &res[i], -1);
+            show_value(out, i < 64 ? out_labels[i] : "(constant)", out_w, &res[i], -1);
             if (items && before + i < n_items) show_diff(out, &items[before + i]);
         }
         show_state(u, p, out);
