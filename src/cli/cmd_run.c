@@ -88,7 +88,6 @@ typedef struct run_opts {
     bool compare;             /* --compare: the loaded program is the reference */
     bool json, pipeline_given;
     bool nodes;               /* --nodes: what each node measured (the UI's run overlay) */
-    const char *run_option;   /* the first option given that is about a run here (--etdump runs nothing) */
     ls_compare_opts tol;      /* --rtol, --atol (-1: by dtype) */
     ls_pipeline_opts pipeline;
     ls_load_opts load;
@@ -136,13 +135,11 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else if (strcmp(a, "--steps") == 0 && has_next) {
-            if (!o->run_option) o->run_option = a;
             if (!parse_int(argv[++i], &o->steps) || o->steps < 1 || o->steps > 1000000) {
                 ls_cli_error("run: --steps wants a whole number from 1 up, not '%s'", argv[i]);
                 return -1;
             }
         } else if (strcmp(a, "--seed") == 0 && has_next) {
-            if (!o->run_option) o->run_option = a;
             int64_t s;
             if (!parse_int(argv[++i], &s)) {
                 ls_cli_error("run: --seed wants a whole number, not '%s'", argv[i]);
@@ -150,34 +147,27 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             }
             o->seed = (uint64_t)s;
         } else if (strcmp(a, "--step") == 0 && has_next) {
-            if (!o->run_option) o->run_option = a;
             o->step = argv[++i];
         } else if (strncmp(a, "--step=", 7) == 0) {
-            if (!o->run_option) o->run_option = "--step";
             o->step = a + 7;
         } else if (strcmp(a, "--etdump") == 0 && has_next) {
             o->etdump = argv[++i];
             if (ls_cli_refuse_empty("run", "--etdump", o->etdump, "the ETDump (.etdp) a device wrote")) return -1;
         } else if (strcmp(a, "--compare") == 0) {
-            if (!o->run_option) o->run_option = a;
             o->compare = true;
         } else if (strcmp(a, "--nodes") == 0) {
-            if (!o->run_option) o->run_option = a;
             o->nodes = true;
         } else if (strcmp(a, "--compare-with") == 0 && has_next) {
-            if (!o->run_option) o->run_option = a;
             o->compare_with = argv[++i];
             if (ls_cli_refuse_empty("run", "--compare-with", o->compare_with, "the reference program")) return -1;
         } else if ((strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) && has_next) {
             if (!parse_tolerance(a, argv[++i], a[2] == 'r' ? &o->tol.rtol : &o->tol.atol)) return -1;
         } else if (strcmp(a, "--save") == 0 && has_next) {
-            if (!o->run_option) o->run_option = a;
             o->save_dir = argv[++i];
             if (ls_cli_refuse_empty("run", "--save", o->save_dir, "the folder to save into")) return -1;
         } else if ((lo = ls_cli_load_opt("run", &o->load, false, argc, argv, &i)) != 0) {
             if (lo < 0) return -1;
         } else if (strcmp(a, "--input") == 0 && has_next) {
-            if (!o->run_option) o->run_option = a;
             const char *spec = argv[++i], *eq = strchr(spec, '=');
             if (!eq || eq == spec || !eq[1]) {
                 ls_cli_error("run: --input wants NAME=FILE.npy, not '%s'", spec);
@@ -211,10 +201,16 @@ static int parse_opts(int argc, char **argv, run_opts *o)
     o->bundled = ls_bpte_is_file(o->path);
     /* a bundled program's ETDump (its RunData say which case ran) is placed on its embedded .pte,
      * as the UI places it: the cases do not run then */
-    if (o->etdump && o->run_option) { /* it ran nothing here: an option about a run would be ignored */
-        ls_cli_error("run: --etdump shows what ran on a device, and runs nothing here: it takes no %s", o->run_option);
-        return -1;
-    }
+    /* it runs nothing here: an option about a run would be ignored (split_equals made every
+     * --option=value two words, so the options are whole words) */
+    static const char *const about_a_run[] = {"--steps", "--seed", "--step",  "--compare", "--nodes",
+                                              "--compare-with", "--save", "--input"};
+    for (int i = 1; o->etdump && i < argc; i++)
+        for (size_t k = 0; k < sizeof about_a_run / sizeof about_a_run[0]; k++)
+            if (!strcmp(argv[i], about_a_run[k])) {
+                ls_cli_error("run: --etdump shows what ran on a device, and runs nothing here: it takes no %s", argv[i]);
+                return -1;
+            }
     if ((o->tol.rtol >= 0 || o->tol.atol >= 0) && !o->compare && !o->compare_with && !o->bundled) {
         ls_cli_error("run: --rtol and --atol are the tolerance of --compare or --compare-with; give one of them");
         return -1;
@@ -305,7 +301,7 @@ static int choose_program(const run_opts *o, run_target *t)
             t->p = st->program;
         } else if (!why[0]) {
             snprintf(why, sizeof why, "step %d %s cannot run here: %s", s, st->pass, err.msg);
-            why_exit = ls_cli_exit_of(&err) == LS_EXIT_NEEDS ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
+            why_exit = ls_cli_exit_of(&err);
         }
     }
     if (!t->r && h->n == 1) { /* a .pte: nothing is lowered after it is loaded */
@@ -444,11 +440,7 @@ typedef struct run_state {
  * and is not a folder, or a folder the user cannot write in, is refused before anything runs. */
 static int make_folders(const char *dir)
 {
-    char path[4096];
-    if (!*dir) {
-        ls_cli_error("run: --save: the folder is an empty name");
-        return -1;
-    }
+    char path[4096]; /* an empty one was refused with the option */
     if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
         ls_cli_error("run: --save %s: the path is too long", dir);
         return -1;
