@@ -137,7 +137,7 @@ int ls_write_file(const char *path, const void *data, size_t size, unsigned flag
      * same folder (the rename stays in one file system) */
     const char *base = strrchr(target, '/');
     base = base ? base + 1 : target;
-    if (strlen(base) + strlen(".tmp.XXXXXX") > 255)
+    if (strlen(base) + strlen(".tmp.XXXXXX") > NAME_MAX)
         snprintf(tmp, tlen + 32, "%.*s.lowerscope.tmp.XXXXXX", (int)(base - target), target);
     sigset_t old;
     block(&old); /* the file and its registration together: a signal between leaves nothing */

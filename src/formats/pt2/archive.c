@@ -309,6 +309,7 @@ static int check_archive_members(ls_weight_source *ws, const char *path, const c
         if (ws->read(ws, members[i].member, &b, err) != 0) return -1;
         size_t n = b->size;
         bool same = n == strlen(members[i].want) && memcmp(b->data, members[i].want, n) == 0;
+        bool big = n == 3 && memcmp(b->data, "big", 3) == 0;
         char got[160]; /* escaped as every string from a file is: "pt2\x0a", not "pt2?" */
         ls_safe_copy((const char *)b->data, n < 32 ? n : 32, 0, got, sizeof got);
         ls_blob_unref(b);
@@ -321,7 +322,7 @@ static int check_archive_members(ls_weight_source *ws, const char *path, const c
             return ls_fail(err, "%s: %sarchive_version is \"%s%s\": torch.export.load reads version 0 only (\"Saved "
                                 "archive version %s does not match our current archive version 0.\")", path, shown,
                            got, more, got);
-        if (n == 3 && memcmp(got, "big", 3) == 0) {
+        if (big) {
             if (!weights_read) continue; /* --metadata-only: no weight is read in the wrong order */
             return ls_fail_needs(err, "%s: %sbyteorder is \"big\": the weights are big-endian, and lowerscope reads "
                                       "little-endian weights only (--metadata-only reads the program without them)",
