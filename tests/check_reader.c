@@ -211,6 +211,16 @@ START_TEST(an_unpacked_archive_is_checked_as_the_zip)
     ck_assert_int_eq(ls_write_file_atomic(member, "zip", 3, &werr), 0);
     ck_assert_int_ne(ls_load(dir, &meta, &p, &err), 0);
     ck_assert_msg(strstr(err.msg, "archive_format is \"zip\", not \"pt2\""), "%s", err.msg);
+    /* torch refuses an archive without archive_format and reads one without archive_version as
+     * version 0 (PT2ArchiveReader.__init__, .archive_version): the folder the same */
+    ck_assert_int_eq(unlink(member), 0);
+    ck_assert_int_ne(ls_load(dir, &meta, &p, &err), 0);
+    ck_assert_msg(strstr(err.msg, "prog: archive_format is missing: torch.export.load refuses"), "%s", err.msg);
+    ck_assert_int_eq(ls_write_file_atomic(member, "pt2", 3, &werr), 0);
+    snprintf(member, sizeof member, "%s/prog/archive_version", dir);
+    ck_assert_int_eq(unlink(member), 0);
+    ck_assert_msg(ls_load(dir, &meta, &p, &err) == 0, "%s", err.msg);
+    ls_program_unref(p);
 }
 END_TEST
 
@@ -520,6 +530,11 @@ START_TEST(a_fifo_is_not_read)
     snprintf(member, sizeof member, "%s/models", dir);
     ck_assert_int_eq(mkdir(dir, 0700), 0);
     ck_assert_int_eq(mkdir(member, 0700), 0);
+    snprintf(member, sizeof member, "%s/archive_format", dir);
+    FILE *f = fopen(member, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("pt2", f);
+    fclose(f);
     snprintf(member, sizeof member, "%s/models/model.json", dir);
     ck_assert_int_eq(mkfifo(member, 0600), 0);
     ck_assert_int_ne(ls_load(dir, NULL, &p, &err), 0);

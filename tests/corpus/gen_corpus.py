@@ -106,7 +106,7 @@ def dumps(obj):
 def archive(model_json, weights_config, weight_files, constants_config=None, root="prog", with_model=True,
             header=None):
     """A .pt2 zip laid out like torch.export.save's (members stored, under one root folder);
-    header overrides archive_format, archive_version or byteorder."""
+    header overrides archive_format, archive_version or byteorder (None leaves it out)."""
     head = {"archive_format": b"pt2", "archive_version": b"0", "byteorder": b"little"}
     head.update(header or {})
     buf = io.BytesIO()
@@ -115,7 +115,8 @@ def archive(model_json, weights_config, weight_files, constants_config=None, roo
             info = zipfile.ZipInfo(root + "/" + name, date_time=(1980, 1, 1, 0, 0, 0))
             z.writestr(info, data)
         for name, value in head.items():
-            add(name, value)
+            if value is not None:
+                add(name, value)
         if with_model:
             add("models/model.json", dumps(model_json).encode())
         add("data/weights/model_weights_config.json", json.dumps({"config": weights_config}).encode())
@@ -290,7 +291,9 @@ def corpus():
     # the archive's own members, as torch checks them: another format, another version, big-endian
     for name, header in (("archive_format_zip.pt2", {"archive_format": b"zip"}),
                          ("archive_version_99.pt2", {"archive_version": b"99"}),
-                         ("byteorder_big.pt2", {"byteorder": b"big"})):
+                         ("byteorder_big.pt2", {"byteorder": b"big"}),
+                         ("archive_format_missing.pt2", {"archive_format": None}),
+                         ("archive_version_missing.pt2", {"archive_version": None})):
         write(CORPUS, name, archive(base_program(), {"w": payload("weight_0", tmeta([4]))},
                                     {"weight_0": floats(1, 2, 3, 4)}, header=header))
 

@@ -295,8 +295,11 @@ static int count_slashes(const char *s)
  * match our current archive version 0."). byteorder is what PyTorchFileWriter records of the
  * machine that wrote it: weights are raw bytes in that order, and lowerscope reads
  * little-endian ones, so "big" is a need (exit 3) when weights are read, not numbers read
- * wrong. A member that is not there is let through (archives written by hand). The same for a
- * zip and for the folder it unpacks to; `shown` is the root as messages name it ("linear_3/"). */
+ * wrong. Without archive_format torch refuses the archive (PT2ArchiveReader.__init__ reads it
+ * with get_record, which raises; torch.export.load's legacy fallback then wants a top-level
+ * "version"); without archive_version it assumes 0 (PT2ArchiveReader.archive_version), and
+ * without byteorder nothing is checked, so those two are let through. The same for a zip and
+ * for the folder it unpacks to; `shown` is the root as messages name it ("linear_3/"). */
 static int check_archive_members(ls_weight_source *ws, const char *path, const char *shown, bool weights_read,
                                  ls_error *err)
 {
@@ -304,7 +307,12 @@ static int check_archive_members(ls_weight_source *ws, const char *path, const c
         const char *member, *want;
     } members[] = {{"archive_format", "pt2"}, {"archive_version", "0"}, {"byteorder", "little"}};
     for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
-        if (!ws->has(ws, members[i].member)) continue;
+        if (!ws->has(ws, members[i].member)) {
+            if (i == 0)
+                return ls_fail(err, "%s: %sarchive_format is missing: torch.export.load refuses such an archive "
+                                    "(PT2ArchiveReader reads archive_format first and wants \"pt2\")", path, shown);
+            continue;
+        }
         ls_blob *b;
         if (ws->read(ws, members[i].member, &b, err) != 0) return -1;
         size_t n = b->size;
