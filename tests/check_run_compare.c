@@ -367,20 +367,46 @@ START_TEST(two_backends_run_together)
 END_TEST
 
 /* Running past a cache's rows fails at a step: the message names the step and says what to do
- * (it gave the kernel's words alone), with and without a reference. */
+ * (it gave the kernel's words alone), with and without a reference; the steps that ran and the
+ * state after the last of them are reported (exit 2 threw them away, and --json wrote nothing),
+ * and the cache's rows are the steps that ran. */
 START_TEST(a_step_past_the_cache_names_itself)
 {
     const char *path = sample_path("kv_cache");
     char *out;
     int rc = tu_runf(&out, "run %s --steps 5", path);
-    ck_assert_msg(rc == 2 && tu_contains(out, "run: step 4 failed: ") && tu_contains(out, "index 4 is out of bounds") &&
+    ck_assert_msg(rc == 1 && tu_contains(out, "run: step 4 failed: ") && tu_contains(out, "index 4 is out of bounds") &&
                       tu_contains(out, "a position past a cache's rows fails (give fewer --steps)") &&
-                      tu_contains(out, "step 3  "),
+                      tu_contains(out, "step 3  ") && tu_contains(out, "step 4  FAILED: ") &&
+                      tu_contains(out, "state after step 3"),
                   "exit %d: %s", rc, out);
     free(out);
     rc = tu_runf(&out, "run %s --steps 5 --compare", path);
-    ck_assert_msg(rc == 2 && tu_contains(out, "run: step 4: the program and the reference both fail on these inputs"),
+    ck_assert_msg(rc == 1 && tu_contains(out, "run: step 4: the program and the reference both fail on these inputs") &&
+                      tu_contains(out, "over 4 steps"),
                   "exit %d: %s", rc, out);
+    free(out);
+    for (int compare = 0; compare < 2; compare++) {
+        rc = tu_runf(&out, "run %s --steps 5 --json%s", path, compare ? " --compare" : "");
+        ck_assert_int_eq(rc, 1);
+        const char *js = strstr(out, "\n{"); /* after stderr's message */
+        cJSON *doc = js ? cJSON_Parse(js) : NULL;
+        ck_assert_msg(doc, "%s", out);
+        cJSON *runs = cJSON_GetObjectItem(doc, "runs"), *failed = cJSON_GetObjectItem(doc, "failed");
+        ck_assert_int_eq(cJSON_GetArraySize(runs), 4);
+        ck_assert_int_eq(cJSON_GetObjectItem(failed, "step")->valueint, 4);
+        ck_assert(strstr(cJSON_GetObjectItem(failed, "error")->valuestring, "index 4 is out of bounds"));
+        ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(failed, "reference_fails_too")) == (compare == 1));
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "state")), 1);
+        cJSON_Delete(doc);
+        free(out);
+    }
+    rc = tu_runf(&out, "run %s --steps 4 --json", path); /* the cache full, not past it */
+    ck_assert_int_eq(rc, 0);
+    cJSON *doc = cJSON_Parse(out);
+    ck_assert(doc && cJSON_IsNull(cJSON_GetObjectItem(doc, "failed")));
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "runs")), 4);
+    cJSON_Delete(doc);
     free(out);
 }
 END_TEST

@@ -1,4 +1,5 @@
 /* Command dispatch, --help and --version. */
+#define _GNU_SOURCE /* vasprintf */
 #include "cli.h"
 #include "progress.h"
 
@@ -58,10 +59,20 @@ void ls_cli_error(const char *fmt, ...)
     va_copy(copy, ap);
     vsnprintf(last_error, sizeof last_error, fmt, copy); /* a copy: stderr gets it whole, however long */
     va_end(copy);
-    fputs("lowerscope: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
     va_end(ap);
+    /* one message, one line: a newline or tab in it came from a file name or a string the user
+     * gave (stderr's stream escapes every other control, and lets layout through) */
+    fputs("lowerscope: ", stderr);
+    for (const char *c = msg ? msg : fmt; *c; c++) {
+        if (*c == '\n') fputs("\\n", stderr);
+        else if (*c == '\r') fputs("\\r", stderr);
+        else if (*c == '\t') fputs("\\t", stderr);
+        else fputc(*c, stderr);
+    }
+    fputc('\n', stderr);
+    free(msg);
 }
 
 const char *ls_cli_last_error(void)

@@ -69,8 +69,9 @@ static const char RUN_HELP[] =
     "unless given).\n"
     "\n"
     "exit codes: 0 ran (and matched the reference), 1 an output or state tensor differs from the\n"
-    "reference, or the program fails where the reference runs, or a bundled case fails, or the\n"
-    "verifier rejects the program or the step run failed (the runtime refuses a .pte); 2 bad input\n"
+    "reference, or a step fails at run time (a position past a cache's rows; the steps before it\n"
+    "are reported), or a bundled case fails, or the verifier rejects the program or the step run\n"
+    "failed (the runtime refuses a .pte); 2 bad input\n"
     "or usage; 3 the program is valid but needs what lowerscope lacks (a backend, a kernel, the\n"
     "weights of a program loaded without them)\n";
 
@@ -434,6 +435,11 @@ typedef struct run_state {
     ls_node_stats stats; /* --nodes */
     ls_buf js, saved;
     bool json_written; /* the document is out */
+    /* a step the runtime refused (a position past a cache's rows): the runs stop there and what
+     * ran before it is reported, not thrown away */
+    int64_t failed_step; /* -1: none */
+    bool failed_ref_too; /* with a reference, it failed on the same inputs */
+    char failed_msg[LS_ERR_MAX];
 } run_state;
 
 /* --save DIR: the folder and the ones above it, as `mkdir -p` makes them; a path that is there
@@ -472,8 +478,9 @@ static int make_folders(const char *dir)
 }
 
 /* One step: inputs, the run, its outputs printed, saved and compared. 0, 1 (the program failed
- * where the reference ran: stop, a finding), -1 (error printed) or -3 (the same, of a need:
- * out of memory). */
+ * where the reference ran: stop, a finding), 2 (the runtime refused the step, and the reference
+ * too if there is one: stop, reported as failed_step), -1 (error printed) or -3 (the same, of a
+ * need: out of memory, a kernel). */
 static int run_step(run_state *s, int64_t k)
 {
     const run_opts *o = &s->o;
@@ -494,15 +501,24 @@ static int run_step(run_state *s, int64_t k)
                                   : o->given.n ? "; the .npy inputs are the same at every step and the state carries over"
                                                : "; seeded inputs follow the step and the state carries over: a position "
                                                  "past a cache's rows fails (give fewer --steps)";
+        if (err.code == LS_ERR_NEEDS) { /* out of memory, a kernel lowerscope lacks: nothing to report */
+            ls_cli_error("run: step %" PRId64 " failed: %s%s", k, err.msg, next);
+            return -3;
+        }
+        s->failed_step = k;
+        snprintf(s->failed_msg, sizeof s->failed_msg, "%s", err.msg);
         if (!s->cmp) {
             ls_cli_error("run: step %" PRId64 " failed: %s%s", k, err.msg, next);
-            return err.code == LS_ERR_NEEDS ? -3 : -1;
+            if (!o->json) printf("step %" PRId64 "  FAILED: %s\n", k, err.msg);
+            return 2;
         }
-        ls_error ref_err; /* a finding only when the reference runs on these inputs */
+        ls_error ref_err; /* a difference only when the reference runs on these inputs */
         if (run_compare_step(s->cmp, NULL, 0, NULL, NULL, false, &ref_err) != 0) {
             ls_cli_error("run: step %" PRId64 ": the program and the reference both fail on these inputs: %s%s", k,
                          ref_err.msg, next);
-            return -1;
+            if (!o->json) printf("step %" PRId64 "  FAILED, the reference too: %s\n", k, err.msg);
+            s->failed_ref_too = true;
+            return 2;
         }
         run_compare_program_failed(s->cmp, k, err.msg);
         if (!o->json) printf("step %" PRId64 "  FAILED: %s\n", k, err.msg);
@@ -689,9 +705,17 @@ static int run_all(run_state *s)
     for (int64_t k = 0; k < o->steps; k++) {
         int rc = run_step(s, k);
         if (rc < 0) return rc == -3 ? LS_EXIT_NEEDS : LS_EXIT_INPUT;
-        if (rc > 0) break; /* the program failed where the reference ran */
+        if (rc > 0) break; /* the program failed where the reference ran, or the runtime refused the step */
     }
     if (finish(s) != 0) return LS_EXIT_INPUT;
+    ls_buf_puts(&s->js, ",\n  \"failed\": ");
+    if (s->failed_step >= 0) {
+        ls_buf_printf(&s->js, "{\"step\": %" PRId64 ", \"error\": ", s->failed_step);
+        ls_buf_json_str(&s->js, s->failed_msg);
+        ls_buf_printf(&s->js, ", \"reference_fails_too\": %s}", s->failed_ref_too ? "true" : "false");
+    } else {
+        ls_buf_puts(&s->js, "null");
+    }
     if (o->nodes) {
         run_nodes_json(&s->stats, o->compare, &s->js);
         if (!o->json) run_nodes_print(&s->stats, o->compare);
@@ -706,6 +730,7 @@ static int run_all(run_state *s)
         if (!o->json) run_compare_print(s->cmp, s->done);
         if (run_compare_failed(s->cmp)) rc = LS_EXIT_FINDINGS;
     }
+    if (s->failed_step >= 0) rc = LS_EXIT_FINDINGS;
     ls_buf_puts(&s->js, "\n}\n");
     s->json_written = true;
     if (o->json) fputs(s->js.s, stdout);
@@ -716,7 +741,7 @@ static int run_all(run_state *s)
 int ls_cmd_run(int argc, char **argv)
 {
     if (ls_cli_help(argc, argv, RUN_HELP)) return LS_EXIT_OK;
-    run_state s = {.o = {.steps = 1, .tol = {-1, -1}}};
+    run_state s = {.o = {.steps = 1, .tol = {-1, -1}}, .failed_step = -1};
     ls_pipeline_opts_init(&s.o.pipeline);
     int rc = parse_opts(argc, argv, &s.o) != 0 ? LS_EXIT_INPUT : run_all(&s);
     /* a program that does not run (the runtime refuses the .pte, a kernel or backend it needs):
