@@ -203,6 +203,13 @@ START_TEST(export_command_and_overwrite)
     ck_assert_int_eq(tu_run(&out, empty_file), 2);
     ck_assert_msg(tu_contains(out, "info: FILE is an empty name"), "%s", out);
     free(out);
+    /* a newline or tab in a file name: one message, one line (the newline reached stderr raw) */
+    const char *odd_name[] = {"verify", "/nonexistent/new\nline\t.pte", NULL};
+    ck_assert_int_eq(tu_run(&out, odd_name), 2);
+    ck_assert_msg(tu_contains(out, "lowerscope: /nonexistent/new\\nline\\t.pte: cannot open") &&
+                      strchr(out, '\n') == out + strlen(out) - 1,
+                  "%s", out);
+    free(out);
     char ptd[600]; /* the head of a .ptd, enough for --data's check as it is given */
     snprintf(ptd, sizeof ptd, "%s/w.ptd", tu_tmpdir());
     ls_error werr;
