@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "passtest.h"
+#include "reader.h"
+#include "testutil.h"
 
 /* Test 18: p_a:[1, 2, 3]; x:[2, 2, 3]; b = add(a, a); c = cat([a, b]); d = add(c, c);
  * out = add(d, x) → one add left; specs [CONSTANT_TENSOR _prop_tensor_constant0, USER_INPUT x]. */
@@ -210,6 +212,51 @@ START_TEST(test25_edge_full_is_kept)
 }
 END_TEST
 
+/* exir's _DEFAULT_SKIP_TARGETS hold the Edge forms of _QUANT_PRIMITIVES: in the Edge
+ * quantized_mlp, each dequantize_per_channel reads only constants (an int8 weight, its scales
+ * and zero points) and stays, with its int8 weight, for a backend's quantized pattern; the same
+ * program in ATen folds them (the set holds Edge targets only). They were folded into float32
+ * constants in Edge, so XNNPACK took float weights 4x the size. */
+static uint32_t count_dtype(const ls_program *p, ls_dtype dt)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < p->n_state; i++) k += p->state_dict[i].t && p->state_dict[i].t->dtype == dt;
+    for (uint32_t i = 0; i < p->n_constants; i++) k += p->constants[i].t && p->constants[i].t->dtype == dt;
+    return k;
+}
+
+START_TEST(edge_quantization_primitives_are_kept)
+{
+    ls_program *aten = NULL;
+    ls_error err;
+    ck_assert_msg(ls_load(tu_root("samples/quantized_mlp.pt2"), NULL, &aten, &err) == 0, "%s", err.msg);
+    uint32_t dq = pt_count_op(aten, LS_OP_dequantize_per_channel), int8 = count_dtype(aten, LS_DT_I8);
+    ck_assert_uint_eq(dq, 3); /* three quantized weights, read by nothing but constants */
+    ck_assert_uint_ge(int8, 3);
+    ls_program *edge = ls_program_ref(aten);
+    pt_step(&edge, ls_pass_to_edge, NULL);
+    ls_report rep = {0};
+    ls_program *kept = pt_run(ls_pass_constant_prop, edge, NULL, &rep, &err);
+    ck_assert_ptr_nonnull(kept);
+    ck_assert_uint_eq(pt_count_op(kept, LS_OP_dequantize_per_channel), dq);
+    ck_assert_uint_eq(count_dtype(kept, LS_DT_I8), int8);
+    ck_assert_uint_eq(kept->n_nodes, edge->n_nodes);
+    bool said = false;
+    for (uint32_t i = 0; i < rep.n; i++)
+        said |= strstr(rep.v[i].text, "3 calls read only constants and stay: exir's _DEFAULT_SKIP_TARGETS") != NULL;
+    ck_assert(said);
+    ls_report_free(&rep);
+    ls_program *folded = pt_run(ls_pass_constant_prop, aten, NULL, NULL, &err);
+    ck_assert_ptr_nonnull(folded);
+    ck_assert_uint_eq(pt_count_op(folded, LS_OP_dequantize_per_channel), 0);
+    ck_assert_uint_lt(count_dtype(folded, LS_DT_I8), int8);
+    ls_program_unref(folded);
+    ls_program_unref(kept);
+    ls_program_unref(edge);
+    ls_program_unref(aten);
+}
+END_TEST
+
 /* D6: (x + 1, a * 2) with parameter a: the folded output gets the clone of the program's own
  * dialect — aten.clone.default named `clone` in an ATen program, the Edge clone in an Edge one. */
 static ls_program *folded_output(ls_dialect d)
@@ -309,6 +356,7 @@ Suite *pass_constant_prop_suite(void)
     tcase_add_test(tc, d6_clone_of_the_programs_dialect);
     tcase_add_test(tc, parameter_output_gets_clone);
     tcase_add_test(tc, prop_names_and_placement);
+    tcase_add_test(tc, edge_quantization_primitives_are_kept);
     suite_add_tcase(s, tc);
     return s;
 }

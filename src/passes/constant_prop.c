@@ -58,13 +58,35 @@ static void check_input(uint32_t id, void *vctx)
     if (p < 0 || !s->c->is_const[p]) s->all_const = false;
 }
 
-static bool foldable_op(const ls_program *q, const ls_node *n)
+/* exir's _DEFAULT_SKIP_TARGETS (exir/passes/constant_prop_pass.py): the Edge full ("can
+ * significantly increase compiled model size") and the Edge forms of _QUANT_PRIMITIVES
+ * (exir/operator/util.py; "Do not const prop quantization primitives"), so an int8 weight and
+ * its dequantize stay for a backend to match. Edge targets only: in an ATen program they fold.
+ * (convert_element_type.no_fuse and torchao's affine ops are in the list too; lowerscope runs
+ * neither, so they are never folded anyway.) */
+static bool skipped_in_edge(const ls_op *op)
 {
-    if (n->kind != LS_NODE_CALL || !n->op) return false;
-    if (n->op->id == LS_OP_call_delegate || (n->op->flags & LS_OPF_INPLACE)) return false;
-    /* exir skips the Edge full (runtime allocations stay) */
-    if (n->op->id == LS_OP_full && q->dialect == LS_DIALECT_EDGE) return false;
-    return n->val_kind == LS_VAL_TENSOR || n->val_kind == LS_VAL_TENSORS;
+    switch (op->id) {
+    case LS_OP_full:
+    case LS_OP_quantize_per_tensor:
+    case LS_OP_quantize_per_tensor_tensor:
+    case LS_OP_dequantize_per_tensor:
+    case LS_OP_dequantize_per_tensor_tensor:
+    case LS_OP_quantize_per_channel:
+    case LS_OP_dequantize_per_channel:
+    case LS_OP_choose_qparams_tensor: return true;
+    default: return false;
+    }
+}
+
+typedef enum { FOLD_NO, FOLD_YES, FOLD_SKIPPED } fold_kind;
+
+static fold_kind foldable_op(const ls_program *q, const ls_node *n)
+{
+    if (n->kind != LS_NODE_CALL || !n->op) return FOLD_NO;
+    if (n->op->id == LS_OP_call_delegate || (n->op->flags & LS_OPF_INPLACE)) return FOLD_NO;
+    if (n->val_kind != LS_VAL_TENSOR && n->val_kind != LS_VAL_TENSORS) return FOLD_NO;
+    return q->dialect == LS_DIALECT_EDGE && skipped_in_edge(n->op) ? FOLD_SKIPPED : FOLD_YES;
 }
 
 static bool constant_input(const cprop *c, const ls_node *ph)
@@ -126,7 +148,8 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
     c.value = ls_calloc(n ? n : 1, sizeof *c.value);
 
     /* §2.1 constant placeholders, §2.2 propagation in graph order */
-    uint32_t folded = 0, failures = 0;
+    uint32_t folded = 0, failures = 0, skipped = 0;
+    const char *skipped_names[3] = {0};
     for (uint32_t i = 0; i < n; i++) {
         const ls_node *nd = q->nodes[i];
         if (nd->kind == LS_NODE_PLACEHOLDER) {
@@ -136,10 +159,16 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
             if (d && d->t) c.value[i] = ls_value_tensor(ls_tensor_ref(d->t));
             continue;
         }
-        if (!foldable_op(q, nd) || !q->has_weights) continue;
+        fold_kind fk = foldable_op(q, nd);
+        if (fk == FOLD_NO || !q->has_weights) continue;
         arg_scan s = {&c, true};
         for (uint16_t a = 0; a < nd->nargs; a++) ls_arg_each_node(&nd->args[a], check_input, &s);
         if (!s.all_const) continue;
+        if (fk == FOLD_SKIPPED) { /* said once, below: a quantized model has hundreds */
+            if (skipped < 3) skipped_names[skipped] = nd->name;
+            skipped++;
+            continue;
+        }
         ls_error err;
         ls_value v = {0};
         int rc;
@@ -408,7 +437,18 @@ int ls_pass_constant_prop(const ls_program *in, ls_program **out, ls_pass_ctx *c
 
     if (!q->has_weights)
         ls_report_add(ctx->report, NULL, NULL, "the program was loaded without weights: nothing can be evaluated");
-    else if (!folded && !created.n)
+    if (skipped) {
+        ls_buf kept_list = {0};
+        for (uint32_t k = 0; k < skipped && k < 3; k++) ls_buf_printf(&kept_list, "%s`%s`", k ? ", " : "", skipped_names[k]);
+        if (skipped > 3) ls_buf_puts(&kept_list, ", ...");
+        bool one = skipped == 1;
+        ls_report_add(ctx->report, NULL, skipped_names[0],
+                      "%u call%s read%s only constants and stay%s: exir's _DEFAULT_SKIP_TARGETS keep the full and the "
+                      "quantization primitives of an Edge program (%s)", skipped, one ? "" : "s", one ? "s" : "",
+                      one ? "s" : "", kept_list.s);
+        ls_buf_free(&kept_list);
+    }
+    if (q->has_weights && !folded && !created.n && !skipped)
         ls_report_add(ctx->report, NULL, NULL, "no call reads only constants: nothing to fold");
     for (uint32_t i = 0; i < n; i++) ls_value_release(&c.value[i]);
     free(c.value);
