@@ -354,6 +354,27 @@ START_TEST(rule_static_shape_and_step)
 }
 END_TEST
 
+/* SliceCopyConfig: no dimension of size 0 in the input or the output ("output tensor has invalid
+ * shape ... Expecting non-zero, int values"): y[:, 2:2] of a float32[4, 8] is float32[4, 0],
+ * refused though its input has elements (no_empty looks at inputs only); y[:, 2:3] is taken. */
+START_TEST(rule_slice_to_nothing)
+{
+    int64_t s[2] = {4, 8}, none[2] = {4, 0}, one[2] = {4, 1};
+    ls_builder *b = ls_builder_new("model", LS_DIALECT_EDGE);
+    uint32_t y = user(b, "y", LS_DT_F32, 2, s);
+    ls_tmeta m0 = ls_meta(LS_DT_F32, 2, none), m1 = ls_meta(LS_DT_F32, 2, one);
+    ls_arg a0[5] = {ls_arg_node(y), ls_arg_int(1), ls_arg_int(2), ls_arg_int(2), ls_arg_int(1)};
+    ls_arg a1[5] = {ls_arg_node(y), ls_arg_int(1), ls_arg_int(2), ls_arg_int(3), ls_arg_int(1)};
+    uint32_t o[2] = {call_kw(b, LS_OP_slice_copy_Tensor, a0, 5, NULL, ls_arg_none(), &m0),
+                     call_kw(b, LS_OP_slice_copy_Tensor, a1, 5, NULL, ls_arg_none(), &m1)};
+    ls_program *p = xnn_partitioned(b, o, 2);
+    assert_why(p, "aten_slice_copy_tensor",
+               "XNNPACK takes no dimension of size 0: its result `aten_slice_copy_tensor` has size 0 in dim 1 (rule no_zero_dim)");
+    ck_assert_str_eq(tag_of(p, "aten_slice_copy_tensor_1"), "tag0");
+    ls_program_unref(p);
+}
+END_TEST
+
 /* CatConfig: at least two tensors. */
 START_TEST(rule_min_inputs)
 {
@@ -559,6 +580,7 @@ Suite *partition_rules_suite(void)
     tcase_add_test(tc, rule_const_arg_gemm_weight);
     tcase_add_test(tc, rule_same_dtype);
     tcase_add_test(tc, rule_no_empty);
+    tcase_add_test(tc, rule_slice_to_nothing);
     tcase_add_test(tc, rule_tensor_args);
     tcase_add_test(tc, rule_static_shape_and_step);
     tcase_add_test(tc, rule_min_inputs);

@@ -279,6 +279,23 @@ static const char *t_static(const pr_view *v, const ls_rule *r, const ls_node *n
     return NULL;
 }
 
+static const char *t_no_zero_dim(const pr_view *v, const ls_rule *r, const ls_node *n, const ls_node *src,
+                                 const ls_tmeta *m)
+{
+    for (int d = 0; d < m->ndim; d++)
+        if (!m->sym[d] && m->sizes[d] == 0)
+            return pr_refusal(v, r, "takes no dimension of size 0: %s has size 0 in dim %d", who(n, src), d);
+    return NULL;
+}
+
+/* XNNPACK SliceCopyConfig.check_constraints (generic_node_configs.py): every dimension of the
+ * input and of the output an int and not 0 ("output tensor has invalid shape ... Expecting
+ * non-zero, int values."), the output too, which the common no_empty does not check. */
+static const char *p_no_zero_dim(const pr_view *v, const ls_rule *r, const ls_node *n)
+{
+    return each_tensor(v, r, n, t_no_zero_dim);
+}
+
 /* XNNPACK SliceCopyConfig and UpsampleBilinear2dConfig (is_shape_dynamic), ViewCopyConfig
  * (symbolic reshape): no symbolic size in what the node reads or returns. */
 static const char *p_static_shape(const pr_view *v, const ls_rule *r, const ls_node *n)
@@ -464,7 +481,7 @@ static const struct pred {
     {"list_len", AK_ARG_INT, p_list_len},        {"min_inputs", AK_INT, p_min_inputs},
     {"same_io_dtype", AK_NONE, p_same_io_dtype}, {"nonneg", AK_ARG, p_nonneg},
     {"one_inferred", AK_ARG, p_one_inferred},    {"no_bool", AK_NONE, p_no_bool},
-    {"linear_permute", AK_NONE, p_linear_permute},
+    {"linear_permute", AK_NONE, p_linear_permute}, {"no_zero_dim", AK_NONE, p_no_zero_dim},
 };
 #define NPREDS (sizeof preds / sizeof preds[0])
 
