@@ -36,6 +36,9 @@ static const corpus_case cases[] = {
     /* the archive's own members, checked as torch checks them (they were not read: a big-endian
      * archive's weights were read as little-endian, silently) */
     {"archive_format_zip.pt2", "info %1$s", 2, "prog/archive_format is \"zip\", not \"pt2\": not a .pt2 archive"},
+    {"tensor_argument_none.json", "verify %1$s", 1,
+     "error: node 'add' (aten.add.Tensor): argument 'self' is None, which the schema does not allow"},
+    {"tensor_argument_none.json", "export %1$s -o %3$s", 2, "the verifier rejects the program's structure (1 error)"},
     {"archive_format_missing.pt2", "info %1$s", 2, "prog/archive_format is missing: torch.export.load refuses"},
     {"archive_version_missing.pt2", "verify %1$s", 0, "archive_version_missing.pt2: valid: 5 nodes, 0 warnings"},
     {"archive_version_99.pt2", "verify %1$s", 2,

@@ -304,6 +304,16 @@ static bool check_graph(vctx *c, id_pos *ids, bool sweep, node_vec *ph)
             if (n->nargs < 2 || n->args[0].kind != LS_ARG_NODE || n->args[1].kind != LS_ARG_INT)
                 add(c, LS_SEV_ERROR, n->name, "node '%s': getitem needs (node, index) arguments", n->name);
         }
+        /* None where the schema takes no None ("Tensor self" of aten.mul.Tensor): torch's
+         * deserializer lets it through (as_none is a value), and the kernel's EValue::toTensor
+         * would abort on the device; the arguments are in schema order after the reader */
+        if (!(n->op->flags & (LS_OPF_SPECIAL | LS_OPF_CUSTOM)))
+            for (uint16_t k = 0; k < n->nargs && k < n->op->schema.nparams; k++) {
+                const ls_param *prm = &n->op->schema.params[k];
+                if (n->args[k].kind == LS_ARG_NONE && !prm->optional && prm->type != LS_PT_ANY)
+                    add(c, LS_SEV_ERROR, n->name, "node '%s' (%s): argument '%s' is None, which the schema does not "
+                        "allow (%s)", n->name, n->op->qualname, prm->name, n->op->schema_text);
+            }
         /* the dialect: an Edge op in an ATen program, or an ATen compute op in an Edge one */
         bool special = (n->op->flags & LS_OPF_SPECIAL) || is_sym_op(n->op);
         if (p->dialect == LS_DIALECT_ATEN && (n->dialect == LS_DIALECT_EDGE || n->dialect == LS_DIALECT_EXECUTORCH))

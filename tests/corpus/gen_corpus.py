@@ -297,6 +297,12 @@ def corpus():
         write(CORPUS, name, archive(base_program(), {"w": payload("weight_0", tmeta([4]))},
                                     {"weight_0": floats(1, 2, 3, 4)}, header=header))
 
+    # found by a tester: a Tensor argument written as None (torch's deserializer lets as_none
+    # through); it verified, exported, and failed only when run
+    p = base_program()
+    p["graph_module"]["graph"]["nodes"][0]["inputs"][0]["arg"] = {"as_none": True}
+    write(CORPUS, "tensor_argument_none.json", dumps(p))
+
     p = base_program()
     p["graph_module"]["graph"]["nodes"][1]["outputs"] = [tensor("add")]
     p["graph_module"]["graph"]["outputs"] = [tensor("add")]
