@@ -33,6 +33,8 @@ typedef struct corpus_case {
 static const corpus_case cases[] = {
     {"target_not_a_string.json", "info %1$s", 2, "target_not_a_string.json: graph node #0: target is not a string"},
     {"tensor_values_list.json", "info %1$s", 2, "tensor_values_list.json: graph.tensor_values is not an object"},
+    {"raw_nul_in_a_name.json", "info %1$s", 2, ": a raw control byte 0x00, which JSON allows nowhere (a string spells it \\u0000)"},
+    {"raw_escape_in_a_name.json", "node %1$s add", 2, ": a raw control byte 0x1b, which JSON allows nowhere"},
     /* the archive's own members, checked as torch checks them (they were not read: a big-endian
      * archive's weights were read as little-endian, silently) */
     {"archive_format_zip.pt2", "info %1$s", 2, "prog/archive_format is \"zip\", not \"pt2\": not a .pt2 archive"},

@@ -287,6 +287,11 @@ def corpus():
     p = base_program()
     p["graph_module"]["graph"]["tensor_values"] = []
     write(CORPUS, "tensor_values_list.json", dumps(p))
+    # found by a tester: raw control bytes, which JSON allows nowhere; a NUL in a name cut it
+    # short ("arg0<NUL>_1" read as "arg0"), an ESC was kept, a NUL between tokens was whitespace
+    text = dumps(base_program())
+    write(CORPUS, "raw_nul_in_a_name.json", text.replace('"add_1"', '"add\x00_1"', 1))
+    write(CORPUS, "raw_escape_in_a_name.json", text.replace('"add_1"', '"add\x1b[2J_1"', 1))
 
     # the archive's own members, as torch checks them: another format, another version, big-endian
     for name, header in (("archive_format_zip.pt2", {"archive_format": b"zip"}),

@@ -293,9 +293,30 @@ static void line_col(const char *text, size_t at, size_t *line, size_t *col)
     *col = (size_t)(text + at - start) + 1;
 }
 
+/* The first byte below 0x20 that is not a tab, newline or carriage return, or len. JSON has
+ * such a byte nowhere (RFC 8259: outside strings only those three and space are whitespace,
+ * inside strings every control is escaped), and torch's json.loads (strict) refuses it; cJSON
+ * skips it as whitespace, or keeps it in a string, and a NUL there cuts a name short. Eight bytes
+ * at a time: a word with no byte below 0x20 is passed at once (most words of an indented file). */
+static size_t first_raw_control(const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (!((w - 0x2020202020202020ull) & ~w & 0x8080808080808080ull)) continue;
+        for (size_t k = i; k < i + 8; k++)
+            if (s[k] < 0x20 && s[k] != '\t' && s[k] != '\n' && s[k] != '\r') return k;
+    }
+    for (; i < len; i++)
+        if (s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return i;
+    return len;
+}
+
 /* What cJSON would accept but lowerscope must not: bytes that are not UTF-8 (torch's loader
  * decodes the file as UTF-8 first and fails on them: torch/_export/serde/serialize.py,
- * deserialize, artifact.exported_program.decode("utf-8")), and \u0000 in a string, which a C
+ * deserialize, artifact.exported_program.decode("utf-8")), a raw control byte (above), and \u0000 in a string, which a C
  * string would cut short. Escapes only occur inside strings, so a scan of backslashes finds
  * every \u0000 without following the strings themselves. */
 int ls_json_check_text(const char *where, const char *text, size_t len, ls_error *err)
@@ -306,6 +327,12 @@ int ls_json_check_text(const char *where, const char *text, size_t len, ls_error
         line_col(text, bad, &line, &col);
         return ls_fail(err, "%s: byte %zu (line %zu, column %zu): invalid UTF-8 (byte 0x%02x: %s), which torch's loader "
                        "refuses too", where, bad, line, col, (unsigned char)text[bad], why);
+    }
+    bad = first_raw_control(text, len);
+    if (bad < len) {
+        line_col(text, bad, &line, &col);
+        return ls_fail(err, "%s: byte %zu (line %zu, column %zu): a raw control byte 0x%02x, which JSON allows nowhere "
+                       "(a string spells it \\u%04x) and torch's loader refuses (json.loads is strict)", where, bad, line, col, (unsigned char)text[bad], (unsigned char)text[bad]);
     }
     for (const char *p = memchr(text, '\\', len); p; p = memchr(p, '\\', len - (size_t)(p - text))) {
         if (p + 6 <= text + len && memcmp(p + 1, "u0000", 5) == 0) {
