@@ -4,7 +4,10 @@
  * crash; files are not overwritten without --force; --compare-with tells a difference from
  * agreement. The exported .pte's content is check_export.c. */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -296,6 +299,38 @@ START_TEST(a_nonzero_buffer_left_out_is_said)
 END_TEST
 
 /* --compare-with tells a difference (exit 1) from agreement (exit 0). */
+/* Past a file size limit (ulimit -f 10): the write fails and says so, the file the user had
+ * stays, and no temporary file is left (SIGXFSZ ended the process and left one). */
+START_TEST(a_file_size_limit_replaces_nothing)
+{
+    char dir[4096], out[4200];
+    snprintf(dir, sizeof dir, "%s/limited", tu_tmpdir());
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(out, sizeof out, "%s/keep.pte", dir);
+    ls_error werr;
+    ck_assert_int_eq(ls_write_file_atomic(out, "precious\n", 9, &werr), 0);
+    struct rlimit was, small;
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+    small = was;
+    small.rlim_cur = 10240; /* policy's .pte is larger */
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+    char *text;
+    int rc = tu_runf(&text, "export %s -o %s --force", tu_root("samples/policy.pt2"), out);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &was), 0);
+    ck_assert_msg(rc == 2 && tu_contains(text, "write failed: File too large (nothing was replaced)"), "exit %d: %s", rc,
+                  text);
+    free(text);
+    char *kept = tu_slurp(out);
+    ck_assert_str_eq(kept, "precious\n");
+    free(kept);
+    DIR *d = opendir(dir);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));) files += e->d_name[0] != '.';
+    closedir(d);
+    ck_assert_int_eq(files, 1);
+}
+END_TEST
+
 START_TEST(compare_with_finds_differences)
 {
     const char *dir = tu_tmpdir();
@@ -336,6 +371,7 @@ Suite *export_cli_suite(void)
     tcase_add_test(tc, export_command_and_overwrite);
     tcase_add_test(tc, compare_with_finds_differences);
     tcase_add_test(tc, a_nonzero_buffer_left_out_is_said);
+    tcase_add_test(tc, a_file_size_limit_replaces_nothing);
     suite_add_tcase(s, tc);
     return s;
 }

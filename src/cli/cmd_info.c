@@ -27,7 +27,8 @@ static const char HELP[] =
     "  --json                one JSON document instead of the text (format_version 1, docs/cli.md)\n"
     "  --model NAME          which models/NAME.json of an archive holding several (default: model,\n"
     "                        or the only one)\n"
-    "  --metadata-only       do not read weight data even when the file has it (fast on big archives)\n"
+    "  --metadata-only       do not read the weights' configs either (info reads their sizes, never\n"
+    "                        their bytes: a damaged weight, its CRC-32 wrong, is found by verify)\n"
     CLI_PTE_OPTIONS_HELP
     "  -h, --help            this help\n"
     "\n"

@@ -19,7 +19,7 @@
 
 #define MAX_TEMPS 8
 static char *volatile temps[MAX_TEMPS]; /* paths of the temporary files being written */
-static struct sigaction saved[3];
+static struct sigaction saved[3], saved_xfsz;
 static const int caught[3] = {SIGINT, SIGTERM, SIGHUP};
 static int n_live;
 
@@ -65,6 +65,10 @@ static int temp_add(char *path)
             sa.sa_handler = on_signal;
             sigemptyset(&sa.sa_mask);
             for (int i = 0; i < 3; i++) sigaction(caught[i], &sa, &saved[i]);
+            /* past a file size limit (ulimit -f) the write fails with EFBIG, said and cleaned up
+             * as any failed write, rather than SIGXFSZ ending the process with the file left */
+            sa.sa_handler = SIG_IGN;
+            sigaction(SIGXFSZ, &sa, &saved_xfsz);
         }
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
@@ -77,8 +81,10 @@ static void temp_done(int slot)
     sigset_t old;
     block(&old);
     temps[slot] = NULL;
-    if (--n_live == 0)
+    if (--n_live == 0) {
         for (int i = 0; i < 3; i++) sigaction(caught[i], &saved[i], NULL);
+        sigaction(SIGXFSZ, &saved_xfsz, NULL);
+    }
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
