@@ -74,8 +74,9 @@ static ls_pte_tensor *first_planned(ls_pte *p, uint32_t *index)
     return NULL;
 }
 
-/* Checks p in process (the message must be there), then writes it and runs verify and run on it. */
-static void expect(ls_pte *p, const char *name, const char *message)
+/* Checks p in process (the message must be there), then writes it and runs verify and run on it;
+ * the file written (until the next call). */
+static const char *expect(ls_pte *p, const char *name, const char *message)
 {
     ls_pte_check_report r;
     uint32_t fails = ls_pte_runtime_check(p, &r);
@@ -88,7 +89,7 @@ static void expect(ls_pte *p, const char *name, const char *message)
     size_t n;
     ls_error err;
     ck_assert_msg(lsp_pte_write_unchecked(p, &bytes, &n, &err) == 0, "%s: %s", name, err.msg);
-    char path[512];
+    static char path[512];
     snprintf(path, sizeof path, "%s/%s.pte", tu_tmpdir(), name);
     FILE *f = fopen(path, "wb");
     ck_assert_ptr_nonnull(f);
@@ -114,6 +115,7 @@ static void expect(ls_pte *p, const char *name, const char *message)
                   "%s: run --json exit %d:\n%s", name, rc, out);
     cJSON_Delete(j);
     free(out);
+    return path;
 }
 
 START_TEST(planned_offset_past_the_arena)
@@ -150,6 +152,20 @@ START_TEST(planned_offset_overflows)
     t->allocation_info.memory_id = 0;
     expect(&p, "memory_id_0", "id 4294967295 >= 1 (memory_id 0 is reserved");
     ls_pte_free(&p);
+    /* one past the plan's buffers: verify (exit 1) and info (exit 2, it cannot read it) count the
+     * same way, the runtime's id being memory_id - 1 (info said "2 is out of range (2 ...)") */
+    read_add(&p);
+    t = first_planned(&p, &vi);
+    ck_assert_uint_eq(p.execution_plan.v[0].non_const_buffer_sizes.n, 2);
+    t->allocation_info.memory_id = 2;
+    const char *path = expect(&p, "memory_id_past", "id 1 >= 1 (no such planned buffer in non_const_buffer_sizes)");
+    ls_pte_free(&p);
+    char *out;
+    ck_assert_int_eq(tu_runf(&out, "info %s", path), 2);
+    ck_assert_msg(tu_contains(out, "allocation_info.memory_id: 2 names no planned buffer: non_const_buffer_sizes has 2 "
+                                   "entries, the first reserved (ExecuTorch's runtime: \"id 1 >= 1\")"),
+                  "%s", out);
+    free(out);
 }
 END_TEST
 

@@ -102,8 +102,13 @@ static int check_tensor(const ls_pte *p, const ls_pte_plan *plan, const ls_pte_t
                         const char *where, ls_error *err)
 {
     if (t->has_allocation_info && t->allocation_info.memory_id >= plan->non_const_buffer_sizes.n)
-        return ls_fail(err, "%s: %s.allocation_info.memory_id: %u is out of range (%u non_const_buffer_sizes)", name,
-                       where, t->allocation_info.memory_id, plan->non_const_buffer_sizes.n);
+        /* counted as verify counts it (pte_check.c check_planned): entry 0 is reserved, and the
+         * runtime asks for buffer memory_id - 1 of the n - 1 after it */
+        return ls_fail(err, "%s: %s.allocation_info.memory_id: %u names no planned buffer: non_const_buffer_sizes has %u "
+                       "entr%s, the first reserved (ExecuTorch's runtime: \"id %u >= %u\")", name, where,
+                       t->allocation_info.memory_id, plan->non_const_buffer_sizes.n,
+                       plan->non_const_buffer_sizes.n == 1 ? "y" : "ies", t->allocation_info.memory_id - 1u,
+                       plan->non_const_buffer_sizes.n ? plan->non_const_buffer_sizes.n - 1 : 0);
     if (t->data_buffer_idx == 0) return 0;
     if (t->has_extra_tensor_info && t->extra_tensor_info.location == LS_PTE_TENSOR_EXTERNAL) return 0;
     uint32_t idx = t->data_buffer_idx;
