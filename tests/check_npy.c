@@ -196,6 +196,24 @@ START_TEST(run_with_inputs_saves_what_the_golden_files_hold)
     free(out);
     snprintf(path, sizeof path, "%s/p/q/r/out_1.npy", dir);
     ck_assert_int_eq(access(path, R_OK), 0);
+    /* a folder holding .npy files already: refused before the run, the files as they were,
+     * unless --force (it replaced them without a word) */
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("mine", f);
+    fclose(f);
+    ck_assert_int_eq(tu_runf(&out, "run %s --input x=%s --save %s/p/q/r", prog, gold, dir), 2);
+    ck_assert_msg(tu_contains(out, "/p/q/r: the folder holds ") && tu_contains(out, "and 1 more .npy files already: give "
+                                                                                   "--force") && !tu_contains(out, "step 0"),
+                  "%s", out);
+    free(out);
+    char *mine = tu_slurp(path);
+    ck_assert_str_eq(mine, "mine");
+    free(mine);
+    ck_assert_int_eq(tu_runf(&out, "run %s --input x=%s --save %s/p/q/r --force", prog, gold, dir), 0);
+    free(out);
+    ck_assert_msg(ls_npy_load(path, &got, &err) == 0, "%s", err.msg);
+    ls_tensor_unref(got);
     ck_assert_int_eq(tu_runf(&out, "run %s --input x=%s --save %s/o/out_1.npy/s", prog, gold, dir), 2);
     ck_assert_msg(tu_contains(out, "o/out_1.npy is there and is not a folder") && !tu_contains(out, "step 0"), "%s", out);
     free(out);

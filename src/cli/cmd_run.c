@@ -2,6 +2,7 @@
  * time and the mutable state; with --step, the program of a step of the lowering pipeline;
  * with --compare / --compare-with, checks it against a reference run on the same inputs
  * (run_compare.c). docs/cli.md; JSON format_version 2. */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -43,7 +44,8 @@ static const char RUN_HELP[] =
     "  --steps N             run N times (default 1); buffers the program mutates carry over\n"
     "  --input NAME=FILE.npy the value of user input NAME for every step (default: seeded inputs)\n"
     "  --seed S              seed of the generated floating-point inputs (default 0)\n"
-    "  --save DIR            write every output and the final state as .npy files into DIR\n"
+    "  --save DIR            write every output and the final state as .npy files into DIR (a folder\n"
+    "                        holding .npy files already is refused unless --force)\n"
     "  --json                one JSON document instead of the text (format_version 2, docs/cli.md)\n"
     "  --model NAME          which models/NAME.json of an archive holding several\n"
     CLI_PTE_OPTIONS_HELP
@@ -89,6 +91,7 @@ typedef struct run_opts {
     bool compare;             /* --compare: the loaded program is the reference */
     bool json, pipeline_given;
     bool nodes;               /* --nodes: what each node measured (the UI's run overlay) */
+    bool force;               /* --force: --save may replace .npy files already in its folder */
     ls_compare_opts tol;      /* --rtol, --atol (-1: by dtype) */
     ls_pipeline_opts pipeline;
     ls_load_opts load;
@@ -163,6 +166,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             if (ls_cli_refuse_empty("run", "--compare-with", o->compare_with, "the reference program")) return -1;
         } else if ((strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) && has_next) {
             if (!parse_tolerance(a, argv[++i], a[2] == 'r' ? &o->tol.rtol : &o->tol.atol)) return -1;
+        } else if (strcmp(a, "--force") == 0) {
+            o->force = true;
         } else if (strcmp(a, "--save") == 0 && has_next) {
             o->save_dir = argv[++i];
             if (ls_cli_refuse_empty("run", "--save", o->save_dir, "the folder to save into")) return -1;
@@ -442,9 +447,26 @@ typedef struct run_state {
     char failed_msg[LS_ERR_MAX];
 } run_state;
 
+/* A .npy file already in the folder (the first, and how many), which --save would replace. */
+static const char *npy_already_in(const char *dir, unsigned *count)
+{
+    static char first[256];
+    *count = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (l <= 4 || strcmp(e->d_name + l - 4, ".npy") != 0) continue;
+        if (!(*count)++) snprintf(first, sizeof first, "%s", e->d_name);
+    }
+    if (d) closedir(d);
+    return *count ? first : NULL;
+}
+
 /* --save DIR: the folder and the ones above it, as `mkdir -p` makes them; a path that is there
- * and is not a folder, or a folder the user cannot write in, is refused before anything runs. */
-static int make_folders(const char *dir)
+ * and is not a folder, a folder the user cannot write in, or one holding .npy files already
+ * (without --force: what the user saved before is theirs, as export's -o is), is refused
+ * before anything runs. */
+static int make_folders(const char *dir, bool force)
 {
     char path[4096]; /* an empty one was refused with the option */
     if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
@@ -469,6 +491,13 @@ static int make_folders(const char *dir)
              * (it printed every result, then failed on the first file) */
             if (access(path, W_OK | X_OK) != 0) {
                 ls_cli_error("run: --save %s: cannot write in the folder: %s", dir, strerror(errno));
+                return -1;
+            }
+            unsigned n;
+            const char *there = force ? NULL : npy_already_in(path, &n);
+            if (there) {
+                ls_cli_error("run: --save %s: the folder holds %s%s already: give --force to replace files of the "
+                             "same names, or another folder", dir, there, n > 1 ? ls_internf(" and %u more .npy files", n - 1) : "");
                 return -1;
             }
             return 0;
@@ -685,7 +714,7 @@ static int run_all(run_state *s)
     s->ins = ls_calloc(s->nin + 1, sizeof *s->ins);
     ls_program_user_inputs(t->p, s->ins, s->nin);
     if (load_given(o, s->ins, s->nin) != 0) return LS_EXIT_INPUT;
-    if (o->save_dir && make_folders(o->save_dir) != 0) return LS_EXIT_INPUT;
+    if (o->save_dir && make_folders(o->save_dir, o->force) != 0) return LS_EXIT_INPUT;
     if (o->compare) s->cmp = run_compare_loaded(t->loaded, o->path, t->p, &o->tol, &err);
     else if (o->compare_with) s->cmp = run_compare_open(o->compare_with, t->p, &o->tol, &err);
     if ((o->compare || o->compare_with) && !s->cmp) {
