@@ -225,6 +225,10 @@ START_TEST(export_command_and_overwrite)
         {"diff", sample, "--step", "3", "--with", "", NULL, "diff: --with: an empty path"},
         {"run", sample, "--compare-with", "", NULL, "run: --compare-with: an empty path"},
         {"run", sample, "--etdump", "", NULL, "run: --etdump: an empty path"},
+        /* a device is not a file: /dev/zero was read as an empty ETDump */
+        {"run", sample, "--etdump", "/dev/zero", NULL, "run: --etdump: /dev/zero: a character device, not a file"},
+        /* the range says its top (it said "from 1 up" and refused 100000000) */
+        {"run", sample, "--steps", "100000000", NULL, "run: --steps wants a whole number from 1 to 1000000, not '100000000'"},
         {"passes", sample, "--ops", "", NULL, "passes: --ops: an empty path"},
         {"run", sample, "--save", "", NULL, "run: --save: an empty path: give the folder to save into"},
         {sample, "--ops", "", NULL, "lowerscope: --ops: an empty path: give the file of custom operator schemas (one a line)"}, /* the UI */

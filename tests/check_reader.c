@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zip.h>
 
@@ -543,6 +544,31 @@ START_TEST(a_fifo_is_not_read)
 }
 END_TEST
 
+/* A folder the user cannot read is said as such (it said "a folder without archive_format or
+ * models/: not an unpacked .pt2"). Root reads any folder: the check runs as nobody then. */
+START_TEST(an_unreadable_folder_says_so)
+{
+    char dir[4096];
+    const char *tmp = tu_tmpdir();
+    snprintf(dir, sizeof dir, "%s/locked", tmp);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    ck_assert_int_eq(chmod(dir, 0), 0);
+    ck_assert_int_eq(chmod(tmp, 0755), 0); /* nobody must reach it */
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(3);
+        ls_program *p = NULL;
+        ls_error err;
+        if (ls_load(dir, NULL, &p, &err) == 0) _exit(4);
+        _exit(strstr(err.msg, ": cannot open the folder: Permission denied") ? 0 : 5);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    chmod(dir, 0700);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+}
+END_TEST
+
 /* A load given up before it starts (ls_cancel_on, the compare screen's job when the user leaves
  * it): an archive's mapped model stops at its CRC-32 and is not read again through libzip; the
  * message says so, nothing is left mapped or allocated (ASan), and the same file loads after. */
@@ -803,6 +829,7 @@ Suite *reader_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, shared_archive_loads);
     tcase_add_test(tc, a_fifo_is_not_read);
+    tcase_add_test(tc, an_unreadable_folder_says_so);
     tcase_add_test(tc, a_cancelled_archive_load_fails_cleanly);
     tcase_add_test(tc, folder_loads_the_same_program);
     tcase_add_test(tc, an_unpacked_archive_is_checked_as_the_zip);

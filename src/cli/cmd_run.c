@@ -140,7 +140,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             o->json = true;
         } else if (strcmp(a, "--steps") == 0 && has_next) {
             if (!parse_int(argv[++i], &o->steps) || o->steps < 1 || o->steps > 1000000) {
-                ls_cli_error("run: --steps wants a whole number from 1 up, not '%s'", argv[i]);
+                ls_cli_error("run: --steps wants a whole number from 1 to 1000000, not '%s'", argv[i]);
                 return -1;
             }
         } else if (strcmp(a, "--seed") == 0 && has_next) {

@@ -612,6 +612,10 @@ int ls_read_file(const char *path, size_t limit, uint8_t **data, size_t *size, l
         close(fd);
         return ls_fail(err, "%s: is a folder, not a file", path);
     }
+    if (!S_ISREG(st.st_mode)) { /* /dev/zero: a size of 0, and reads without end */
+        close(fd);
+        return ls_fail(err, "%s: %s, not a file", path, ls_file_kind(st.st_mode));
+    }
     if ((uint64_t)st.st_size > limit) {
         close(fd);
         return ls_fail(err, "%s: file is %lld bytes, more than the %zu this reader accepts", path,

@@ -457,6 +457,9 @@ int ls_load_folder(const char *path, const ls_load_opts *opts, ls_program **out,
     *out = NULL;
     char root[4096];
     snprintf(root, sizeof root, "%s", path);
+    DIR *top = opendir(path); /* one the user cannot read is said as such, not as "not a .pt2" */
+    if (!top) return ls_fail(err, "%s: cannot open the folder: %s", path, strerror(errno));
+    closedir(top);
     if (!is_archive_root(root)) { /* unzip -d X puts the root folder (linear_3/) inside X */
         DIR *d = opendir(path);
         int found = 0;
