@@ -760,6 +760,49 @@ START_TEST(a_dumb_terminal_is_refused)
 }
 END_TEST
 
+/* SIGTERM and SIGINT end the UI with the terminal restored (the alternate screen left) and the
+ * exit a shell gives the signal: 143 and 130 (SIGTERM gave 130, SIGINT's). */
+START_TEST(a_signal_ends_the_ui_with_its_code)
+{
+    const char *bin = getenv("LS_BIN") ? getenv("LS_BIN") : "build/lowerscope";
+    static const int sigs[2] = {SIGTERM, SIGINT};
+    for (int k = 0; k < 2; k++) {
+        int master;
+        pid_t pid = forkpty(&master, NULL, NULL, &(struct winsize){.ws_row = 40, .ws_col = 120});
+        if (pid < 0) {
+            tu_skip("no pseudo-terminal (forkpty failed)");
+            return;
+        }
+        if (pid == 0) {
+            setenv("TERM", "xterm", 1);
+            execl(bin, bin, tu_root("samples/kv_cache.pt2"), (char *)NULL);
+            _exit(127);
+        }
+        static char out[1 << 16];
+        size_t n = 0;
+        struct pollfd pf = {.fd = master, .events = POLLIN};
+        bool drawn = false, sent = false;
+        while (n < sizeof out - 1 && poll(&pf, 1, 10000) == 1) {
+            ssize_t got = read(master, out + n, sizeof out - 1 - n);
+            if (got <= 0) break;
+            n += (size_t)got;
+            out[n] = 0;
+            drawn = drawn || strstr(out, "Partitions") != NULL;
+            if (drawn && !sent) {
+                kill(pid, sigs[k]);
+                sent = true;
+            }
+        }
+        int status = 0;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        close(master);
+        ck_assert_msg(sent, "the first screen never came");
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 128 + sigs[k], "signal %d: status %d", sigs[k], status);
+        ck_assert_msg(strstr(out, "\x1b[?1049l"), "signal %d: the alternate screen was not left", sigs[k]);
+    }
+}
+END_TEST
+
 START_TEST(binary_opens_a_sample)
 {
     const char *dir = tu_tmpdir();
@@ -819,6 +862,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, sample_help);
     tcase_add_test(tc, sample_resize);
     tcase_add_test(tc, a_dumb_terminal_is_refused);
+    tcase_add_test(tc, a_signal_ends_the_ui_with_its_code);
     tcase_add_test(tc, diff_command_names_a_bad_word);
     tcase_add_test(tc, search_names_a_match_inside_a_module);
     tcase_add_test(tc, enter_on_a_step_opens_its_changes);

@@ -40,8 +40,7 @@ void ui_restore(void)
 
 static void on_stop(int sig)
 {
-    (void)sig;
-    g_stop = 1;
+    g_stop = sig; /* the exit is 128 + it, as a shell reports the signal (SIGTERM: 143) */
 }
 
 static void on_fatal(int sig)
@@ -894,7 +893,7 @@ int ls_tui_run(const ls_history *h, const ls_tui_opts *o, ls_error *err)
     g_screen = NULL;
     if (u->scr_out) fclose(u->scr_out);
     if (u->scr_in) fclose(u->scr_in);
-    if (g_stop) rc = 130;
+    if (g_stop) rc = 128 + g_stop;
 out:
     ui_run_session_free(u->run);
     ui_etdump_free(u);
