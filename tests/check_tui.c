@@ -253,6 +253,28 @@ START_TEST(search_names_a_match_inside_a_module)
 }
 END_TEST
 
+/* A search ends on entering a lowered module and on leaving it, as a filter does: its pattern
+ * stayed in the module's title, and n looked for it there ("/call_del: no match in the graph"). */
+START_TEST(entering_a_module_ends_the_search)
+{
+    ls_history *h = shared_constant_history();
+    const char *dir = run_keys(h, ":step to_backend\n3\n/call_delegate<Enter>\n:save-display found.screen\n<Enter>\n"
+                                  ":save-display in.screen\n<BS>\n:save-display back.screen\n");
+    static const char *const want[][2] = {{"found.screen", "/call_delegate"}, {"in.screen", "Graph of lowered_module_0"},
+                                          {"back.screen", "back in the top-level program"}};
+    screens_hold(dir, want, 3);
+    static const char *const gone[] = {"in.screen", "back.screen"};
+    for (int i = 0; i < 2; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, gone[i]);
+        char *screen = tu_slurp(path);
+        ck_assert_msg(screen && !strstr(screen, "/call_delegate"), "%s:\n%s", gone[i], screen);
+        free(screen);
+    }
+    free_history(h);
+}
+END_TEST
+
 /* Enter on a step of the Passes pane goes to what it changed (it did nothing, without a word). */
 START_TEST(enter_on_a_step_opens_its_changes)
 {
@@ -865,6 +887,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, a_signal_ends_the_ui_with_its_code);
     tcase_add_test(tc, diff_command_names_a_bad_word);
     tcase_add_test(tc, search_names_a_match_inside_a_module);
+    tcase_add_test(tc, entering_a_module_ends_the_search);
     tcase_add_test(tc, enter_on_a_step_opens_its_changes);
     tcase_add_test(tc, sample_nocolor);
     tcase_add_test(tc, screen_kv_run);

@@ -444,8 +444,14 @@ void ui_run_action(ui *u, ui_action a)
         if (p->ops->activate && p->ops->count(u)) p->ops->activate(u, p->sel);
         break;
     case UI_A_BACK:
-        if (u->screen != UI_S_MAIN) ui_close_screen(u);
-        else ui_leave_sub(u);
+        if (u->screen != UI_S_MAIN) {
+            ui_close_screen(u);
+        } else if (u->depth) {
+            ui_leave_sub(u);
+            ui_search_forget(u);
+        } else {
+            ui_leave_sub(u); /* says it is at the top already */
+        }
         break;
     case UI_A_PRODUCER: cycle_related(u, false); break;
     case UI_A_USERS: cycle_related(u, true); break;

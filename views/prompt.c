@@ -292,6 +292,13 @@ void ui_search_cancel(ui *u)
     u->count.pending = false;
 }
 
+void ui_search_forget(ui *u)
+{
+    ui_search_cancel(u);
+    u->search_active = false;
+    u->search[0] = 0;
+}
+
 void ui_search_set(ui *u, const char *pattern, uint32_t origin, bool incremental)
 {
     snprintf(u->search, sizeof u->search, "%s", pattern);

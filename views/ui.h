@@ -657,6 +657,9 @@ bool ui_search_matches_shared(ui *u, const char *text); /* the same, cached by t
 bool ui_search_step(ui *u, double seconds); /* goes on with the scan; true while unfinished */
 bool ui_search_pending(const ui *u);
 void ui_search_cancel(ui *u);
+/* The search ends, as Esc ends it: entering or leaving a lowered module is another graph, where
+ * its pattern would show in the title and n would look for it. */
+void ui_search_forget(ui *u);
 void ui_filter_set(ui *u, const char *value);
 /* complete.c: the command line's history (↑/↓) and Tab completion */
 void ui_history_add(ui *u, const char *line);

@@ -54,8 +54,10 @@ static void title(ui *u, ls_buf *b)
     /* a sort by what a run measured holds only while its columns show (ui_sort_vis) */
     if (u->sort != UI_SORT_GRAPH && (ns || u->sort == UI_SORT_SIZE))
         ls_buf_printf(b, " · by %s%s", ui_sort_name(u->sort), u->sort_reverse ? " ↑" : "");
+    else if (u->sort != UI_SORT_GRAPH && !u->overlay)
+        ls_buf_printf(b, " · graph order (by %s needs o)", ui_sort_name(u->sort));
     else if (u->sort != UI_SORT_GRAPH)
-        ls_buf_printf(b, " · graph order (o: by %s)", ui_sort_name(u->sort));
+        ls_buf_printf(b, " · graph order (by %s needs a run: r)", ui_sort_name(u->sort));
     /* last: a narrow pane cuts these before the filter and the search, which say what is shown */
     if (u->diff_marks && u->step > 0 && m->inside_added + m->inside_changed + m->inside_removed)
         ls_buf_printf(b, " · +%u ~%u -%u inside", m->inside_added, m->inside_changed, m->inside_removed);
@@ -206,7 +208,10 @@ static void activate(ui *u, uint32_t row)
     const ls_program *p = ui_row_program(u, r);
     const char *sub = ui_delegate_sub(p, r->node);
     if (!sub && r->node->kind == LS_NODE_GET_ATTR && ls_program_sub(p, r->node->target)) sub = r->node->target;
-    if (sub && r->mark != UI_MARK_REMOVED && ui_enter_sub(u, sub)) return;
+    if (sub && r->mark != UI_MARK_REMOVED && ui_enter_sub(u, sub)) {
+        ui_search_forget(u);
+        return;
+    }
     u->focus = UI_P_NODE; /* an opaque delegate too: the node pane says what its blob says */
 }
 
