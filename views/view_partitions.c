@@ -10,7 +10,21 @@
 static void title(ui *u, ls_buf *b)
 {
     ui_model_ensure(u);
-    ls_buf_printf(b, "Partitions · %u", u->m.n_parts);
+    /* the first row is where the rest is not (the CPU, or the module shown); the title counts
+     * the rest, as `lowerscope partitions` does: "2 delegates" (a bare count took in the CPU's
+     * row, which can hold nothing once every node is delegated) */
+    uint32_t delegates = 0, tags = 0;
+    for (uint32_t i = 1; i < u->m.n_parts; i++) {
+        if (u->m.parts[i].sub || u->m.parts[i].opaque) delegates++;
+        else tags++;
+    }
+    if (!delegates && !tags) {
+        ls_buf_puts(b, u->depth ? "Partitions · none inside" : "Partitions · CPU only");
+        return;
+    }
+    ls_buf_puts(b, "Partitions ·");
+    if (delegates) ls_buf_printf(b, " %u delegate%s", delegates, delegates == 1 ? "" : "s");
+    if (tags) ls_buf_printf(b, "%s %u tag%s", delegates ? "," : "", tags, tags == 1 ? "" : "s");
 }
 
 static uint32_t count(ui *u)

@@ -39,8 +39,10 @@ static void draw_row(ui *u, uint32_t row, int y, int x, int w, bool cursor)
     (void)cursor;
     char left[128], right[32];
     snprintf(left, sizeof left, "%s%2u %s", row == u->step ? "▶" : " ", row, st->pass ? st->pass : "?");
-    if (row == 0) snprintf(right, sizeof right, "%u nodes", st->program ? st->program->n_nodes : 0);
-    else snprintf(right, sizeof right, "%u", st->n_changes);
+    /* the load's size, then what each step changed: "±48" is not a node count (it read as one) */
+    uint32_t nodes = st->program ? st->program->n_nodes : 0;
+    if (row == 0) snprintf(right, sizeof right, "%u node%s", nodes, nodes == 1 ? "" : "s");
+    else snprintf(right, sizeof right, "%s%u", u->utf8 ? "±" : "+-", st->n_changes);
     int rw = ui_text_width(right);
     ui_put(u, y, x, w - rw - 3, a, pair, left);
     if (st->error || st->verify.n_errors) {
