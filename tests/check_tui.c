@@ -275,6 +275,24 @@ START_TEST(entering_a_module_ends_the_search)
 }
 END_TEST
 
+/* The header counts warnings when there is no error (it said "verify: ok" beside a node pane
+ * that showed a verifier warning); an error still wins. */
+START_TEST(the_header_counts_warnings)
+{
+    ls_history *h = history_with_errors();
+    ls_verify_result *v = &h->steps[h->n - 1].verify;
+    const char *dir = run_keys(h, ":step emit\n:save-display error.screen\n");
+    static const char *const with_error[][2] = {{"error.screen", "verify: 1 error"}};
+    screens_hold(dir, with_error, 1);
+    v->v[0].severity = LS_SEV_WARNING;
+    v->n_errors = 0;
+    dir = run_keys(h, ":step emit\n:save-display warned.screen\n");
+    static const char *const warned[][2] = {{"warned.screen", "verify: 2 warnings"}};
+    screens_hold(dir, warned, 1);
+    free_history(h);
+}
+END_TEST
+
 /* Enter on a step of the Passes pane goes to what it changed (it did nothing, without a word). */
 START_TEST(enter_on_a_step_opens_its_changes)
 {
@@ -888,6 +906,7 @@ Suite *tui_suite(void)
     tcase_add_test(tc, diff_command_names_a_bad_word);
     tcase_add_test(tc, search_names_a_match_inside_a_module);
     tcase_add_test(tc, entering_a_module_ends_the_search);
+    tcase_add_test(tc, the_header_counts_warnings);
     tcase_add_test(tc, enter_on_a_step_opens_its_changes);
     tcase_add_test(tc, sample_nocolor);
     tcase_add_test(tc, screen_kv_run);

@@ -29,6 +29,9 @@ void ui_draw_header(ui *u)
     } else if (st->verify.n_errors) {
         va = ui_role_attr(u, UI_R_ERROR, &vp) | A_REVERSE;
         snprintf(verify, sizeof verify, "verify: %u error%s", st->verify.n_errors, st->verify.n_errors == 1 ? "" : "s");
+    } else if (st->verify.n > st->verify.n_errors) { /* "ok" beside a node pane's warning read as a contradiction */
+        uint32_t w = st->verify.n - st->verify.n_errors;
+        snprintf(verify, sizeof verify, "verify: %u warning%s", w, w == 1 ? "" : "s");
     } else {
         snprintf(verify, sizeof verify, "verify: ok");
     }
