@@ -54,10 +54,33 @@ static void finish(groups_builder *b)
     free(b->e);
 }
 
+/* The width of ls_node_type_str's text, counted without writing it (a step of a million rows):
+ * "float32[1, 3, 16, 16]"; a list of values counts as wide as the column goes. */
+static int type_width(const ls_node *n)
+{
+    if (n->val_kind == LS_VAL_TENSORS) return 24;
+    if (n->val_kind != LS_VAL_TENSOR || !n->nvals) return 0;
+    const ls_tmeta *m = &n->vals[0];
+    int w = (int)strlen(ls_dtype_name(m->dtype)) + 2 + (m->ndim > 1 ? 2 * (m->ndim - 1) : 0);
+    for (int i = 0; i < m->ndim && w < 24; i++) {
+        if (m->sym[i]) {
+            w += (int)strlen(m->sym[i]);
+            continue;
+        }
+        int64_t v = m->sizes[i];
+        w += v < 0;
+        for (uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; ; u /= 10) {
+            w++;
+            if (u < 10) break;
+        }
+    }
+    return w;
+}
+
 void ui_rows_index(ui_derive *d, ui_step_rows *sr)
 {
     groups_builder tags = {.g = &sr->by_tag}, ops = {.g = &sr->by_op};
-    sr->name_w = sr->op_w = 1;
+    sr->name_w = sr->op_w = sr->type_w = 1;
     const char *last_op = NULL;
     for (uint32_t r = 0; r < sr->n_rows; r++) {
         ui_row row = ui_rows_at(sr, r);
@@ -73,6 +96,10 @@ void ui_rows_index(ui_derive *d, ui_step_rows *sr)
         /* the graph pane's columns are as wide as the widest name and op of the step */
         int nw = (int)strlen(n->name ? n->name : "");
         if (nw > sr->name_w) sr->name_w = nw;
+        if (sr->type_w < 24) {
+            int tw = type_width(n);
+            if (tw > sr->type_w) sr->type_w = tw < 24 ? tw : 24;
+        }
         if (op == last_op) continue; /* runs of one op: measured once */
         last_op = op;
         int ow = (int)strlen(op);

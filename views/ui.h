@@ -209,6 +209,7 @@ typedef struct ui_step_rows {
     uint32_t n_parts, cap_parts;
     ui_tagtab tag_log; /* what this step added to the tag table (tags and arrays only) */
     int name_w, op_w;  /* the widest name and op text of the rows */
+    int type_w;        /* the widest value type ("float32[1, 3, 16, 16]"), up to 24 */
     int part_name_w, part_backend_w, part_details_w; /* the widest of the parts' (partitions pane) */
     /* at the top level: the step's delegation table (the d screen) and the positions of the
      * nodes on the CPU, in graph order */

@@ -93,11 +93,14 @@ static cols widths(ui *u, int w, bool overlay)
         c.diff = OV_DIFF;
         avail -= OV_TIME + OV_RANGE + OV_DIFF + 3;
     }
-    int name_share = avail * (overlay ? 60 : 40) / 100, op_share = avail * (overlay ? 30 : 25) / 100;
+    /* with the run's columns the arguments keep a share (the name and op took 90% of what was
+     * left, and the arguments got two characters at 120 columns) */
+    int name_share = avail * (overlay ? 50 : 40) / 100, op_share = avail * (overlay ? 20 : 25) / 100;
     c.name = min_i(name_w, name_share > 12 ? name_share : 12);
     c.op = min_i(op_w, op_share > 8 ? op_share : 8);
     int rest = avail - c.name - c.op - 2;
-    c.type = !overlay && rest >= 40 ? min_i(24, rest * 30 / 100) : 0;
+    /* a shape whole before the arguments: "float32[1, 3, 16, 16]" is 21 (it got 12, "float32[1, …") */
+    c.type = !overlay && rest >= 40 ? min_i(u->m.sr->type_w, rest * 55 / 100) : 0;
     c.tag = !overlay && rest >= 70 ? 12 : 0;
     c.args = rest - c.type - c.tag - (c.type ? 1 : 0) - (c.tag ? 1 : 0);
     if (c.args < 0) c.args = 0;
