@@ -80,6 +80,25 @@ const char *ls_cli_last_error(void)
     return last_error;
 }
 
+int ls_cli_take_file(const char *cmd, const char *usage, const char *arg, const char **path)
+{
+    if (arg[0] == '-' && arg[1]) {
+        ls_cli_error("%s: unknown option or missing value '%s' (usage: lowerscope %s)", cmd, arg, usage);
+        return -1;
+    }
+    if (ls_cli_refuse_flag_value(cmd, usage, arg)) return -1;
+    if (*path) {
+        ls_cli_error("%s: one FILE at a time ('%s' is a second one)", cmd, arg);
+        return -1;
+    }
+    if (!*arg) {
+        ls_cli_error("%s: FILE is an empty name (usage: lowerscope %s)", cmd, usage);
+        return -1;
+    }
+    *path = arg;
+    return 0;
+}
+
 int ls_cli_load_opt(const char *cmd, ls_load_opts *o, bool metadata_only, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
@@ -128,18 +147,7 @@ int ls_cli_parse(const char *cmd, const char *usage, int argc, char **argv, unsi
         else if ((accept & CLI_STEP) && strncmp(argv[i], "--step=", 7) == 0) a->step = argv[i] + 7;
         else if ((lo = ls_cli_load_opt(cmd, &a->load, true, argc, argv, &i)) != 0) {
             if (lo < 0) return LS_EXIT_INPUT;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            ls_cli_error("%s: unknown option or missing value '%s' (usage: lowerscope %s)", cmd, argv[i], usage);
-            return LS_EXIT_INPUT;
-        } else if (ls_cli_refuse_flag_value(cmd, usage, argv[i])) {
-            return LS_EXIT_INPUT;
-        } else if (!a->path && !*argv[i]) {
-            ls_cli_error("%s: FILE is an empty name (usage: lowerscope %s)", cmd, usage);
-            return LS_EXIT_INPUT;
-        } else if (!a->path) {
-            a->path = argv[i];
-        } else {
-            ls_cli_error("%s: one FILE at a time ('%s' is a second one)", cmd, argv[i]);
+        } else if (ls_cli_take_file(cmd, usage, argv[i], &a->path) != 0) {
             return LS_EXIT_INPUT;
         }
     }

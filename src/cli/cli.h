@@ -52,6 +52,9 @@ enum { CLI_WEIGHT_SIZES = 4 };
     "  --ops FILE            torch schemas of custom operators, one a line (my_ops::foo(Tensor x)\n"         \
     "                        -> Tensor, and its .out variant): typed, lowered, shown, never run\n"
 
+/* A word that is not an option of the command: FILE, once. An unknown option, a flag given a
+ * value, an empty name or a second file is said (naming the command) and refused: -1. */
+int ls_cli_take_file(const char *cmd, const char *usage, const char *arg, const char **path);
 /* One option of how FILE is read, at argv[*i]: --model NAME, --method NAME, --data FILE.ptd
  * (repeatable), --ops FILE (declares its operators at once) and, with metadata_only,
  * --metadata-only. Returns 1 when it was one (*i moved

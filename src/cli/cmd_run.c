@@ -181,18 +181,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             }
             given_input g = {ls_intern_n(spec, (size_t)(eq - spec)), eq + 1, NULL};
             ls_vec_push(&o->given, g);
-        } else if (a[0] == '-' && a[1]) {
-            ls_cli_error("run: unknown option or missing value '%s' (usage: lowerscope %s)", a, RUN_USAGE);
-            return -1;
-        } else if (ls_cli_refuse_flag_value("run", RUN_USAGE, a)) {
-            return -1;
-        } else if (!o->path && !*a) {
-            ls_cli_error("run: FILE is an empty name (usage: lowerscope %s)", RUN_USAGE);
-            return -1;
-        } else if (!o->path) {
-            o->path = a;
-        } else {
-            ls_cli_error("run: one FILE at a time ('%s' is a second one)", a);
+        } else if (ls_cli_take_file("run", RUN_USAGE, a, &o->path) != 0) {
             return -1;
         }
     }
