@@ -89,6 +89,9 @@ typedef struct ls_op {
 /* The table (parsed once, on first use; schema texts are checked by the tests). */
 const ls_op *ls_op_get(ls_op_id id);
 const ls_op *ls_op_find(const char *ns, const char *name, const char *overload);
+/* One of exir's _QUANT_PRIMITIVES (exir/operator/util.py) that lowerscope knows: quantize and
+ * dequantize per tensor (and .tensor) and per channel, choose_qparams.tensor. */
+bool ls_op_is_quant_primitive(const ls_op *op);
 /* Parses a node target. Known spellings: "torch.ops.aten.add.Tensor",
  * "executorch.exir.dialects.edge.ops.aten.add.Tensor", "aten.add.Tensor", "aten::add.Tensor",
  * "_operator.getitem", "torch.ops.higher_order.executorch_call_delegate", and out variants

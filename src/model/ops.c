@@ -312,6 +312,20 @@ const ls_op *ls_op_by_qualname(const char *qualname)
     return qualname ? find_qualname(qualname) : NULL;
 }
 
+bool ls_op_is_quant_primitive(const ls_op *op)
+{
+    switch (op ? op->id : LS_OP_COUNT) {
+    case LS_OP_quantize_per_tensor:
+    case LS_OP_quantize_per_tensor_tensor:
+    case LS_OP_dequantize_per_tensor:
+    case LS_OP_dequantize_per_tensor_tensor:
+    case LS_OP_quantize_per_channel:
+    case LS_OP_dequantize_per_channel:
+    case LS_OP_choose_qparams_tensor: return true;
+    default: return false;
+    }
+}
+
 const ls_op *ls_op_find(const char *ns, const char *name, const char *overload)
 {
     ensure_table();

@@ -66,17 +66,7 @@ static void check_input(uint32_t id, void *vctx)
  * neither, so they are never folded anyway.) */
 static bool skipped_in_edge(const ls_op *op)
 {
-    switch (op->id) {
-    case LS_OP_full:
-    case LS_OP_quantize_per_tensor:
-    case LS_OP_quantize_per_tensor_tensor:
-    case LS_OP_dequantize_per_tensor:
-    case LS_OP_dequantize_per_tensor_tensor:
-    case LS_OP_quantize_per_channel:
-    case LS_OP_dequantize_per_channel:
-    case LS_OP_choose_qparams_tensor: return true;
-    default: return false;
-    }
+    return op->id == LS_OP_full || ls_op_is_quant_primitive(op);
 }
 
 typedef enum { FOLD_NO, FOLD_YES, FOLD_SKIPPED } fold_kind;

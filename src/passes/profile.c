@@ -41,17 +41,11 @@ static void op_defaults(ls_profile *p)
 static uint32_t bundled_dtypes(const ls_op *op)
 {
     if (never_delegated(op) || !ls_kernel_for(op)) return 0; /* it runs the runtime's kernels */
+    if (ls_op_is_quant_primitive(op)) return 0;
     switch (op->id) {
     case LS_OP_sin:
     case LS_OP_cos:
     case LS_OP_atan2:
-    case LS_OP_quantize_per_tensor:
-    case LS_OP_quantize_per_tensor_tensor:
-    case LS_OP_dequantize_per_tensor:
-    case LS_OP_dequantize_per_tensor_tensor:
-    case LS_OP_quantize_per_channel:
-    case LS_OP_dequantize_per_channel:
-    case LS_OP_choose_qparams_tensor:
     case LS_OP_convolution:
     case LS_OP_conv2d:
     case LS_OP_hardtanh: return 0;
