@@ -113,9 +113,9 @@ static void title(ui *u, ls_buf *b)
     uint32_t islands = u->pg_islands, delegates = u->pg_delegates; /* counted with the step's rows */
     char a[32], c[32];
     /* the header names the step: the line keeps its room for the counts and bytes at 80 columns */
-    ls_buf_printf(b, "Partitions · %u CPU island%s, %u delegate%s · %s to them, %s back", islands, islands == 1 ? "" : "s",
+    ls_buf_printf(b, "Partitions · %u CPU island%s, %u delegate%s · %s to %s, %s back", islands, islands == 1 ? "" : "s",
                   delegates, delegates == 1 ? "" : "s", ls_fmt_bytes(r->cpu_to_delegates, a, sizeof a),
-                  ls_fmt_bytes(r->delegates_to_cpu, c, sizeof c));
+                  delegates == 1 ? "it" : "them", ls_fmt_bytes(r->delegates_to_cpu, c, sizeof c));
     /* where it fits (the folded boxes say how many regions they stand for) */
     char folded[64];
     int fl = snprintf(folded, sizeof folded, " · %u regions in %u boxes", r->n, u->pg_boxes.n);
